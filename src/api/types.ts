@@ -1,0 +1,104 @@
+import type { RecordResourceName } from '../core/resources.js';
+import type {
+  MeetingLogRecord,
+  PropertyDefinition,
+  ServiceRecord,
+  ServiceUser,
+} from '../core/types.js';
+import type { RateLimiter } from '../limiter/types.js';
+import type { Logger } from 'pino';
+
+/** Counters of one client's traffic: what a run reports in `sync_runs`. */
+export interface RequestStats {
+  /** Attempts sent, retries included. */
+  requests: number;
+  /** Attempts that were retries. */
+  retries: number;
+  /** 429 answers received. */
+  rateLimited: number;
+  /** Milliseconds spent waiting for rate-limit tokens. */
+  throttledMs: number;
+}
+
+export interface ListPage<T> {
+  results: T[];
+  /** `paging.next.after`, or null on the last page. */
+  nextCursor: string | null;
+  /** The response's `Date` header as ISO 8601 (second precision), or null when absent. */
+  serverDate: string | null;
+}
+
+export interface ListOptions {
+  /** ISO 8601; the service returns records updated at or after it. */
+  updatedAfter?: string | null;
+  /** Cursor to continue from (`paging.next.after` of an earlier page). */
+  after?: string | null;
+  /** 1 to 200. @defaultValue 200 */
+  pageSize?: number;
+  signal?: AbortSignal;
+}
+
+export type FilterOperator =
+  | 'contains' | 'not_contains' | 'equals' | 'not_equals' | 'is_empty' | 'is_not_empty'
+  | 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'range' | 'is_null' | 'is_not_null'
+  | 'date_eq' | 'date_ne' | 'date_after' | 'date_before' | 'date_on_or_before' | 'date_on_or_after' | 'date_range'
+  | 'in' | 'not_in';
+
+export interface FilterCondition {
+  field: string;
+  operator: FilterOperator;
+  value?: string | number | boolean | Array<string | number>;
+}
+
+export interface SearchRequest {
+  filter_groups?: Array<{ name?: string; conditions: FilterCondition[] }>;
+  sort_by?: string[];
+  sort_order?: Array<'asc' | 'desc'>;
+  page?: number;
+  page_size?: number;
+}
+
+export interface SalesApi {
+  /** Pages of a record list, following `paging.next.after` until the last page. */
+  listPages(resource: RecordResourceName, options?: ListOptions): AsyncGenerator<ListPage<ServiceRecord>>;
+  /** One page of a record list. */
+  listPage(resource: RecordResourceName, options?: ListOptions): Promise<ListPage<ServiceRecord>>;
+  getRecord(resource: RecordResourceName, id: string, signal?: AbortSignal): Promise<ServiceRecord>;
+  /** The single view of a meeting log, with its summaries. */
+  getMeetingLog(id: string, signal?: AbortSignal): Promise<MeetingLogRecord>;
+  /** Property definitions plus the response's server date (the earliest server time a run sees). */
+  listProperties(
+    resource: RecordResourceName,
+    signal?: AbortSignal,
+  ): Promise<{ definitions: PropertyDefinition[]; serverDate: string | null }>;
+  search(resource: RecordResourceName, request: SearchRequest, signal?: AbortSignal): Promise<ListPage<ServiceRecord>>;
+  listUserPages(options?: ListOptions & { email?: string }): AsyncGenerator<ListPage<ServiceUser>>;
+  getUser(id: string, signal?: AbortSignal): Promise<ServiceUser>;
+  /** A snapshot of the counters since the client was made. */
+  stats(): RequestStats;
+  /** A stable, non-secret name for the key: `sk_…` + 8 hex digits of its SHA-256. */
+  readonly keyFingerprint: string;
+}
+
+export interface RetryOptions {
+  /** Retries after the first attempt. @defaultValue 5 */
+  limit?: number;
+  /** First backoff delay; doubled each retry, with full jitter. @defaultValue 500 */
+  baseDelayMs?: number;
+  /** Ceiling of one backoff delay. @defaultValue 30000 */
+  maxDelayMs?: number;
+  /** Longest Retry-After the client waits out by itself; a longer one fails with `rate_limited`. @defaultValue 120000 */
+  maxRetryAfterMs?: number;
+}
+
+export interface SalesApiOptions {
+  /** e.g. `https://api.example.com` or `http://127.0.0.1:4010`; `/v1/...` is appended. */
+  baseUrl: string;
+  /** `sk_` + at least 40 base62 characters. Checked before any request; never logged. */
+  apiKey: string;
+  limiter: RateLimiter;
+  logger: Logger;
+  retry?: RetryOptions;
+  /** Per-attempt timeout. @defaultValue 30000 */
+  timeoutMs?: number;
+}

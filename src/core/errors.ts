@@ -1,0 +1,44 @@
+/**
+ * Every failure salesync reports is a SalesyncError: a stable `code` to branch on, what the runner should
+ * do with it (`disposition`), and the context to act on. Messages say what to do; they never contain a key.
+ */
+export type ErrorDisposition =
+  /** Retrying will not help (bad key, forbidden, invalid configuration): stop and tell the operator. */
+  | 'fatal'
+  /** Transient (network, 5xx, 429, a held lock): a later attempt may succeed. */
+  | 'retriable';
+
+export interface SalesyncErrorOptions {
+  disposition?: ErrorDisposition;
+  context?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class SalesyncError extends Error {
+  readonly code: string;
+  readonly disposition: ErrorDisposition;
+  readonly context: Record<string, unknown>;
+
+  constructor(code: string, message: string, options: SalesyncErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SalesyncError';
+    this.code = code;
+    this.disposition = options.disposition ?? 'fatal';
+    this.context = options.context ?? {};
+  }
+}
+
+/** Invalid configuration: a missing or malformed setting. Always fatal. */
+export class ConfigError extends SalesyncError {
+  constructor(code: string, message: string, context: Record<string, unknown> = {}) {
+    super(code, message, { disposition: 'fatal', context });
+    this.name = 'ConfigError';
+  }
+}
+
+/** The one-line form used on stderr: `code: message`. */
+export function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof SalesyncError) return { code: error.code, message: error.message };
+  if (error instanceof Error) return { code: 'internal', message: error.message };
+  return { code: 'internal', message: String(error) };
+}
