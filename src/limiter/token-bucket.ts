@@ -50,7 +50,9 @@ export function gcraParams(perMinute: number, burst: number): GcraParams {
 /** How long until a request may go out on this bucket (0: now). Pure. */
 export function gcraWait(state: GcraState, params: GcraParams, now: number): number {
   const tat = Math.max(state.tat, now);
-  return Math.max(0, tat - params.toleranceMs - now);
+  const wait = tat - params.toleranceMs - now;
+  // Intervals are fractional milliseconds: ignore float dust so a full burst really goes out at once.
+  return wait > 1e-6 ? wait : 0;
 }
 
 /** The bucket after one request is sent at `now` (call only when gcraWait is 0). Pure. */

@@ -1,0 +1,70 @@
+-- The warehouse's fixed tables. Run on every read-write open: every statement must be idempotent.
+-- Record tables (deals, companies, ...) are not here: their columns come from property definitions
+-- (src/warehouse/schema.ts).
+
+-- Property definitions as last listed by the service. column_name is assigned once and reused forever.
+CREATE TABLE IF NOT EXISTS property_definitions (
+  resource VARCHAR NOT NULL,
+  api_name VARCHAR NOT NULL,
+  column_name VARCHAR NOT NULL,
+  display_name VARCHAR,
+  property_type VARCHAR NOT NULL,
+  is_core BOOLEAN,
+  is_required_on_create BOOLEAN,
+  options JSON,
+  first_seen_at TIMESTAMPTZ NOT NULL,
+  last_seen_at TIMESTAMPTZ NOT NULL,
+  PRIMARY KEY (resource, api_name)
+);
+
+-- Users have no updated_at: replaced by a complete listing each run; vanished users get _deleted_at.
+CREATE TABLE IF NOT EXISTS users (
+  id VARCHAR PRIMARY KEY,
+  email VARCHAR,
+  name VARCHAR,
+  is_active BOOLEAN,
+  _synced_at TIMESTAMPTZ,
+  _deleted_at TIMESTAMPTZ
+);
+
+-- Summaries exist only on a meeting log's single-record view; a log's rows are replaced as a whole.
+CREATE TABLE IF NOT EXISTS meeting_log_summaries (
+  meeting_log_id VARCHAR NOT NULL,
+  summary_type VARCHAR,
+  result_type VARCHAR,
+  text VARCHAR,
+  selections STRUCT(value VARCHAR, level INTEGER, "order" INTEGER)[],
+  reason VARCHAR,
+  status VARCHAR,
+  updated_at TIMESTAMPTZ,
+  position INTEGER NOT NULL
+);
+
+-- Incremental state, committed in the same transaction as the rows it describes.
+-- Watermark and walk fields stay ISO strings: they go back to the service exactly as they came.
+CREATE TABLE IF NOT EXISTS sync_state (
+  resource VARCHAR PRIMARY KEY,
+  watermark VARCHAR,
+  walk_cursor VARCHAR,
+  walk_updated_after VARCHAR,
+  walk_started_at VARCHAR,
+  walk_mode VARCHAR,
+  last_completed_at VARCHAR,
+  updated_at TIMESTAMPTZ
+);
+
+CREATE TABLE IF NOT EXISTS sync_runs (
+  run_id VARCHAR PRIMARY KEY,
+  resource VARCHAR NOT NULL,
+  mode VARCHAR NOT NULL,
+  started_at TIMESTAMPTZ NOT NULL,
+  finished_at TIMESTAMPTZ,
+  pages BIGINT,
+  records BIGINT,
+  requests BIGINT,
+  retries BIGINT,
+  rate_limited BIGINT,
+  outcome VARCHAR NOT NULL,
+  error_code VARCHAR,
+  error_message VARCHAR
+);

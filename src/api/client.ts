@@ -1,0 +1,397 @@
+/**
+ * The got-based client of the Sales Records Service. Retries are ours (got's `retry.limit` is 0) so that every
+ * attempt takes a rate-limit token first, every answer reaches the limiter, a 429 pauses the whole key, and the
+ * error of the last attempt is built from safe fields only.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import got, { RequestError, TimeoutError, type Response } from 'got';
+import type { z } from 'zod';
+import { ConfigError, SalesyncError } from '../core/errors.js';
+import type { RecordResourceName } from '../core/resources.js';
+import type { MeetingLogRecord, ServiceRecord, ServiceUser } from '../core/types.js';
+import type { RateLimitObservation } from '../limiter/types.js';
+import {
+  InvalidResponseError,
+  RequestTimeoutError,
+  ServiceUnreachableError,
+  codeForStatus,
+  dispositionFor,
+  parseErrorEnvelope,
+  salesApiErrorFromResponse,
+} from './errors.js';
+import { assertApiKeyFormat, keyFingerprint } from './keys.js';
+import {
+  DEFAULT_RETRY,
+  decideRetry,
+  parseRetryAfterMs,
+  parseServerDate,
+  type AttemptFailure,
+  type ResolvedRetryOptions,
+  type RetryState,
+} from './retry.js';
+import {
+  describeFirstIssue,
+  meetingLogRecordSchema,
+  propertyListSchema,
+  recordListSchema,
+  serviceRecordSchema,
+  serviceUserSchema,
+  userListSchema,
+} from './schemas.js';
+import type { ListOptions, ListPage, RequestStats, SalesApi, SalesApiOptions, SearchRequest } from './types.js';
+
+/** @defaultValue of SalesApiOptions.timeoutMs */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** @defaultValue of ListOptions.pageSize: the largest page the service serves. */
+export const DEFAULT_PAGE_SIZE = 200;
+
+type Method = 'GET' | 'POST';
+type Query = Record<string, string | number | null | undefined>;
+
+interface CallSpec<T> {
+  method: Method;
+  /** Under the base URL, starting with `/v1/` and ending with `/`. */
+  path: string;
+  query?: Query;
+  body?: unknown;
+  schema: z.ZodType<T>;
+  signal?: AbortSignal | undefined;
+}
+
+interface CallResult<T> {
+  data: T;
+  serverDate: string | null;
+}
+
+interface RawResponse {
+  status: number;
+  headers: Response['headers'];
+  body: string;
+}
+
+export function createSalesApi(options: SalesApiOptions): SalesApi {
+  assertApiKeyFormat(options.apiKey);
+  const base = parseBaseUrl(options.baseUrl);
+  const fingerprint = keyFingerprint(options.apiKey);
+  const retry: ResolvedRetryOptions = { ...DEFAULT_RETRY, ...withoutUndefined(options.retry ?? {}) };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const { limiter } = options;
+  const log = options.logger.child({ component: 'sales-api', keyFingerprint: fingerprint });
+  const stats: RequestStats = { requests: 0, retries: 0, rateLimited: 0, throttledMs: 0 };
+
+  const http = got.extend({
+    headers: {
+      authorization: `Bearer ${options.apiKey}`,
+      accept: 'application/json',
+      'user-agent': 'salesync',
+    },
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    // The service never redirects; following one could carry the Authorization header somewhere else.
+    followRedirect: false,
+    timeout: { request: timeoutMs },
+  });
+
+  async function send(spec: CallSpec<unknown>): Promise<{ response: RawResponse } | { failure: AttemptFailure }> {
+    const url = new URL(base.prefix + spec.path);
+    for (const [name, value] of Object.entries(spec.query ?? {})) {
+      if (value !== null && value !== undefined) url.searchParams.set(name, String(value));
+    }
+    try {
+      const response = await http(url, {
+        method: spec.method,
+        responseType: 'text',
+        ...(spec.body === undefined ? {} : { json: spec.body }),
+        ...(spec.signal ? { signal: spec.signal } : {}),
+      });
+      return { response: { status: response.statusCode, headers: response.headers, body: response.body } };
+    } catch (error) {
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      // Only the code is read: got's errors carry the request options, the Authorization header included.
+      if (error instanceof TimeoutError) return { failure: { kind: 'timeout' } };
+      if (error instanceof RequestError) {
+        if (error.response) observe(error.response.headers);
+        return { failure: { kind: 'network', networkCode: error.code } };
+      }
+      const name = error instanceof Error ? error.name : typeof error;
+      return { failure: { kind: 'network', networkCode: `ERR_UNEXPECTED_${name}` } };
+    }
+  }
+
+  function observe(headers: Response['headers']): void {
+    limiter.observe(fingerprint, rateLimitObservation(headers));
+  }
+
+  async function call<T>(spec: CallSpec<T>): Promise<CallResult<T>> {
+    const { method, path, signal } = spec;
+    const state: RetryState = { retries: 0, rateLimitedRetries: 0 };
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      stats.throttledMs += await abortable(() => limiter.acquire(fingerprint, signal), signal);
+      stats.requests += 1;
+      if (attempt > 1) stats.retries += 1;
+
+      const started = performance.now();
+      const outcome = await send(spec);
+      const ms = Math.round(performance.now() - started);
+
+      let failure: AttemptFailure;
+      let lastResponse: RawResponse | null = null;
+      let invalidJson = false;
+      if ('response' in outcome) {
+        const response = (lastResponse = outcome.response);
+        observe(response.headers);
+        log.debug({ method, path, status: response.status, ms, attempt }, 'sales api attempt');
+        if (response.status >= 200 && response.status < 300) {
+          const parsed = parseBody(response.body, spec.schema);
+          if (parsed.ok) return { data: parsed.data, serverDate: parseServerDate(header(response.headers, 'date')) };
+          invalidJson = !parsed.json;
+          failure = { kind: 'invalid_body', detail: parsed.detail };
+        } else if (response.status === 429) {
+          stats.rateLimited += 1;
+          const retryAfterMs = parseRetryAfterMs(header(response.headers, 'retry-after'));
+          // Everyone on this key waits, not only this request: the server counts the key, not the caller.
+          if (retryAfterMs !== null) limiter.pause(fingerprint, retryAfterMs);
+          failure = { kind: 'rate_limited', retryAfterMs };
+        } else {
+          const code = parseErrorEnvelope(response.body)?.code ?? codeForStatus(response.status);
+          failure = { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
+        }
+      } else {
+        failure = outcome.failure;
+        log.debug({ method, path, error: describeOutcome(failure), ms, attempt }, 'sales api attempt');
+      }
+
+      const decision = decideRetry(failure, state, retry);
+      if (!decision.retry) throw finalError(spec, failure, lastResponse, attempt, invalidJson);
+      if (decision.rateLimited) {
+        state.rateLimitedRetries += 1;
+        if (failure.kind === 'rate_limited' && failure.retryAfterMs === null) limiter.pause(fingerprint, decision.delayMs);
+      } else {
+        state.retries += 1;
+      }
+      log.warn({ method, path, attempt, reason: decision.reason, delayMs: decision.delayMs }, 'sales api retry');
+      await abortable(() => sleep(decision.delayMs, undefined, signal ? { signal } : undefined), signal);
+    }
+  }
+
+  function finalError(
+    spec: CallSpec<unknown>,
+    failure: AttemptFailure,
+    response: RawResponse | null,
+    attempts: number,
+    invalidJson: boolean,
+  ): SalesyncError {
+    const { method, path } = spec;
+    switch (failure.kind) {
+      case 'timeout':
+        return new RequestTimeoutError({ host: base.host, method, path, timeoutMs, attempts });
+      case 'network':
+        return new ServiceUnreachableError({ networkCode: failure.networkCode, host: base.host, method, path, attempts });
+      case 'invalid_body':
+        return new InvalidResponseError({
+          method,
+          path,
+          detail: failure.detail,
+          attempts,
+          // A body cut short may arrive whole later; one that parses but breaks the spec will not fix itself.
+          disposition: invalidJson ? 'retriable' : 'fatal',
+        });
+      case 'status':
+      case 'rate_limited':
+        return salesApiErrorFromResponse(
+          {
+            status: response?.status ?? (failure.kind === 'status' ? failure.status : 429),
+            body: response?.body ?? '',
+            method,
+            path,
+            retryAfterMs: failure.kind === 'rate_limited' ? failure.retryAfterMs : null,
+          },
+          { keyFingerprint: fingerprint, attempts, maxRetryAfterMs: retry.maxRetryAfterMs },
+        );
+    }
+  }
+
+  async function listPage<T>(
+    path: string,
+    schema: z.ZodType<{ results: T[]; paging: { next: { after: string } | null } }>,
+    options: ListOptions & { email?: string | undefined },
+  ): Promise<ListPage<T>> {
+    const { data, serverDate } = await call({
+      method: 'GET',
+      path,
+      query: {
+        page_size: options.pageSize ?? DEFAULT_PAGE_SIZE,
+        // Passed through as given: the watermark's precision is the caller's, not ours to reformat.
+        updated_after: options.updatedAfter,
+        after: options.after,
+        email: options.email,
+      },
+      schema,
+      signal: options.signal,
+    });
+    return { results: data.results, nextCursor: data.paging.next?.after ?? null, serverDate };
+  }
+
+  async function* walk<T>(
+    path: string,
+    schema: z.ZodType<{ results: T[]; paging: { next: { after: string } | null } }>,
+    options: ListOptions & { email?: string | undefined },
+  ): AsyncGenerator<ListPage<T>> {
+    // A cursor seen twice means the service sends us round in circles: stop rather than loop for ever.
+    const seen = new Set<string>();
+    let after = options.after ?? null;
+    if (after !== null) seen.add(after);
+    let pages = 0;
+    for (;;) {
+      const page = await listPage(path, schema, { ...options, after });
+      pages += 1;
+      if (page.nextCursor !== null && seen.has(page.nextCursor)) {
+        // Thrown before the page is handed out, so no caller checkpoints a cursor that leads back.
+        throw new InvalidResponseError({
+          method: 'GET',
+          path,
+          detail: `loop detected in pagination: paging.next.after ${JSON.stringify(truncate(page.nextCursor, 40))} came back on page ${pages}`,
+          attempts: 1,
+          disposition: 'fatal',
+        });
+      }
+      yield page;
+      if (page.nextCursor === null) return;
+      seen.add(page.nextCursor);
+      after = page.nextCursor;
+    }
+  }
+
+  const recordPath = (resource: RecordResourceName, ...rest: string[]): string =>
+    `/v1/${[resource, ...rest.map(encodeURIComponent)].join('/')}/`;
+
+  return {
+    keyFingerprint: fingerprint,
+
+    listPages: (resource, options = {}) => walk<ServiceRecord>(recordPath(resource), recordListSchema, options),
+
+    listPage: (resource, options = {}) => listPage<ServiceRecord>(recordPath(resource), recordListSchema, options),
+
+    async getRecord(resource, id, signal) {
+      return (await call({ method: 'GET', path: recordPath(resource, id), schema: serviceRecordSchema, signal })).data;
+    },
+
+    async getMeetingLog(id, signal): Promise<MeetingLogRecord> {
+      const path = recordPath('meeting-logs', id);
+      return (await call({ method: 'GET', path, schema: meetingLogRecordSchema, signal })).data;
+    },
+
+    async listProperties(resource, signal) {
+      const path = recordPath(resource, 'properties');
+      const { data, serverDate } = await call({ method: 'GET', path, schema: propertyListSchema, signal });
+      return { definitions: data.results, serverDate };
+    },
+
+    async search(resource, request: SearchRequest, signal) {
+      // Search is a read: POST only because the filters need a body, so it is retried like a GET.
+      const { data, serverDate } = await call({
+        method: 'POST',
+        path: recordPath(resource, 'search'),
+        body: request,
+        schema: recordListSchema,
+        signal,
+      });
+      return { results: data.results, nextCursor: data.paging.next?.after ?? null, serverDate };
+    },
+
+    listUserPages: (options = {}) => walk<ServiceUser>('/v1/users/', userListSchema, options),
+
+    async getUser(id, signal) {
+      const path = `/v1/users/${encodeURIComponent(id)}/`;
+      return (await call({ method: 'GET', path, schema: serviceUserSchema, signal })).data;
+    },
+
+    stats: () => ({ ...stats }),
+  };
+}
+
+/** The base URL checked and split: `prefix` has no trailing slash; `host` is safe to print. */
+export function parseBaseUrl(baseUrl: string): { prefix: string; host: string } {
+  let url: URL | null = null;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw new ConfigError(
+      'invalid_base_url',
+      'the service base URL is not an http(s) URL without query or fragment, such as https://api.example.com ' +
+        'or http://127.0.0.1:4010 (/v1/... is appended). Set SALES_API_BASE_URL.',
+      { setting: 'SALES_API_BASE_URL' },
+    );
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(
+      'invalid_base_url',
+      'the service base URL must not carry a user name or password: the API key is sent as a Bearer token. ' +
+        'Remove them from SALES_API_BASE_URL and set SALES_API_KEY.',
+      { setting: 'SALES_API_BASE_URL' },
+    );
+  }
+  return { prefix: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, host: url.host };
+}
+
+/** X-RateLimit-* as numbers; a missing or unreadable header stays undefined. */
+export function rateLimitObservation(headers: Response['headers']): RateLimitObservation {
+  return {
+    limit: headerNumber(header(headers, 'x-ratelimit-limit')),
+    remaining: headerNumber(header(headers, 'x-ratelimit-remaining')),
+    resetAt: headerNumber(header(headers, 'x-ratelimit-reset')),
+  };
+}
+
+function header(headers: Response['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function headerNumber(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+type ParsedBody<T> = { ok: true; data: T } | { ok: false; json: boolean; detail: string };
+
+/** JSON, then the schema; the detail names the first problem (`results[3].id: must match ...`). */
+export function parseBody<T>(body: string, schema: z.ZodType<T>): ParsedBody<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return { ok: false, json: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { ok: true, data: parsed.data };
+  return { ok: false, json: true, detail: describeFirstIssue(parsed.error) };
+}
+
+/** Waits for `work`; when the signal fires, rejects with the signal's own reason (not a wrapped AbortError). */
+async function abortable<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw error;
+  }
+}
+
+function describeOutcome(failure: AttemptFailure): string {
+  return failure.kind === 'network' ? failure.networkCode : failure.kind;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

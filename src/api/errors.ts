@@ -1,0 +1,301 @@
+/**
+ * One class per way a call to the service fails, each with the fields needed to act and a one-line English
+ * message that says the fix. None of them carries a got error: got's errors hold the request options,
+ * headers included, so only safe fields (a network code, a status) are copied out.
+ */
+import { SalesyncError, type ErrorDisposition } from '../core/errors.js';
+import { errorEnvelopeSchema, type ErrorEnvelope, type FieldError } from './schemas.js';
+
+export type { FieldError } from './schemas.js';
+
+/** The service's error codes (spec: Errors). More may be added; unknown ones are kept as sent. */
+export const KNOWN_SERVICE_CODES = [
+  'invalid_request',
+  'validation_error',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'rate_limited',
+  'internal_error',
+] as const;
+
+const FATAL_CODES: ReadonlySet<string> = new Set([
+  'unauthorized',
+  'forbidden',
+  'validation_error',
+  'invalid_request',
+  'not_found',
+]);
+const RETRIABLE_CODES: ReadonlySet<string> = new Set(['rate_limited', 'internal_error']);
+
+/** Known codes by what they mean; unknown codes by status, since codes may be added (spec: Versioning). */
+export function dispositionFor(code: string, status: number): ErrorDisposition {
+  if (FATAL_CODES.has(code)) return 'fatal';
+  if (RETRIABLE_CODES.has(code)) return 'retriable';
+  return status >= 500 || status === 429 || status === 408 ? 'retriable' : 'fatal';
+}
+
+/** The code for an answer without an error envelope (a proxy's HTML 502, an empty 404): read from the status. */
+export function codeForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'invalid_request';
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 429:
+      return 'rate_limited';
+    default:
+      return `http_${status}`;
+  }
+}
+
+/** Any API key that a service message might echo, replaced before it reaches an error or a log. */
+const KEY_LIKE = /sk_[A-Za-z0-9]{8,}/g;
+export function redactKeys(text: string): string {
+  return text.replace(KEY_LIKE, 'sk_…(redacted)');
+}
+
+export interface ErrorResponse {
+  status: number;
+  /** The response body as text; parsed here as the error envelope when it is one. */
+  body: string;
+  method: string;
+  /** Path only (e.g. `/v1/deals/`): never a full URL, never headers. */
+  path: string;
+  /** Retry-After in milliseconds, when the answer carried one. */
+  retryAfterMs?: number | null;
+}
+
+export interface SalesApiErrorDetails extends ErrorResponse {
+  code: string;
+  serviceMessage: string | null;
+  fields: FieldError[];
+  keyFingerprint: string;
+  attempts: number;
+  /** Set when a 429 asked for a wait longer than the client waits by itself. */
+  maxRetryAfterMs?: number;
+}
+
+/** The service answered with an error status. `code` is the service's own code, kept as sent. */
+export class SalesApiError extends SalesyncError {
+  readonly status: number;
+  /** The service's message (Japanese), verbatim except that anything shaped like a key is redacted. Null without an envelope. */
+  readonly serviceMessage: string | null;
+  /** Field errors of a `validation_error`; empty otherwise. */
+  readonly fields: FieldError[];
+  readonly method: string;
+  readonly path: string;
+  /** Retry-After of a 429 in milliseconds, or null. */
+  readonly retryAfterMs: number | null;
+
+  constructor(details: SalesApiErrorDetails) {
+    super(details.code, salesApiErrorMessage(details), {
+      disposition: dispositionFor(details.code, details.status),
+      context: {
+        status: details.status,
+        method: details.method,
+        path: details.path,
+        keyFingerprint: details.keyFingerprint,
+        attempts: details.attempts,
+        ...(details.retryAfterMs == null ? {} : { retryAfterMs: details.retryAfterMs }),
+      },
+    });
+    this.name = 'SalesApiError';
+    this.status = details.status;
+    this.serviceMessage = details.serviceMessage;
+    this.fields = details.fields;
+    this.method = details.method;
+    this.path = details.path;
+    this.retryAfterMs = details.retryAfterMs ?? null;
+  }
+}
+
+/** Builds the error for a non-2xx answer, reading the envelope when there is one. */
+export function salesApiErrorFromResponse(
+  response: ErrorResponse,
+  extra: { keyFingerprint: string; attempts: number; maxRetryAfterMs?: number },
+): SalesApiError {
+  const envelope = parseErrorEnvelope(response.body);
+  return new SalesApiError({
+    ...response,
+    ...extra,
+    code: envelope ? redactKeys(envelope.code) : codeForStatus(response.status),
+    serviceMessage: envelope ? redactKeys(envelope.message) : null,
+    fields: (envelope?.fields ?? []).map((f) => ({
+      name: redactKeys(f.name),
+      code: redactKeys(f.code),
+      message: redactKeys(f.message),
+    })),
+  });
+}
+
+export function parseErrorEnvelope(body: string): ErrorEnvelope['error'] | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  const parsed = errorEnvelopeSchema.safeParse(json);
+  return parsed.success ? parsed.data.error : null;
+}
+
+/** A service message on one line, quoted, and not so long that it buries our own advice. */
+function quote(message: string | null): string {
+  if (message === null) return 'no error envelope in the body';
+  const oneLine = message.length > 300 ? `${message.slice(0, 300)}…` : message;
+  return JSON.stringify(oneLine);
+}
+
+function salesApiErrorMessage(d: SalesApiErrorDetails): string {
+  const request = `${d.method} ${d.path}`;
+  const said = quote(d.serviceMessage);
+  switch (d.code) {
+    case 'unauthorized':
+      return (
+        `the service rejected the API key ${d.keyFingerprint} (${d.status} ${request}: ${said}). ` +
+        'Check SALES_API_KEY: the key may be mistyped or revoked, or this machine\'s IP address may not be allowed.'
+      );
+    case 'forbidden':
+      return (
+        `the API key ${d.keyFingerprint} may not call ${request} (${d.status}: ${said}): its role is too low. ` +
+        'A sync needs a key with the read role (read, analyst, write or admin): set SALES_API_KEY to one.'
+      );
+    case 'validation_error': {
+      const fields = d.fields.length
+        ? `; fields: ${d.fields.map((f) => `${f.name} (${f.code}: ${JSON.stringify(f.message)})`).join(', ')}`
+        : '';
+      return (
+        `the service rejected ${request} as invalid (${d.status}: ${said})${fields}. ` +
+        'Fix the values named above (search filters, page, page_size); if salesync built them itself, report a bug.'
+      );
+    }
+    case 'invalid_request':
+      return (
+        `the service rejected ${request} as a bad request (${d.status}: ${said}). ` +
+        'Check the options given to salesync (page size, updated_after, search filters); if they look right, report a bug.'
+      );
+    case 'not_found':
+      return (
+        `the service found nothing at ${request} (${d.status}: ${said}). ` +
+        'The record may have been deleted or its id is wrong; if every path answers 404, check SALES_API_BASE_URL.'
+      );
+    case 'rate_limited': {
+      const tooLong =
+        d.retryAfterMs != null && d.maxRetryAfterMs !== undefined && d.retryAfterMs > d.maxRetryAfterMs
+          ? `it asked to wait ${Math.ceil(d.retryAfterMs / 1000)} s, longer than the ${Math.round(d.maxRetryAfterMs / 1000)} s the client waits by itself`
+          : `it was still answering 429 after ${d.attempts} attempts`;
+      return (
+        `the service is rate-limiting key ${d.keyFingerprint} on ${request} (${d.status}: ${said}): ${tooLong}. ` +
+        'Something else is spending the key\'s or the organization\'s budget: run again later, or give this sync its own key.'
+      );
+    }
+    case 'internal_error':
+      return (
+        `the service failed on ${request} (${d.status}: ${said}) after ${d.attempts} attempts. ` +
+        'The fault is on the service side and is likely transient: run again later.'
+      );
+    default: {
+      const advice =
+        d.status >= 500
+          ? 'It looks like a fault on the service side: run again later.'
+          : 'Check the request and the service\'s status page; salesync may need an update for this code.';
+      const what = d.serviceMessage === null ? `${d.status} (${said})` : `${d.status} code "${d.code}" (${said})`;
+      return `the service answered ${request} with ${what} after ${d.attempts} attempts. ${advice}`;
+    }
+  }
+}
+
+/** Nothing answered at the base URL, or every connection broke, after all retries. */
+export class ServiceUnreachableError extends SalesyncError {
+  /** The Node/got network code of the last attempt, e.g. ECONNREFUSED. */
+  readonly networkCode: string;
+  readonly method: string;
+  readonly path: string;
+
+  constructor(d: { networkCode: string; host: string; method: string; path: string; attempts: number }) {
+    const what = UNREACHABLE_PHRASES[d.networkCode] ?? `the connection to ${d.host} kept failing`;
+    super(
+      'service_unreachable',
+      `could not reach the service: ${what.replace('{host}', d.host)} (${d.networkCode} on ${d.method} ${d.path}, ` +
+        `${d.attempts} attempts). Check SALES_API_BASE_URL and that the service is up and reachable from this machine.`,
+      {
+        disposition: 'retriable',
+        context: { networkCode: d.networkCode, host: d.host, method: d.method, path: d.path, attempts: d.attempts },
+      },
+    );
+    this.name = 'ServiceUnreachableError';
+    this.networkCode = d.networkCode;
+    this.method = d.method;
+    this.path = d.path;
+  }
+}
+
+const UNREACHABLE_PHRASES: Record<string, string> = {
+  ECONNREFUSED: 'nothing is listening at {host}',
+  ENOTFOUND: 'the host name of {host} does not resolve',
+  EAI_AGAIN: 'the host name of {host} could not be resolved (DNS is failing)',
+  EHOSTUNREACH: 'no route to {host}',
+  ENETUNREACH: 'the network of {host} is unreachable',
+  ECONNRESET: 'the connection to {host} was reset',
+  EPIPE: 'the connection to {host} was closed while sending',
+};
+
+/** Every attempt ran past the per-attempt timeout. */
+export class RequestTimeoutError extends SalesyncError {
+  readonly method: string;
+  readonly path: string;
+  readonly timeoutMs: number;
+
+  constructor(d: { host: string; method: string; path: string; timeoutMs: number; attempts: number }) {
+    super(
+      'timeout',
+      `${d.method} ${d.path} on ${d.host} timed out after ${d.timeoutMs} ms, ${d.attempts} attempts. ` +
+        'The service is slow or unreachable: run again later, or raise the request timeout.',
+      {
+        disposition: 'retriable',
+        context: { host: d.host, method: d.method, path: d.path, timeoutMs: d.timeoutMs, attempts: d.attempts },
+      },
+    );
+    this.name = 'RequestTimeoutError';
+    this.method = d.method;
+    this.path = d.path;
+    this.timeoutMs = d.timeoutMs;
+  }
+}
+
+/**
+ * A 2xx whose body is not JSON, does not match the spec's shape, or whose paging loops. Never written.
+ * A body that is not JSON (cut short in transit) may come right later: retriable. A body that parses but breaks
+ * the spec, or a cursor loop, will not fix itself: fatal.
+ */
+export class InvalidResponseError extends SalesyncError {
+  readonly method: string;
+  readonly path: string;
+  /** The first problem found, e.g. `results[3].id: must match ^[A-Za-z0-9]{18}$`. */
+  readonly detail: string;
+
+  constructor(d: {
+    method: string;
+    path: string;
+    detail: string;
+    attempts: number;
+    disposition: ErrorDisposition;
+  }) {
+    super(
+      'invalid_response',
+      `the service's answer to ${d.method} ${d.path} is not what the spec describes: ${d.detail} ` +
+        `(${d.attempts} attempts). Nothing was written; report it to the service's owner, and to salesync ` +
+        'if the spec allows it.',
+      { disposition: d.disposition, context: { method: d.method, path: d.path, detail: d.detail, attempts: d.attempts } },
+    );
+    this.name = 'InvalidResponseError';
+    this.method = d.method;
+    this.path = d.path;
+    this.detail = d.detail;
+  }
+}

@@ -1,0 +1,24 @@
+/** The Sales Records Service client: `createSalesApi` and the errors it throws. */
+export { createSalesApi, DEFAULT_PAGE_SIZE, DEFAULT_TIMEOUT_MS } from './client.js';
+export {
+  SalesApiError,
+  ServiceUnreachableError,
+  RequestTimeoutError,
+  InvalidResponseError,
+  KNOWN_SERVICE_CODES,
+  dispositionFor,
+} from './errors.js';
+export type { FieldError } from './errors.js';
+export { API_KEY_PATTERN, assertApiKeyFormat, keyFingerprint } from './keys.js';
+export { DEFAULT_RETRY, MAX_RATE_LIMITED_RETRIES, retryDelayMs, parseServerDate } from './retry.js';
+export type {
+  SalesApi,
+  SalesApiOptions,
+  RetryOptions,
+  ListOptions,
+  ListPage,
+  RequestStats,
+  SearchRequest,
+  FilterCondition,
+  FilterOperator,
+} from './types.js';

@@ -1,0 +1,158 @@
+/**
+ * What the service must return, as zod schemas. An answer that does not match is an error, never a write.
+ * Unknown extra members of an envelope are stripped (a new field must not break a sync); a record's
+ * `properties` map is kept whole, because custom properties are the organization's own data.
+ * Timestamps are validated as strings and kept as sent: a JS Date would drop microseconds and offsets.
+ */
+import { z } from 'zod';
+import type {
+  MeetingLogRecord,
+  MeetingLogSummary,
+  PropertyDefinition,
+  PropertyValue,
+  ServiceRecord,
+  ServiceUser,
+} from '../core/types.js';
+
+export const RECORD_ID_PATTERN = /^[A-Za-z0-9]{18}$/;
+
+/**
+ * RFC 3339 date-time (what the spec's "date-time" means): a calendar date, `T`, a time with optional fraction of
+ * any length, and an offset (`Z` or ±hh:mm; ±hhmm tolerated).
+ */
+const DATE_TIME_PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/;
+
+/** True when `value` is an ISO 8601 / RFC 3339 date-time with an offset and in-range fields. */
+export function isIsoDateTime(value: string): boolean {
+  const match = DATE_TIME_PATTERN.exec(value);
+  if (!match) return false;
+  const [, year, month, day, hour, minute, second, offsetHour, offsetMinute] = match.map(Number) as number[];
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  return (
+    month! >= 1 && month! <= 12 &&
+    day! >= 1 && day! <= daysInMonth &&
+    hour! <= 23 && minute! <= 59 && second! <= 60 && // 60: a leap second is legal in RFC 3339
+    (offsetHour === undefined || Number.isNaN(offsetHour) || offsetHour <= 23) &&
+    (offsetMinute === undefined || Number.isNaN(offsetMinute) || offsetMinute <= 59)
+  );
+}
+
+export const recordIdSchema = z.string().regex(RECORD_ID_PATTERN, 'must match ^[A-Za-z0-9]{18}$');
+
+export const dateTimeSchema = z
+  .string()
+  .refine(isIsoDateTime, 'must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T09:30:00.123456+09:00');
+
+export const propertyValueSchema: z.ZodType<PropertyValue> = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+]);
+
+export const serviceRecordSchema = z.object({
+  id: recordIdSchema,
+  properties: z.record(z.string(), propertyValueSchema),
+  created_at: dateTimeSchema,
+  updated_at: dateTimeSchema,
+});
+
+export const summarySchema = z.object({
+  summary_type: z.string(),
+  result_type: z.string(),
+  text: z.string().nullable(),
+  selections: z.array(
+    z.object({
+      value: z.string(),
+      level: z.number().int(),
+      order: z.number().int(),
+    }),
+  ),
+  reason: z.string(),
+  status: z.string(),
+  updated_at: dateTimeSchema,
+});
+
+export const meetingLogRecordSchema = serviceRecordSchema.extend({
+  summaries: z.array(summarySchema),
+});
+
+export const serviceUserSchema = z.object({
+  id: recordIdSchema,
+  email: z.string(),
+  name: z.string(),
+  is_active: z.boolean(),
+});
+
+export const propertyDefinitionSchema = z.object({
+  api_name: z.string().min(1),
+  display_name: z.string(),
+  property_type: z.string(),
+  is_core: z.boolean(),
+  is_required_on_create: z.boolean(),
+  // Only select properties have options; the others may omit the member or send null.
+  options: z
+    .array(z.object({ value: z.string(), label: z.string() }))
+    .nullish()
+    .transform((options) => options ?? []),
+});
+
+export const pagingSchema = z.object({
+  next: z.object({ after: z.string().min(1), link: z.string() }).nullable(),
+});
+
+export function listEnvelopeSchema<T>(item: z.ZodType<T>) {
+  return z.object({ results: z.array(item), paging: pagingSchema });
+}
+
+export const recordListSchema = listEnvelopeSchema<ServiceRecord>(serviceRecordSchema);
+export const userListSchema = listEnvelopeSchema<ServiceUser>(serviceUserSchema);
+export const propertyListSchema = z.object({
+  results: z.array(propertyDefinitionSchema),
+});
+
+/** The error envelope (spec: Errors). Lenient: a code we have never seen is still a code. */
+export const errorEnvelopeSchema = z.object({
+  error: z.object({
+    code: z.string().min(1),
+    message: z.string().catch(''),
+    fields: z
+      .array(z.object({ name: z.string(), code: z.string(), message: z.string().catch('') }))
+      .optional()
+      .catch(undefined),
+  }),
+});
+
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
+export type FieldError = NonNullable<ErrorEnvelope['error']['fields']>[number];
+
+/** `['results', 3, 'id']` → `results[3].id`; odd keys are quoted: `properties["a.b"]`. */
+export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (typeof segment === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(segment)) {
+      out += out === '' ? segment : `.${segment}`;
+    } else out += `[${JSON.stringify(String(segment))}]`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+/** The first issue of a failed parse as `path: message`, for one-line error messages. */
+export function describeFirstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'does not match the expected shape';
+  return `${formatIssuePath(issue.path)}: ${issue.message}`;
+}
+
+// Compile-time checks that the schemas produce exactly the shared contract types.
+type Assert<T extends true> = T;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type SchemaContractChecks = [
+  Assert<Same<z.output<typeof serviceRecordSchema>, ServiceRecord>>,
+  Assert<Same<z.output<typeof meetingLogRecordSchema>, MeetingLogRecord>>,
+  Assert<Same<z.output<typeof summarySchema>, MeetingLogSummary>>,
+  Assert<Same<z.output<typeof serviceUserSchema>, ServiceUser>>,
+  Assert<Same<z.output<typeof propertyDefinitionSchema>, PropertyDefinition>>,
+];

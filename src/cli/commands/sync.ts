@@ -1,0 +1,50 @@
+import { ConfigError } from '../../core/errors.js';
+import { isResourceName, RESOURCE_NAMES, type ResourceName } from '../../core/resources.js';
+import { createSyncEnvironment, primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
+import type { CliRuntime } from '../runtime.js';
+import { formatDuration, formatTable } from '../table.js';
+
+export function parseResources(names: string[]): ResourceName[] {
+  if (names.length === 0) return [...RESOURCE_NAMES];
+  const unknown = names.filter((n) => !isResourceName(n));
+  if (unknown.length > 0) {
+    throw new ConfigError('unknown_resource', `unknown resource ${unknown.join(', ')}: choose from ${RESOURCE_NAMES.join(', ')}`);
+  }
+  return [...new Set(names as ResourceName[])];
+}
+
+export async function syncCommand(runtime: CliRuntime, names: string[], options: { full?: boolean }): Promise<SyncReport> {
+  const resources = parseResources(names);
+  const env = createSyncEnvironment(runtime.config, {
+    logger: runtime.logger,
+    signal: runtime.signal,
+    ...(runtime.display ? { progress: runtime.display } : {}),
+  });
+  const report = await runSync(env.deps, env.settings, {
+    resources,
+    mode: options.full ? 'full' : 'incremental',
+    concurrency: runtime.config.resourceConcurrency,
+  });
+  runtime.display?.stop();
+  if (runtime.interactive) runtime.out(formatReport(report));
+  const failure = primaryFailure(report);
+  if (failure?.error) throw failure.error;
+  return report;
+}
+
+export function formatReport(report: SyncReport): string {
+  const table = formatTable(
+    ['resource', 'mode', 'outcome', 'pages', 'written', 'requests', '429s', 'time'],
+    report.results.map((r) => [
+      r.resource,
+      r.mode + (r.resumed ? ' (resumed)' : ''),
+      r.outcome,
+      r.pages,
+      r.written,
+      r.requests,
+      r.rateLimited,
+      formatDuration(r.durationMs),
+    ]),
+  );
+  return `${table}\n\n${report.requests.toLocaleString('en-US')} requests in ${formatDuration(report.durationMs)}`;
+}

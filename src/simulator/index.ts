@@ -1,0 +1,27 @@
+/**
+ * The Sales Records Service simulator: a local HTTP server that follows service-spec.md rule by rule, with an
+ * admin surface for ground truth, scripted changes and faults. It shares nothing with the client code.
+ */
+export { createSimulator, DEFAULT_KEYS, DEFAULT_SIZES } from './simulator.js';
+export type {
+  FaultKind,
+  FaultSettings,
+  MeetingLogView,
+  MutationReport,
+  PropertyDefinition,
+  PropertyOption,
+  PropertyValue,
+  RecordResource,
+  RecordView,
+  Role,
+  Simulator,
+  SimulatorAdmin,
+  SimulatorOptions,
+  SimulatorSizes,
+  StatsSnapshot,
+  Summary,
+  SummaryInput,
+  SummarySelection,
+  Truth,
+  UserView,
+} from './types.js';

@@ -1,0 +1,216 @@
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { invalidRequest, notFound, ServiceError, fieldError, validationError } from './errors.js';
+import type { StoredRecord } from './record-store.js';
+import type { SalesData } from './sales-data.js';
+import { runSearch } from './search.js';
+import { ceilMicros, parseDate, parseTimestamp } from './timestamps.js';
+import type { RecordResource, Role } from './types.js';
+import { RECORD_RESOURCES } from './types.js';
+import { isRecordId } from './values.js';
+
+/**
+ * The public API under /v1/: routing (trailing slashes required), the required role of each endpoint, and the
+ * handlers. Authentication, rate limiting and faults happen before this, in the HTTP layer.
+ */
+
+export const LIST_DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 200;
+
+export interface ApiRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Parsed JSON body (undefined when empty). */
+  body: () => unknown;
+  /** Scheme and authority the client used, e.g. `http://127.0.0.1:43121`. */
+  origin: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Route {
+  role: Role;
+  run: (request: ApiRequest) => ApiResponse;
+}
+
+function isRecordResource(segment: string): segment is RecordResource {
+  return (RECORD_RESOURCES as readonly string[]).includes(segment);
+}
+
+function methodNotAllowed(allow: string[]): ServiceError {
+  return new ServiceError(405, 'invalid_request', `このパスでは ${allow.join(', ')} のみ使用できます。`, undefined, {
+    Allow: allow.join(', '),
+  });
+}
+
+export class PublicApi {
+  constructor(
+    private readonly data: SalesData,
+    private readonly cursorSecret: string,
+  ) {}
+
+  /** The route for a request, or a ServiceError (404 for unknown paths, including ones without a trailing slash). */
+  route(method: string, path: string): Route {
+    if (!path.startsWith('/v1/') || !path.endsWith('/')) throw notFound('指定されたパスは存在しません。');
+    const segments = path.slice(4, -1).split('/');
+    if (segments.some((s) => s === '')) throw notFound('指定されたパスは存在しません。');
+    const [first, second] = segments;
+    if (segments.length > 2 || first === undefined) throw notFound('指定されたパスは存在しません。');
+
+    if (first === 'users') {
+      if (method !== 'GET') throw methodNotAllowed(['GET']);
+      if (second === undefined) return { role: 'read', run: (r) => this.listUsers(r) };
+      return { role: 'read', run: () => this.getUser(second) };
+    }
+    if (!isRecordResource(first)) throw notFound('指定されたパスは存在しません。');
+    const resource = first;
+    if (second === undefined) {
+      if (method === 'GET') return { role: 'read', run: (r) => this.list(resource, r) };
+      if (method === 'POST') return { role: 'write', run: (r) => this.create(resource, r) };
+      throw methodNotAllowed(['GET', 'POST']);
+    }
+    if (second === 'properties') {
+      if (method !== 'GET') throw methodNotAllowed(['GET']);
+      return { role: 'read', run: () => ({ status: 200, body: { results: this.data.schemas[resource].definitions() } }) };
+    }
+    if (second === 'search') {
+      if (method !== 'POST') throw methodNotAllowed(['POST']);
+      return { role: 'read', run: (r) => this.search(resource, r) };
+    }
+    if (method === 'GET') return { role: 'read', run: () => this.getOne(resource, second) };
+    if (method === 'PATCH') return { role: 'write', run: (r) => this.patch(resource, second, r) };
+    throw methodNotAllowed(['GET', 'PATCH']);
+  }
+
+  private pageSize(query: URLSearchParams): number {
+    const raw = query.get('page_size');
+    if (raw === null) return LIST_DEFAULT_PAGE_SIZE;
+    if (!/^\d+$/.test(raw)) throw validationError([fieldError('page_size', 'invalid_type', '整数を指定してください。')]);
+    const n = Number(raw);
+    if (n < 1 || n > MAX_PAGE_SIZE) {
+      throw validationError([fieldError('page_size', 'out_of_range', '1 から 200 の範囲で指定してください。')]);
+    }
+    return n;
+  }
+
+  private updatedAfter(query: URLSearchParams): number | null {
+    const raw = query.get('updated_after');
+    if (raw === null) return null;
+    const day = parseDate(raw);
+    if (day !== null) return day;
+    const parsed = parseTimestamp(raw);
+    if (!parsed) {
+      throw validationError([
+        fieldError('updated_after', 'invalid_value', 'ISO 8601 形式 (タイムゾーン付き) で指定してください。'),
+      ]);
+    }
+    return ceilMicros(parsed);
+  }
+
+  private nextLink(request: ApiRequest, after: string): { after: string; link: string } {
+    const params = new URLSearchParams(request.query);
+    params.set('after', after);
+    return { after, link: `${request.origin}${request.path}?${params.toString()}` };
+  }
+
+  private list(resource: RecordResource, request: ApiRequest): ApiResponse {
+    const pageSize = this.pageSize(request.query);
+    const since = this.updatedAfter(request.query);
+    const store = this.data.stores[resource];
+    const rawAfter = request.query.get('after');
+    let start = 0;
+    if (rawAfter !== null) {
+      const key = decodeCursor(this.cursorSecret, store.order, rawAfter);
+      if (!key) throw invalidRequest('カーソル (after) が不正です。');
+      start = store.indexAfter(key);
+    }
+    if (since !== null && store.order === 'updated_at') start = Math.max(start, store.indexAtOrAfter(since));
+    const ordered = store.ordered();
+    const page: StoredRecord[] = [];
+    let more = false;
+    for (let i = start; i < ordered.length; i++) {
+      const record = ordered[i] as StoredRecord;
+      if (since !== null && record.updatedAt < since) continue;
+      if (page.length === pageSize) {
+        more = true;
+        break;
+      }
+      page.push(record);
+    }
+    const last = page[page.length - 1];
+    const next =
+      more && last ? this.nextLink(request, encodeCursor(this.cursorSecret, store.order, last)) : null;
+    return {
+      status: 200,
+      body: { results: page.map((r) => this.data.render(resource, r)), paging: { next } },
+    };
+  }
+
+  private listUsers(request: ApiRequest): ApiResponse {
+    const pageSize = this.pageSize(request.query);
+    const email = request.query.get('email');
+    const rawAfter = request.query.get('after');
+    let afterId: string | null = null;
+    if (rawAfter !== null) {
+      const key = decodeCursor(this.cursorSecret, 'users', rawAfter);
+      if (!key) throw invalidRequest('カーソル (after) が不正です。');
+      afterId = key.id;
+    }
+    const wanted = email?.toLowerCase();
+    const page = [];
+    let more = false;
+    for (const user of this.data.sortedUsers()) {
+      if (afterId !== null && user.id <= afterId) continue;
+      if (wanted !== undefined && user.email.toLowerCase() !== wanted) continue;
+      if (page.length === pageSize) {
+        more = true;
+        break;
+      }
+      page.push(user);
+    }
+    const last = page[page.length - 1];
+    const next =
+      more && last ? this.nextLink(request, encodeCursor(this.cursorSecret, 'users', { updatedAt: 0, id: last.id })) : null;
+    return { status: 200, body: { results: page.map((u) => this.data.renderUser(u)), paging: { next } } };
+  }
+
+  private getUser(id: string): ApiResponse {
+    if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
+    const user = this.data.users.get(id);
+    if (!user) throw notFound();
+    return { status: 200, body: this.data.renderUser(user) };
+  }
+
+  private getOne(resource: RecordResource, id: string): ApiResponse {
+    const record = this.data.require(resource, id);
+    return { status: 200, body: this.data.renderSingle(resource, record) };
+  }
+
+  private create(resource: RecordResource, request: ApiRequest): ApiResponse {
+    const body = request.body() as { properties?: unknown } | undefined;
+    const record = this.data.create(resource, body?.properties);
+    return { status: 201, body: this.data.renderSingle(resource, record) };
+  }
+
+  private patch(resource: RecordResource, id: string, request: ApiRequest): ApiResponse {
+    this.data.require(resource, id);
+    const body = request.body() as { properties?: unknown } | undefined;
+    const { record } = this.data.patch(resource, id, body?.properties);
+    return { status: 200, body: this.data.renderSingle(resource, record) };
+  }
+
+  private search(resource: RecordResource, request: ApiRequest): ApiResponse {
+    const result = runSearch(this.data, resource, request.body());
+    const next = result.hasMore
+      ? { after: String(result.pageNumber + 1), link: `${request.origin}${request.path}` }
+      : null;
+    return {
+      status: 200,
+      body: { results: result.page.map((r) => this.data.render(resource, r)), paging: { next } },
+    };
+  }
+}

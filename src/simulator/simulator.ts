@@ -1,0 +1,261 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdmin } from './admin.js';
+import { adminRoutes, handleAdmin } from './admin-http.js';
+import { bearerToken, KeyRing, roleAllows } from './auth.js';
+import { invalidRequest, MESSAGES, ServiceError } from './errors.js';
+import { FaultInjector } from './faults.js';
+import type { FaultKind, Role, Simulator, SimulatorOptions, SimulatorSizes } from './types.js';
+import { deriveSeed } from './prng.js';
+import { PublicApi } from './public-api.js';
+import { SlidingWindowLimiter } from './rate-limiter.js';
+import { RequestStats } from './request-stats.js';
+import { SalesData } from './sales-data.js';
+import { seedData } from './seed-data.js';
+import { createChangeClock } from './timestamps.js';
+
+/** Fixed, valid-format keys (`sk_` + 44 base62 characters), one per role. */
+export const DEFAULT_KEYS = {
+  read: 'sk_SimRead0000000000000000000000000000000000000001',
+  analyst: 'sk_SimAnalyst000000000000000000000000000000000002',
+  write: 'sk_SimWrite000000000000000000000000000000000000003',
+  admin: 'sk_SimAdmin000000000000000000000000000000000000004',
+} as const satisfies Record<Role, string>;
+
+export const DEFAULT_SIZES: SimulatorSizes = {
+  deals: 500,
+  companies: 200,
+  contacts: 800,
+  meetingLogs: 300,
+  contactActivities: 400,
+  users: 20,
+};
+
+const DEFAULT_EPOCH = Date.UTC(2025, 0, 1);
+const MAX_BODY_BYTES = 1_000_000;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function createSimulator(options: SimulatorOptions = {}): Simulator {
+  const seed = options.seed ?? 1;
+  const nowMs = options.now ?? Date.now;
+  const sizes: SimulatorSizes = { ...DEFAULT_SIZES, ...options.size };
+
+  const data = new SalesData(options.listOrder ?? 'updated_at', seed);
+  const newest = seedData(data, sizes, seed, options.epoch ?? DEFAULT_EPOCH);
+  data.clock = createChangeClock(nowMs, newest);
+
+  const keys = new KeyRing();
+  for (const { key, role } of options.keys ?? Object.entries(DEFAULT_KEYS).map(([role, key]) => ({ key, role: role as Role }))) {
+    keys.add(key, role);
+  }
+  const limiter = new SlidingWindowLimiter(options.perKeyPerMinute ?? 1000, options.perOrgPerMinute ?? 5000);
+  const faults = new FaultInjector(deriveSeed(seed, 'faults'));
+  if (options.faults) faults.set(options.faults);
+  const stats = new RequestStats();
+  const api = new PublicApi(data, `cursor-${seed}`);
+  const admin = createAdmin({ data, keys, faults, stats, nowMs });
+  const routes = adminRoutes(admin);
+
+  let server: Server | null = null;
+  let url = '';
+  let closing = false;
+  const timers = new Set<NodeJS.Timeout>();
+
+  const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+
+  const readBody = (req: IncomingMessage): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) reject(new ServiceError(413, 'invalid_request', 'リクエストボディが大きすぎます。'));
+        else chunks.push(chunk);
+      });
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      req.on('error', reject);
+    });
+
+  const parseJson = (text: string): unknown => {
+    if (text.trim() === '') return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw invalidRequest('リクエストボディが正しい JSON ではありません。');
+    }
+  };
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  /** A fault instead of the handler: nothing behind it runs, so nothing is mutated or counted. */
+  const injectFault = (kind: FaultKind, req: IncomingMessage, res: ServerResponse, token: string | null): void => {
+    const method = req.method ?? 'GET';
+    const path = new URL(req.url ?? '/', 'http://sim').pathname;
+    stats.fault(kind);
+    switch (kind) {
+      case 'timeout':
+        // Held until the client gives up (its socket closes) or close() destroys every connection.
+        stats.record(method, path, token, 'none');
+        return;
+      case 'reset':
+        stats.record(method, path, token, 'none');
+        req.socket.destroy();
+        return;
+      case 'malformed': {
+        stats.record(method, path, token, 200);
+        const text = '{"results":[{"id":"';
+        res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
+      case 'html': {
+        stats.record(method, path, token, 502);
+        const html =
+          '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
+        res.writeHead(502, { 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(html) });
+        res.end(html);
+        return;
+      }
+      case 'rateLimit': {
+        stats.record(method, path, token, 429);
+        const now = nowMs();
+        sendJson(res, 429, { error: { code: 'rate_limited', message: MESSAGES.rate_limited } }, {
+          'Retry-After': '1',
+          'X-RateLimit-Limit': String(limiter.perKeyLimit),
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': String(Math.ceil(now / 1000) + 1),
+        });
+        return;
+      }
+      default: {
+        const status = faults.errorStatus(kind);
+        stats.record(method, path, token, status);
+        sendJson(res, status, { error: { code: 'internal_error', message: MESSAGES.internal_error } });
+      }
+    }
+  };
+
+  const handlePublic = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const token = bearerToken(req.headers.authorization);
+    const decision = faults.decide(path);
+    if (decision.delayMs > 0) await sleep(decision.delayMs);
+    if (closing) return;
+    if (decision.kind) {
+      injectFault(decision.kind, req, res, token);
+      return;
+    }
+
+    let headers: Record<string, string> = limiter.idleHeaders(nowMs());
+    const respond = (status: number, body: unknown): void => {
+      stats.record(method, path, token, status);
+      sendJson(res, status, body, headers);
+    };
+    try {
+      const rawBody = await readBody(req);
+      const role = token === null ? undefined : keys.roleOf(token);
+      if (token === null || role === undefined) throw new ServiceError(401, 'unauthorized');
+      const rate = limiter.take(token, nowMs());
+      headers = rate.headers;
+      if (!rate.allowed) {
+        headers = { ...headers, 'Retry-After': String(rate.retryAfter) };
+        stats.rateLimited();
+        throw new ServiceError(429, 'rate_limited');
+      }
+      const route = api.route(method, path);
+      if (!roleAllows(role, route.role)) throw new ServiceError(403, 'forbidden');
+      let parsed: { value: unknown } | null = null;
+      const response = route.run({
+        method,
+        path,
+        query,
+        origin: req.headers.host ? `http://${req.headers.host}` : url,
+        body: () => (parsed ??= { value: parseJson(rawBody) }).value,
+      });
+      if (response.headers) headers = { ...headers, ...response.headers };
+      respond(response.status, response.body);
+    } catch (error) {
+      if (error instanceof ServiceError) {
+        if (error.headers) headers = { ...headers, ...error.headers };
+        respond(error.status, error.envelope());
+      } else {
+        respond(500, { error: { code: 'internal_error', message: MESSAGES.internal_error } });
+        // Surface simulator bugs loudly in test output.
+        console.error('[simulator] unexpected error', error);
+      }
+    }
+  };
+
+  const handleAdminHttp = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    try {
+      const body = parseJson(await readBody(req));
+      const result = handleAdmin(routes, req.method ?? 'GET', path, body);
+      sendJson(res, result.status, result.body);
+    } catch (error) {
+      if (error instanceof ServiceError) sendJson(res, error.status, error.envelope());
+      else sendJson(res, 400, { error: { code: 'invalid_request', message: (error as Error).message } });
+    }
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const parsedUrl = new URL(req.url ?? '/', 'http://sim');
+    const path = parsedUrl.pathname;
+    const work =
+      path === '/_admin' || path.startsWith('/_admin/')
+        ? handleAdminHttp(req, res, path)
+        : handlePublic(req, res, path, parsedUrl.searchParams);
+    work.catch((error: unknown) => {
+      console.error('[simulator] request failed', error);
+      if (!res.headersSent) res.destroy();
+    });
+  };
+
+  const simulator: Simulator = {
+    get url() {
+      return url;
+    },
+    admin,
+    listen(port = 0, host = '127.0.0.1') {
+      if (server) return Promise.reject(new Error('simulator already listening'));
+      const srv = createServer({ keepAliveTimeout: 5_000 }, onRequest);
+      server = srv;
+      closing = false;
+      return new Promise((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(port, host, () => {
+          srv.off('error', reject);
+          const address = srv.address() as AddressInfo;
+          const shownHost = address.family === 'IPv6' || host.includes(':') ? `[${address.address}]` : host;
+          url = `http://${shownHost}:${address.port}`;
+          resolve({ url, port: address.port });
+        });
+      });
+    },
+    close() {
+      const srv = server;
+      if (!srv) return Promise.resolve();
+      closing = true;
+      server = null;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      return new Promise((resolve) => {
+        srv.close(() => resolve());
+        // Keep-alive sockets and held (timeout-fault) requests would otherwise keep close() waiting.
+        srv.closeAllConnections();
+      });
+    },
+  };
+  return simulator;
+}

@@ -1,0 +1,236 @@
+/**
+ * The simulator's own vocabulary. It shares nothing with the client code: these types restate the spec
+ * (service-spec.md) from the server's side, plus the options and admin surface of the simulator itself.
+ */
+
+export type RecordResource = 'deals' | 'companies' | 'contacts' | 'meeting-logs' | 'contact-activities';
+
+export const RECORD_RESOURCES: readonly RecordResource[] = [
+  'deals',
+  'companies',
+  'contacts',
+  'meeting-logs',
+  'contact-activities',
+];
+
+export type Role = 'read' | 'analyst' | 'write' | 'admin';
+
+/** A property value as the public API carries it (spec: Property value). */
+export type PropertyValue = string | number | boolean | null;
+
+export interface PropertyOption {
+  value: string;
+  label: string;
+}
+
+export interface PropertyDefinition {
+  api_name: string;
+  display_name: string;
+  property_type: string;
+  is_core: boolean;
+  is_required_on_create: boolean;
+  options: PropertyOption[];
+}
+
+/** A record as the public API renders it (list, search, truth). */
+export interface RecordView {
+  id: string;
+  properties: Record<string, PropertyValue>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SummarySelection {
+  value: string;
+  level: number;
+  order: number;
+}
+
+export interface Summary {
+  summary_type: string;
+  result_type: string;
+  text: string | null;
+  selections: SummarySelection[];
+  reason: string;
+  status: string;
+  updated_at: string;
+}
+
+/** The single-record view of a meeting log (fetch, create, PATCH). */
+export interface MeetingLogView extends RecordView {
+  summaries: Summary[];
+}
+
+export interface UserView {
+  id: string;
+  email: string;
+  name: string;
+  is_active: boolean;
+}
+
+/** A summary as an admin supplies it; `updated_at` defaults to the simulator clock. */
+export interface SummaryInput {
+  summary_type: string;
+  result_type: string;
+  text?: string | null;
+  selections?: SummarySelection[];
+  reason?: string;
+  status?: string;
+}
+
+export type FaultKind =
+  | 'error'
+  | 'error500'
+  | 'error502'
+  | 'error503'
+  | 'timeout'
+  | 'reset'
+  | 'malformed'
+  | 'html'
+  | 'rateLimit';
+
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'error',
+  'error500',
+  'error502',
+  'error503',
+  'timeout',
+  'reset',
+  'malformed',
+  'html',
+  'rateLimit',
+];
+
+/**
+ * Faults of the public API (never the admin surface). Each rate is a probability 0..1 drawn per request from a
+ * PRNG seeded by `seed`; the kinds are exclusive (one draw decides), so their sum is the share of faulted requests.
+ */
+export interface FaultSettings {
+  /** Added to every public request before it is handled. @defaultValue 0 */
+  latencyMs?: number;
+  /** Uniform extra 0..latencyJitterMs on top of latencyMs. @defaultValue 0 */
+  latencyJitterMs?: number;
+  /** 500/502/503 with the envelope, code `internal_error`. @defaultValue 0 */
+  errorRate?: number;
+  /** The request is held unanswered until the client gives up or the simulator closes. @defaultValue 0 */
+  timeoutRate?: number;
+  /** The socket is destroyed without a response. @defaultValue 0 */
+  resetRate?: number;
+  /** 200 with a truncated JSON body. @defaultValue 0 */
+  malformedRate?: number;
+  /** 502 with an HTML body (a proxy page). @defaultValue 0 */
+  htmlErrorRate?: number;
+  /** A spurious 429 `rate_limited` with `Retry-After: 1`. @defaultValue 0 */
+  rateLimitRate?: number;
+  /** Seed of the fault PRNG. @defaultValue the simulator seed */
+  seed?: number;
+}
+
+export interface SimulatorSizes {
+  deals: number;
+  companies: number;
+  contacts: number;
+  meetingLogs: number;
+  contactActivities: number;
+  users: number;
+}
+
+export interface SimulatorOptions {
+  /** Same seed ⇒ identical data (ids, values, timestamps relative to `epoch`). @defaultValue 1 */
+  seed?: number;
+  /** @defaultValue deals 500, companies 200, contacts 800, meetingLogs 300, contactActivities 400, users 20 */
+  size?: Partial<SimulatorSizes>;
+  /** Sliding 60 s window per API key. @defaultValue 1000 */
+  perKeyPerMinute?: number;
+  /** Sliding 60 s window for all keys together. @defaultValue 5000 */
+  perOrgPerMinute?: number;
+  /** @defaultValue the four DEFAULT_KEYS */
+  keys?: Array<{ key: string; role: Role }>;
+  /** Order of list endpoints; the cursor is a keyset on it. @defaultValue 'updated_at' (keyset on (updated_at, id)) */
+  listOrder?: 'updated_at' | 'id';
+  /** Millisecond clock for timestamps of changes and for the rate limiter. @defaultValue Date.now */
+  now?: () => number;
+  /** Generated data lies in the 400 days before this instant (ms). @defaultValue Date.UTC(2025, 0, 1) */
+  epoch?: number;
+  /** @defaultValue no faults */
+  faults?: FaultSettings;
+}
+
+export interface StatsSnapshot {
+  /** Public requests answered (faulted ones included), by status. */
+  total: number;
+  byStatus: Record<string, number>;
+  /** Per presented API key (`-` when none), then per status. */
+  byKey: Record<string, Record<string, number>>;
+  /** `METHOD /v1/deals/` style, ids replaced by `{id}`: e.g. `GET /v1/meeting-logs/{id}/`. */
+  byRoute: Record<string, number>;
+  /** `METHOD path` exactly as requested (query excluded). */
+  byPath: Record<string, number>;
+  /** 429s sent by the rate limiter (spurious fault 429s are counted under faults.rateLimit). */
+  rateLimited: number;
+  /** Faults injected, by kind. */
+  faults: Record<string, number>;
+}
+
+export interface MutationReport {
+  kind: 'update' | 'same-value' | 'create' | 'activity' | 'link' | 'summaries' | 'delete';
+  resource: RecordResource;
+  id: string;
+  /** For activities: the parent whose aggregate moved. */
+  parentId?: string;
+  /** Whether the record's updated_at moved. */
+  movedUpdatedAt: boolean;
+}
+
+export interface Truth {
+  records: Record<RecordResource, RecordView[]>;
+  summaries: Record<string, Summary[]>;
+  users: UserView[];
+  properties: Record<RecordResource, PropertyDefinition[]>;
+}
+
+/** The same operations as the HTTP admin surface (`/_admin/...`), callable in-process. */
+export interface SimulatorAdmin {
+  truth(): Truth;
+  getRecord(resource: RecordResource, id: string): RecordView | MeetingLogView | undefined;
+  createRecord(resource: RecordResource, properties: Record<string, PropertyValue>): RecordView;
+  updateRecord(resource: RecordResource, id: string, properties: Record<string, PropertyValue>): RecordView;
+  deleteRecord(resource: RecordResource, id: string): void;
+  changeLink(resource: RecordResource, id: string, linkProperty: string, newId: string | null): RecordView;
+  runPredictionBatch(): { deals: number; companies: number };
+  recordActivity(
+    resource: 'meeting-logs' | 'contact-activities',
+    parentId: string,
+    properties?: Record<string, PropertyValue>,
+  ): { activity: RecordView; parent: RecordView };
+  setSummaries(meetingLogId: string, summaries: SummaryInput[]): Summary[];
+  generateSummaries(meetingLogId: string): Summary[];
+  addProperty(
+    resource: RecordResource,
+    def: { api_name?: string; display_name: string; property_type: string; options?: PropertyOption[] },
+  ): PropertyDefinition;
+  updatePropertyOptions(resource: RecordResource, apiName: string, options: PropertyOption[]): PropertyDefinition;
+  renameProperty(resource: RecordResource, apiName: string, displayName: string): PropertyDefinition;
+  changePropertyType(resource: RecordResource, apiName: string, newType: string): PropertyDefinition;
+  removeProperty(resource: RecordResource, apiName: string): void;
+  addUser(user: { email: string; name: string; is_active?: boolean }): UserView;
+  setUserActive(id: string, isActive: boolean): UserView;
+  addKey(key: string, role: Role): void;
+  revokeKey(key: string): void;
+  mutateRandom(count: number, seed: number, kinds?: MutationReport['kind'][]): MutationReport[];
+  setFaults(settings: FaultSettings): void;
+  clearFaults(): void;
+  failNext(n: number, kind: FaultKind, pathPrefix?: string): void;
+  stats(): StatsSnapshot;
+  resetStats(): void;
+}
+
+export interface Simulator {
+  /** Port 0 or omitted: a free port. @defaultValue host '127.0.0.1' */
+  listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
+  /** Closes promptly, keep-alive sockets and held (timeout-fault) requests included. */
+  close(): Promise<void>;
+  /** e.g. `http://127.0.0.1:43121` (no trailing slash; the API is under `/v1/`). Empty before listen. */
+  readonly url: string;
+  readonly admin: SimulatorAdmin;
+}

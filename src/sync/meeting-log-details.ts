@@ -1,0 +1,71 @@
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import type { SalesApi } from '../api/types.js';
+import { SalesyncError } from '../core/errors.js';
+import { sameInstant } from '../core/time.js';
+import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
+
+/**
+ * Which listed logs need their single view: those new to the warehouse or whose `updated_at` moved.
+ * Inclusive windows and the lookback bring unchanged logs back; their single view would cost a request
+ * each and tell us nothing new. Pure.
+ */
+export function logsNeedingDetail(listed: ServiceRecord[], stored: Map<string, string>): ServiceRecord[] {
+  return listed.filter((record) => {
+    const known = stored.get(record.id);
+    return known === undefined || !sameInstant(known, record.updated_at);
+  });
+}
+
+export interface DetailedPage {
+  records: ServiceRecord[];
+  summaries: Map<string, MeetingLogSummary[]>;
+  /** Logs listed but gone by the time their single view was asked for. */
+  vanished: number;
+  fetched: number;
+}
+
+/**
+ * Swap each changed log of a page for its single view (fresher, and the only place summaries live).
+ * A log that vanished between the list and the GET is dropped: writing it would resurrect a deleted record.
+ */
+export async function withMeetingLogDetails(
+  api: SalesApi,
+  page: ServiceRecord[],
+  storedUpdatedAt: Map<string, string>,
+  concurrency: number,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<DetailedPage> {
+  const needed = new Set(logsNeedingDetail(page, storedUpdatedAt).map((r) => r.id));
+  const limit = pLimit(concurrency);
+  const summaries = new Map<string, MeetingLogSummary[]>();
+  let vanished = 0;
+  const records = await Promise.all(
+    page.map((record) =>
+      needed.has(record.id)
+        ? limit(async () => {
+            try {
+              const detail = await api.getMeetingLog(record.id, signal);
+              const { summaries: logSummaries, ...rest } = detail;
+              summaries.set(record.id, logSummaries);
+              return rest as ServiceRecord;
+            } catch (error) {
+              if (error instanceof SalesyncError && error.code === 'not_found') {
+                vanished += 1;
+                logger.info({ resource: 'meeting-logs', id: record.id }, 'meeting log vanished before its single view was fetched; skipped');
+                return null;
+              }
+              throw error;
+            }
+          })
+        : record,
+    ),
+  );
+  return {
+    records: records.filter((r): r is ServiceRecord => r !== null),
+    summaries,
+    vanished,
+    fetched: needed.size,
+  };
+}

@@ -1,0 +1,78 @@
+import pLimit from 'p-limit';
+import type { SalesApi } from '../api/types.js';
+import type { ResourceName } from '../core/resources.js';
+import type { WalkMode } from '../core/types.js';
+import { syncResource, toSalesyncError, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+
+export interface SyncRunOptions {
+  resources: readonly ResourceName[];
+  mode: WalkMode;
+  /** Resources walked at once; the shared limiter keeps them within the rate budget together. */
+  concurrency: number;
+}
+
+export interface SyncReport {
+  ok: boolean;
+  results: ResourceResult[];
+  /** Requests of the whole run, the connection check included. */
+  requests: number;
+  durationMs: number;
+}
+
+/** Failures that no other resource can succeed past: stop everyone rather than spend requests on them. */
+const STOPS_EVERYONE = new Set(['unauthorized', 'forbidden', 'invalid_api_key_format', 'service_unreachable', 'warehouse_locked']);
+
+/**
+ * Check the connection, then walk the resources in parallel. A wrong key or an unreachable service fails
+ * here, before the warehouse file is touched at all.
+ */
+export async function runSync(deps: SyncDeps, settings: SyncSettings, options: SyncRunOptions): Promise<SyncReport> {
+  const started = Date.now();
+  const check = deps.makeApi();
+  await checkConnection(check, deps.signal);
+  await deps.warehouse.ensureSchema();
+
+  const stopAll = new AbortController();
+  const signal = deps.signal ? AbortSignal.any([deps.signal, stopAll.signal]) : stopAll.signal;
+  const limit = pLimit(options.concurrency);
+  const results = await Promise.all(
+    options.resources.map((resource) =>
+      limit(async () => {
+        if (signal.aborted) return skipped(resource, options.mode);
+        const result = await syncResource({ ...deps, signal }, settings, resource, options.mode);
+        if (result.error && STOPS_EVERYONE.has(result.error.code)) stopAll.abort(result.error);
+        return result;
+      }),
+    ),
+  );
+  return {
+    ok: results.every((r) => r.outcome === 'succeeded'),
+    results,
+    requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0),
+    durationMs: Date.now() - started,
+  };
+}
+
+/** One cheap read that proves the address and the key before any walk starts. */
+export async function checkConnection(api: SalesApi, signal?: AbortSignal): Promise<void> {
+  try {
+    const pages = api.listUserPages({ pageSize: 1, ...(signal ? { signal } : {}) });
+    await pages.next();
+    await pages.return(undefined);
+  } catch (error) {
+    throw toSalesyncError(error);
+  }
+}
+
+function skipped(resource: ResourceName, mode: WalkMode): ResourceResult {
+  return {
+    resource, mode, outcome: 'interrupted', resumed: false, pages: 0, records: 0, written: 0, details: 0,
+    requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
+  };
+}
+
+/** The failure that explains a failed run best: the first fatal one, else the first of any kind. */
+export function primaryFailure(report: SyncReport): ResourceResult | undefined {
+  const failed = report.results.filter((r) => r.error);
+  return failed.find((r) => r.error?.disposition === 'fatal') ?? failed[0];
+}

@@ -1,0 +1,261 @@
+import type { Logger } from 'pino';
+import type { ListPage, SalesApi } from '../api/types.js';
+import { SalesyncError } from '../core/errors.js';
+import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
+import type { MeetingLogSummary, ServiceRecord, ServiceUser, WalkCheckpoint, WalkMode } from '../core/types.js';
+import type { RunOutcome, Warehouse } from '../warehouse/types.js';
+import { withMeetingLogDetails } from './meeting-log-details.js';
+import { silentProgress, type ProgressSink, type ResourceProgress } from './progress.js';
+import { nextWatermark, planWalk, shouldFlush } from './window.js';
+
+export interface SyncDeps {
+  /** A fresh client per walk, so each run counts its own requests; all share one limiter. */
+  makeApi(): SalesApi;
+  warehouse: Warehouse;
+  logger: Logger;
+  progress?: ProgressSink;
+  /** Aborting stops the walk after committing the pages already fetched. */
+  signal?: AbortSignal;
+  /** Local clock, for `_synced_at`-style bookkeeping only; the watermark always comes from the server. */
+  now?: () => Date;
+}
+
+export interface SyncSettings {
+  /** How far before the watermark an incremental walk starts. */
+  lookbackMs: number;
+  /** Rows buffered before a commit. */
+  flushRows: number;
+  /** Longest a fetched page waits for its commit. */
+  flushIntervalMs: number;
+  /** Meeting-log single views in flight per walk. */
+  detailConcurrency: number;
+}
+
+export interface ResourceResult {
+  resource: ResourceName;
+  mode: WalkMode | 'refresh';
+  outcome: RunOutcome;
+  resumed: boolean;
+  pages: number;
+  /** Records received from list pages. */
+  records: number;
+  /** Records committed to the warehouse. */
+  written: number;
+  /** Single views fetched (meeting logs). */
+  details: number;
+  requests: number;
+  retries: number;
+  rateLimited: number;
+  durationMs: number;
+  /** The watermark after the run (unchanged unless the walk completed). */
+  watermark: string | null;
+  error?: SalesyncError;
+}
+
+/** Walk one resource into the warehouse, recording the run in `sync_runs`. Never throws for walk failures. */
+export async function syncResource(deps: SyncDeps, settings: SyncSettings, resource: ResourceName, mode: WalkMode): Promise<ResourceResult> {
+  const now = deps.now ?? (() => new Date());
+  const started = now();
+  const api = deps.makeApi();
+  const runMode = resourceDescriptor(resource).incremental ? mode : 'refresh';
+  const progress: ResourceProgress = {
+    resource,
+    phase: 'properties',
+    pages: 0,
+    records: 0,
+    requests: 0,
+    written: 0,
+    startedAtMs: started.getTime(),
+    resumed: false,
+  };
+  const result: ResourceResult = {
+    resource,
+    mode: runMode,
+    outcome: 'running',
+    resumed: false,
+    pages: 0,
+    records: 0,
+    written: 0,
+    details: 0,
+    requests: 0,
+    retries: 0,
+    rateLimited: 0,
+    durationMs: 0,
+    watermark: null,
+  };
+  const log = deps.logger.child({ resource });
+  const sink = deps.progress ?? silentProgress;
+  const report = (phase = progress.phase) => {
+    progress.phase = phase;
+    progress.requests = api.stats().requests;
+    sink.update({ ...progress });
+  };
+
+  const runId = await deps.warehouse.startRun({ resource, mode: runMode, startedAt: started });
+  try {
+    if (resource === 'users') {
+      await refreshUsers(api, deps, result, progress, report);
+    } else {
+      await walkRecords(api, deps, settings, resource, mode, result, progress, report, log);
+    }
+    result.outcome = 'succeeded';
+  } catch (error) {
+    const aborted = deps.signal?.aborted === true;
+    result.outcome = aborted ? 'interrupted' : 'failed';
+    if (!aborted) result.error = toSalesyncError(error);
+  }
+  const stats = api.stats();
+  result.requests = stats.requests;
+  result.retries = stats.retries;
+  result.rateLimited = stats.rateLimited;
+  result.durationMs = now().getTime() - started.getTime();
+  report(result.outcome === 'succeeded' ? 'done' : result.outcome === 'interrupted' ? 'interrupted' : 'failed');
+
+  const finish = {
+    finishedAt: now(),
+    pages: result.pages,
+    records: result.written,
+    requests: result.requests,
+    retries: result.retries,
+    rateLimited: result.rateLimited,
+    outcome: result.outcome,
+    errorCode: result.error?.code ?? null,
+    errorMessage: result.error?.message ?? null,
+  };
+  try {
+    await deps.warehouse.finishRun(runId, finish);
+  } catch (error) {
+    // The run's data is already committed or rolled back; a lost run row must not hide the walk's own outcome.
+    log.warn({ err: toSalesyncError(error).message }, 'could not record the run in sync_runs');
+  }
+  const logLine = { outcome: result.outcome, mode: result.mode, resumed: result.resumed, pages: result.pages, written: result.written, requests: result.requests, retries: result.retries, rateLimited: result.rateLimited, durationMs: result.durationMs };
+  if (result.error) log.error({ ...logLine, code: result.error.code, err: result.error.message }, 'walk failed');
+  else log.info(logLine, result.outcome === 'interrupted' ? 'walk interrupted; the next run resumes from its checkpoint' : 'walk finished');
+  return result;
+}
+
+async function walkRecords(
+  api: SalesApi,
+  deps: SyncDeps,
+  settings: SyncSettings,
+  resource: RecordResourceName,
+  mode: WalkMode,
+  result: ResourceResult,
+  progress: ResourceProgress,
+  report: (phase?: ResourceProgress['phase']) => void,
+  log: Logger,
+): Promise<void> {
+  const { warehouse, signal } = deps;
+  report('properties');
+  const { definitions, serverDate } = await api.listProperties(resource, signal);
+  await warehouse.applyPropertyDefinitions(resource, definitions);
+
+  const state = await warehouse.readState(resource);
+  result.watermark = state.watermark;
+  const plan = planWalk(state, mode, settings.lookbackMs);
+  if (!plan.resumed && state.walk?.cursor) {
+    log.info({ interruptedMode: state.walk.mode }, `starting a ${mode} walk; the interrupted ${state.walk.mode} walk is abandoned`);
+  }
+  result.resumed = progress.resumed = plan.resumed;
+  log.info({ mode, updatedAfter: plan.updatedAfter, resumed: plan.resumed }, plan.resumed ? 'resuming walk from its checkpoint' : 'walk started');
+
+  // The walk's start on the server's clock: the properties call was made before the first page.
+  let startedAt = plan.startedAt ?? serverDate;
+  const hasSummaries = resourceDescriptor(resource).hasSummaries;
+
+  let buffer: ServiceRecord[] = [];
+  let summaries = new Map<string, MeetingLogSummary[]>();
+  let bufferCursor: string | null = plan.after;
+  let bufferSince = 0;
+
+  const commit = async (cursor: string | null, complete: boolean) => {
+    if (startedAt === null) throw new SalesyncError('invalid_response', 'the service sent no Date header: cannot place a watermark on its clock');
+    const checkpoint: WalkCheckpoint = { cursor: complete ? null : cursor, updatedAfter: plan.updatedAfter, startedAt, mode };
+    report('committing');
+    const { written } = await warehouse.commitBatch(resource, {
+      records: buffer,
+      ...(hasSummaries ? { summaries } : {}),
+      checkpoint,
+      ...(complete ? { completeWatermark: nextWatermark(startedAt) } : {}),
+    });
+    result.written += written;
+    progress.written = result.written;
+    if (complete) result.watermark = nextWatermark(startedAt);
+    buffer = [];
+    summaries = new Map();
+    report('walking');
+  };
+
+  report('walking');
+  try {
+    const pages = api.listPages(resource, { updatedAfter: plan.updatedAfter, after: plan.after, ...(signal ? { signal } : {}) });
+    for await (const page of pages as AsyncGenerator<ListPage<ServiceRecord>>) {
+      startedAt ??= page.serverDate;
+      let records = page.results;
+      if (hasSummaries && records.length > 0) {
+        const stored = await warehouse.storedUpdatedAt(resource, records.map((r) => r.id));
+        const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
+        records = detailed.records;
+        for (const [id, s] of detailed.summaries) summaries.set(id, s);
+        result.details += detailed.fetched;
+      }
+      if (buffer.length === 0) bufferSince = Date.now();
+      buffer.push(...records);
+      bufferCursor = page.nextCursor;
+      result.pages += 1;
+      result.records += page.results.length;
+      progress.pages = result.pages;
+      progress.records = result.records;
+      const done = page.nextCursor === null;
+      if (shouldFlush(buffer.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
+        await commit(page.nextCursor, done);
+      } else {
+        report('walking');
+      }
+      if (done) return;
+      signal?.throwIfAborted();
+    }
+  } catch (error) {
+    // Pages already fetched are whole and valid: keep them, so a rerun resumes after them.
+    if (buffer.length > 0 && !(error instanceof SalesyncError && error.code.startsWith('warehouse'))) {
+      try {
+        await commit(bufferCursor, false);
+      } catch (commitError) {
+        log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
+      }
+    }
+    throw error;
+  }
+}
+
+async function refreshUsers(
+  api: SalesApi,
+  deps: SyncDeps,
+  result: ResourceResult,
+  progress: ResourceProgress,
+  report: (phase?: ResourceProgress['phase']) => void,
+): Promise<void> {
+  // Users have no updated_at: the only faithful copy is a complete listing, replaced in one transaction.
+  const users: ServiceUser[] = [];
+  let serverDate: string | null = null;
+  report('walking');
+  for await (const page of api.listUserPages(deps.signal ? { signal: deps.signal } : {})) {
+    serverDate ??= page.serverDate;
+    users.push(...page.results);
+    result.pages += 1;
+    result.records += page.results.length;
+    progress.pages = result.pages;
+    progress.records = result.records;
+    report('walking');
+  }
+  report('committing');
+  const { written } = await deps.warehouse.replaceUsers(users, serverDate ?? (deps.now ?? (() => new Date()))().toISOString());
+  result.written = progress.written = written;
+  result.watermark = serverDate;
+}
+
+export function toSalesyncError(error: unknown): SalesyncError {
+  if (error instanceof SalesyncError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new SalesyncError('internal', message, { cause: error });
+}

@@ -1,0 +1,171 @@
+/**
+ * The Warehouse over one DuckDB file. Every method opens the file, works (writes in one transaction) and
+ * closes it; calls on one Warehouse run one at a time, because two opens of one file in one process conflict.
+ */
+import { listValue, type DuckDBConnection } from '@duckdb/node-api';
+import { SalesyncError } from '../core/errors.js';
+import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
+import type { PropertyDefinition, ServiceUser } from '../core/types.js';
+import type { ColumnPlan, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
+import { inTransaction, withDatabase, type AccessMode } from './connection.js';
+import { quoteIdentifier } from './identifiers.js';
+import { dedupeLatest } from './rows.js';
+import {
+  applyDefinitions,
+  ensureFixedSchema,
+  ensureRecordTable,
+  fixedSchemaSql,
+  planFromAssignments,
+  readAssignments,
+  tableColumns,
+} from './schema.js';
+import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state.js';
+import { insertRun, selectRecentRuns, updateRun } from './runs.js';
+import { replaceSummaries, upsertRecords } from './upsert.js';
+import { writeUsers } from './users.js';
+import { rowToJsonFriendly } from './values.js';
+import { microsToIso } from './timestamps.js';
+
+/** @defaultValue of `WarehouseOptions.lockTimeoutMs`: five minutes. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 300_000;
+
+function tableOf(resource: ResourceName): string {
+  return resourceDescriptor(resource).table;
+}
+
+export function openWarehouse(options: WarehouseOptions): Warehouse {
+  const path = options.path;
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const logger = options.logger;
+  // Read once, lazily: the file system is touched only when a method needs the database.
+  let schemaSql: string | undefined;
+  // This Warehouse's queue of operations (instance state, not module state).
+  let tail: Promise<unknown> = Promise.resolve();
+
+  function serialized<T>(operation: string, access: AccessMode, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      try {
+        return await withDatabase(
+          {
+            path,
+            access,
+            lockTimeoutMs,
+            ...(logger ? { logger } : {}),
+            onWriteOpen: async (connection) => {
+              schemaSql ??= fixedSchemaSql();
+              await ensureFixedSchema(connection, schemaSql);
+            },
+          },
+          work,
+        );
+      } catch (error) {
+        if (error instanceof SalesyncError) throw error;
+        const message = error instanceof Error ? error.message : String(error);
+        throw new SalesyncError('warehouse_error', `Warehouse ${operation} on ${path} failed: ${message}`, {
+          cause: error,
+          context: { path, operation },
+        });
+      }
+    };
+    const result = tail.then(run, run);
+    tail = result.catch(() => undefined);
+    return result;
+  }
+
+  const nowIso = (): string => new Date().toISOString();
+
+  return {
+    path,
+
+    ensureSchema: () => serialized('ensureSchema', 'write', async () => undefined),
+
+    applyPropertyDefinitions: (resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]> =>
+      serialized('applyPropertyDefinitions', 'write', (connection) =>
+        inTransaction(connection, () => applyDefinitions(connection, resource, tableOf(resource), definitions, nowIso(), logger)),
+      ),
+
+    commitBatch: (resource: RecordResourceName, batch: PageBatch) => {
+      // Validate before opening: a batch that cannot be written never takes the file.
+      let records: ReturnType<typeof dedupeLatest>;
+      try {
+        records = dedupeLatest(batch.records);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return serialized('commitBatch', 'write', (connection) =>
+        inTransaction(connection, async () => {
+          const table = tableOf(resource);
+          const now = nowIso();
+          await ensureRecordTable(connection, table);
+          const plan = planFromAssignments(await readAssignments(connection, resource));
+          await writeCheckpoint(connection, resource, batch.checkpoint, batch.completeWatermark, now);
+          const written = await upsertRecords(connection, table, plan, records, now);
+          if (batch.summaries) await replaceSummaries(connection, batch.summaries);
+          return { written };
+        }),
+      );
+    },
+
+    replaceUsers: (users: ServiceUser[], completedAt: string) =>
+      serialized('replaceUsers', 'write', (connection) =>
+        inTransaction(connection, async () => {
+          const now = nowIso();
+          const written = await writeUsers(connection, users, completedAt, now);
+          await recordCompletion(connection, 'users', completedAt, now);
+          return { written };
+        }),
+      ),
+
+    storedUpdatedAt: (resource: RecordResourceName, ids: string[]) =>
+      serialized('storedUpdatedAt', 'read', async (connection) => {
+        const found = new Map<string, string>();
+        const table = tableOf(resource);
+        if (ids.length === 0 || (await tableColumns(connection, table)) === null) return found;
+        // Ids are bound as one list parameter, never spliced into SQL.
+        const reader = await connection.runAndReadAll(
+          `SELECT id, epoch_us(updated_at) AS us FROM ${quoteIdentifier(table)}
+           WHERE id IN (SELECT unnest(CAST($1 AS VARCHAR[]))) AND updated_at IS NOT NULL`,
+          [listValue(ids)],
+        );
+        for (const row of reader.getRowObjects()) found.set(String(row.id), microsToIso(BigInt(row.us as bigint)));
+        return found;
+      }),
+
+    readState: (resource: ResourceName) =>
+      serialized('readState', 'read', async (connection) => readState(connection, resource)),
+
+    clearWalk: (resource: ResourceName) =>
+      serialized('clearWalk', 'write', (connection) => inTransaction(connection, () => clearWalk(connection, resource, nowIso()))),
+
+    startRun: (run: RunStart) =>
+      serialized('startRun', 'write', (connection) => inTransaction(connection, () => insertRun(connection, run))),
+
+    finishRun: (runId: string, finish: RunFinish) =>
+      serialized('finishRun', 'write', (connection) => inTransaction(connection, () => updateRun(connection, runId, finish))),
+
+    recentRuns: (limit: number): Promise<RunRow[]> =>
+      serialized('recentRuns', 'read', (connection) => selectRecentRuns(connection, limit)),
+
+    tableCounts: () =>
+      serialized('tableCounts', 'read', async (connection) => {
+        const counts: Record<string, number> = {};
+        for (const table of [...RECORD_RESOURCE_NAMES.map(tableOf), tableOf('users')]) {
+          if ((await tableColumns(connection, table)) === null) {
+            counts[table] = 0;
+            continue;
+          }
+          const reader = await connection.runAndReadAll(
+            `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(table)} WHERE _deleted_at IS NULL`,
+          );
+          counts[table] = Number(reader.getRowObjects()[0]?.n ?? 0);
+        }
+        return counts;
+      }),
+
+    query: (sql: string) =>
+      serialized('query', 'read', async (connection) => {
+        const reader = await connection.runAndReadAll(sql);
+        return reader.getRowObjects().map(rowToJsonFriendly);
+      }),
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * Identifiers: quoting, and the column name each property gets. Property metadata is data: it reaches SQL only
+ * through `quoteIdentifier` (names) or parameter binding (values).
+ */
+import type { PropertyDefinition } from '../core/types.js';
+import type { ColumnPlan } from './types.js';
+import { sqlTypeFor, sqlTypeTag } from './column-types.js';
+
+/** Double every `"` and wrap: any string becomes one identifier, never SQL. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Columns every record table has; no property may take these names (compared case-insensitively). */
+export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at', '_properties', '_synced_at', '_deleted_at'] as const;
+
+/** A property's persisted column (a row of property_definitions). */
+export interface ColumnAssignment {
+  apiName: string;
+  columnName: string;
+  propertyType: string;
+}
+
+export interface ColumnNaming {
+  /** One entry per definition, in the order given. */
+  plan: ColumnPlan[];
+  /** Entries of `plan` whose column does not exist yet (a new property, or a new type for an existing one). */
+  added: ColumnPlan[];
+}
+
+/** DuckDB folds identifier case: names are compared in this form. */
+function foldCase(name: string): string {
+  return name.toLowerCase();
+}
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Decide each definition's column. Pure and deterministic:
+ * - an existing assignment whose SQL type is unchanged keeps its column forever;
+ * - a new property takes its api_name; a type change takes `<api_name>__<type>` (the old column is kept);
+ * - a name already taken (case-insensitively) by a system column, an existing column or an earlier
+ *   assignment gets `__2`, `__3`, ... New names are handed out in api_name order, so the result does not
+ *   depend on the order the service lists definitions in.
+ * `existingColumns` are the table's current columns (including columns kept after a type change).
+ */
+export function assignColumnNames(
+  existing: readonly ColumnAssignment[],
+  definitions: readonly PropertyDefinition[],
+  existingColumns: readonly string[] = [],
+): ColumnNaming {
+  const taken = new Set<string>([...SYSTEM_COLUMNS, ...existingColumns, ...existing.map((a) => a.columnName)].map(foldCase));
+  const byApiName = new Map(existing.map((a) => [a.apiName, a]));
+  // The last listing of a duplicated api_name wins.
+  const unique = new Map(definitions.map((d) => [d.api_name, d]));
+
+  const chosen = new Map<string, { columnName: string; isNew: boolean }>();
+  const needNames: PropertyDefinition[] = [];
+  for (const definition of unique.values()) {
+    const previous = byApiName.get(definition.api_name);
+    if (previous && sqlTypeFor(previous.propertyType) === sqlTypeFor(definition.property_type)) {
+      chosen.set(definition.api_name, { columnName: previous.columnName, isNew: false });
+    } else {
+      needNames.push(definition);
+    }
+  }
+
+  for (const definition of [...needNames].sort((a, b) => compareCodeUnits(a.api_name, b.api_name))) {
+    const base = definition.api_name === '' ? 'property' : definition.api_name;
+    const retyped = byApiName.has(definition.api_name);
+    const stem = retyped ? `${base}__${sqlTypeTag(sqlTypeFor(definition.property_type))}` : base;
+    let candidate = stem;
+    for (let n = 2; taken.has(foldCase(candidate)); n += 1) candidate = `${stem}__${n}`;
+    taken.add(foldCase(candidate));
+    chosen.set(definition.api_name, { columnName: candidate, isNew: true });
+  }
+
+  const plan: ColumnPlan[] = [];
+  const added: ColumnPlan[] = [];
+  for (const definition of unique.values()) {
+    const choice = chosen.get(definition.api_name);
+    if (!choice) continue;
+    const entry: ColumnPlan = {
+      apiName: definition.api_name,
+      columnName: choice.columnName,
+      propertyType: definition.property_type,
+      sqlType: sqlTypeFor(definition.property_type),
+    };
+    plan.push(entry);
+    if (choice.isNew) added.push(entry);
+  }
+  return { plan, added };
+}

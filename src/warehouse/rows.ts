@@ -1,0 +1,138 @@
+/** Record → row: pure decisions about what each column holds. No I/O. */
+import type { MeetingLogSummary, PropertyValue, ServiceRecord } from '../core/types.js';
+import { SalesyncError } from '../core/errors.js';
+import type { ColumnPlan } from './types.js';
+import type { SqlType } from './column-types.js';
+import { canonicalInstant, parseDateDays, parseInstantMicros } from './timestamps.js';
+
+/**
+ * A cell as staged: VARCHAR/JSON → string, DOUBLE → number, BOOLEAN → boolean,
+ * DATE → `YYYY-MM-DD`, TIMESTAMPTZ → canonical ISO (UTC, microseconds).
+ */
+export type CellValue = string | number | boolean | null;
+
+/** Column types a staged row may have: the property types plus the summaries' own. */
+export type StageType = SqlType | 'INTEGER' | typeof SELECTIONS_TYPE;
+
+export const SELECTIONS_TYPE = 'STRUCT(value VARCHAR, level INTEGER, "order" INTEGER)[]';
+
+export interface StageColumn {
+  name: string;
+  sqlType: StageType;
+}
+
+export type StagedRow = Record<string, unknown>;
+
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * Best-effort cast of a property value to its column's type; a value that does not fit is NULL
+ * (the raw value always stays in `_properties`).
+ */
+export function toColumnValue(value: PropertyValue | undefined, sqlType: SqlType): CellValue {
+  if (value === null || value === undefined) return null;
+  switch (sqlType) {
+    case 'JSON':
+      return JSON.stringify(value);
+    case 'VARCHAR':
+      // A number or boolean has one exact text form: keeping it loses nothing.
+      return typeof value === 'string' ? value : String(value);
+    case 'DOUBLE':
+      if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+      if (typeof value === 'string' && DECIMAL.test(value.trim())) {
+        const parsed = Number(value.trim());
+        return Number.isFinite(parsed) ? parsed : null;
+      }
+      return null;
+    case 'BOOLEAN':
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'string') {
+        const lowered = value.trim().toLowerCase();
+        if (lowered === 'true') return true;
+        if (lowered === 'false') return false;
+      }
+      return null;
+    case 'DATE':
+      return typeof value === 'string' && parseDateDays(value) !== null ? value : null;
+    case 'TIMESTAMPTZ':
+      return typeof value === 'string' ? canonicalInstant(value) : null;
+  }
+}
+
+/** The staging columns of a record table, in table order: envelope, properties, then system columns. */
+export function recordColumns(plan: readonly ColumnPlan[]): StageColumn[] {
+  return [
+    { name: 'id', sqlType: 'VARCHAR' },
+    { name: 'created_at', sqlType: 'TIMESTAMPTZ' },
+    { name: 'updated_at', sqlType: 'TIMESTAMPTZ' },
+    ...plan.map((p) => ({ name: p.columnName, sqlType: p.sqlType as SqlType })),
+    { name: '_properties', sqlType: 'JSON' },
+    { name: '_synced_at', sqlType: 'TIMESTAMPTZ' },
+    { name: '_deleted_at', sqlType: 'TIMESTAMPTZ' },
+  ];
+}
+
+/** One record as a row keyed by column name (see `recordColumns`). `syncedAt` is an ISO instant. */
+export function recordToRow(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): StagedRow {
+  // No prototype: a property may be named `__proto__`, and must land in the row like any other.
+  const row: StagedRow = Object.create(null) as StagedRow;
+  row.id = record.id;
+  row.created_at = canonicalInstant(record.created_at);
+  row.updated_at = canonicalInstant(record.updated_at);
+  for (const p of plan) {
+    const value = Object.hasOwn(record.properties, p.apiName) ? record.properties[p.apiName] : undefined;
+    row[p.columnName] = toColumnValue(value, p.sqlType as SqlType);
+  }
+  row._properties = JSON.stringify(record.properties);
+  row._synced_at = canonicalInstant(syncedAt);
+  row._deleted_at = null;
+  return row;
+}
+
+/**
+ * One record per id: the latest `updated_at` wins, compared at full precision; on a tie the later one in the
+ * batch wins (a later page saw it later). Needed because an upsert with duplicate keys silently keeps the first.
+ */
+export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[] {
+  const latest = new Map<string, { record: ServiceRecord; micros: bigint }>();
+  for (const record of records) {
+    const micros = parseInstantMicros(record.updated_at);
+    if (micros === null) {
+      throw new SalesyncError(
+        'warehouse_invalid_record',
+        `Record ${record.id} has an updated_at that is not an ISO 8601 date-time (${JSON.stringify(record.updated_at)}); nothing was written.`,
+        { context: { id: record.id, updatedAt: record.updated_at } },
+      );
+    }
+    const seen = latest.get(record.id);
+    if (!seen || micros >= seen.micros) latest.set(record.id, { record, micros });
+  }
+  return [...latest.values()].map((entry) => entry.record);
+}
+
+export const SUMMARY_COLUMNS: readonly StageColumn[] = [
+  { name: 'meeting_log_id', sqlType: 'VARCHAR' },
+  { name: 'summary_type', sqlType: 'VARCHAR' },
+  { name: 'result_type', sqlType: 'VARCHAR' },
+  { name: 'text', sqlType: 'VARCHAR' },
+  { name: 'selections', sqlType: SELECTIONS_TYPE },
+  { name: 'reason', sqlType: 'VARCHAR' },
+  { name: 'status', sqlType: 'VARCHAR' },
+  { name: 'updated_at', sqlType: 'TIMESTAMPTZ' },
+  { name: 'position', sqlType: 'INTEGER' },
+];
+
+/** A log's summaries as rows; `position` keeps the service's order. */
+export function summaryRows(meetingLogId: string, summaries: readonly MeetingLogSummary[]): StagedRow[] {
+  return summaries.map((s, position) => ({
+    meeting_log_id: meetingLogId,
+    summary_type: s.summary_type,
+    result_type: s.result_type,
+    text: s.text,
+    selections: s.selections.map((sel) => ({ value: sel.value, level: sel.level, order: sel.order })),
+    reason: s.reason,
+    status: s.status,
+    updated_at: typeof s.updated_at === 'string' ? canonicalInstant(s.updated_at) : null,
+    position,
+  }));
+}

@@ -1,0 +1,211 @@
+/**
+ * DDL: the fixed tables (schema/*.sql) and the record tables, whose columns follow property definitions.
+ * Evolution only adds: a new property adds a column; a type change adds a column for the new type and keeps
+ * the old one (frozen); nothing is dropped or renamed.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { timestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
+import type { Logger } from 'pino';
+import type { RecordResourceName } from '../core/resources.js';
+import type { PropertyDefinition } from '../core/types.js';
+import type { ColumnPlan } from './types.js';
+import { sqlTypeFor, type SqlType } from './column-types.js';
+import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from './identifiers.js';
+import { toColumnValue, type StagedRow } from './rows.js';
+import { stageRows } from './staging.js';
+import { parseInstantMicros } from './timestamps.js';
+
+/** The fixed tables' DDL files, in the order they run. */
+export const FIXED_SCHEMA_FILES = ['warehouse-fixed-tables.sql'] as const;
+
+/**
+ * The repository's `schema/` directory: found by walking up from this module, so it works both from the
+ * TypeScript sources (src/warehouse/) and from the build (dist/src/warehouse/).
+ */
+export function findSchemaDir(fromUrl: string = import.meta.url): string {
+  let dir = dirname(fileURLToPath(fromUrl));
+  for (;;) {
+    const candidate = join(dir, 'schema');
+    if (existsSync(join(candidate, FIXED_SCHEMA_FILES[0]))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`schema/${FIXED_SCHEMA_FILES[0]} not found above ${fileURLToPath(fromUrl)}`);
+    dir = parent;
+  }
+}
+
+export function fixedSchemaSql(schemaDir: string = findSchemaDir()): string {
+  return FIXED_SCHEMA_FILES.map((file) => readFileSync(join(schemaDir, file), 'utf8')).join('\n');
+}
+
+export async function ensureFixedSchema(connection: DuckDBConnection, sql: string): Promise<void> {
+  await connection.run(sql);
+}
+
+/** DDL of a record table: envelope, property columns in listing order, then the system columns. */
+export function recordTableDdl(table: string, plan: readonly ColumnPlan[]): string {
+  const columns = [
+    'id VARCHAR PRIMARY KEY',
+    'created_at TIMESTAMPTZ',
+    'updated_at TIMESTAMPTZ',
+    ...plan.map((p) => `${quoteIdentifier(p.columnName)} ${p.sqlType}`),
+    '_properties JSON',
+    '_synced_at TIMESTAMPTZ',
+    '_deleted_at TIMESTAMPTZ',
+  ];
+  return `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(table)} (${columns.join(', ')})`;
+}
+
+/** The table's columns, or null when it does not exist. */
+export async function tableColumns(connection: DuckDBConnection, table: string): Promise<string[] | null> {
+  const reader = await connection.runAndReadAll(
+    `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
+    [table],
+  );
+  const names = reader.getRowObjects().map((r) => String(r.column_name));
+  return names.length === 0 ? null : names;
+}
+
+/** Every column assignment of a resource, listed now or not (unlisted properties keep their column). */
+export async function readAssignments(connection: DuckDBConnection, resource: RecordResourceName): Promise<ColumnAssignment[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT api_name, column_name, property_type FROM property_definitions WHERE resource = $1 ORDER BY first_seen_at, api_name`,
+    [resource],
+  );
+  return reader.getRowObjects().map((r) => ({
+    apiName: String(r.api_name),
+    columnName: String(r.column_name),
+    propertyType: String(r.property_type),
+  }));
+}
+
+export function planFromAssignments(assignments: readonly ColumnAssignment[]): ColumnPlan[] {
+  return assignments.map((a) => ({ ...a, sqlType: sqlTypeFor(a.propertyType) }));
+}
+
+/** Create the table with no property columns when it is missing (a batch before any definitions). */
+export async function ensureRecordTable(connection: DuckDBConnection, table: string): Promise<void> {
+  await connection.run(recordTableDdl(table, []));
+}
+
+/**
+ * Record the definitions and evolve the table; runs inside the caller's transaction.
+ * Returns the plan of the listed definitions.
+ */
+export async function applyDefinitions(
+  connection: DuckDBConnection,
+  resource: RecordResourceName,
+  table: string,
+  definitions: readonly PropertyDefinition[],
+  seenAt: string,
+  logger?: Logger,
+): Promise<ColumnPlan[]> {
+  const existing = await readAssignments(connection, resource);
+  const columnsBefore = await tableColumns(connection, table);
+  const { plan, added } = assignColumnNames(existing, definitions, columnsBefore ?? []);
+  const previous = new Map(existing.map((a) => [a.apiName, a]));
+  for (const column of added) {
+    const before = previous.get(column.apiName);
+    // Analysts' queries keep reading the old column; say where the new values go.
+    if (before) {
+      logger?.warn(
+        { resource, apiName: column.apiName, from: before.propertyType, to: column.propertyType, oldColumn: before.columnName, newColumn: column.columnName },
+        'property changed type: new column added, old column kept with its values',
+      );
+    }
+  }
+
+  if (columnsBefore === null) {
+    await connection.run(recordTableDdl(table, plan));
+  } else {
+    const present = new Set(columnsBefore.map((c) => c.toLowerCase()));
+    // A persisted column that is missing (dropped by hand) is recreated under the same name.
+    const missing = plan.filter((p) => !present.has(p.columnName.toLowerCase()));
+    for (const column of missing) {
+      await connection.run(`ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(column.columnName)} ${column.sqlType}`);
+    }
+    // Rows already stored carry the value in _properties: fill new columns so every column is its cast.
+    for (const column of missing) await backfillColumn(connection, table, column);
+  }
+
+  await upsertDefinitions(connection, resource, definitions, plan, seenAt);
+  return plan;
+}
+
+async function upsertDefinitions(
+  connection: DuckDBConnection,
+  resource: RecordResourceName,
+  definitions: readonly PropertyDefinition[],
+  plan: readonly ColumnPlan[],
+  seenAt: string,
+): Promise<void> {
+  const columnOf = new Map(plan.map((p) => [p.apiName, p.columnName]));
+  const seen = timestampTZValue(parseInstantMicros(seenAt) ?? 0n);
+  const latest = new Map(definitions.map((d) => [d.api_name, d]));
+  // Definitions are few (tens to hundreds) and written rarely: a prepared statement per row is fine here.
+  const statement = await connection.prepare(
+    `INSERT INTO property_definitions
+       (resource, api_name, column_name, display_name, property_type, is_core, is_required_on_create, options, first_seen_at, last_seen_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS JSON), $9, $9)
+     ON CONFLICT (resource, api_name) DO UPDATE SET
+       column_name = excluded.column_name, display_name = excluded.display_name,
+       property_type = excluded.property_type, is_core = excluded.is_core,
+       is_required_on_create = excluded.is_required_on_create, options = excluded.options,
+       last_seen_at = excluded.last_seen_at`,
+  );
+  try {
+    for (const d of latest.values()) {
+      statement.bind([
+        resource,
+        d.api_name,
+        columnOf.get(d.api_name) ?? d.api_name,
+        d.display_name,
+        d.property_type,
+        d.is_core,
+        d.is_required_on_create,
+        JSON.stringify(d.options ?? []),
+        seen,
+      ]);
+      await statement.run();
+    }
+  } finally {
+    statement.destroySync();
+  }
+}
+
+const BACKFILL_PAGE = 10_000;
+const BACKFILL_STAGE = '_salesync_backfill';
+
+/**
+ * Fill a new column from `_properties` through the same cast as incoming records (`toColumnValue`), so a
+ * column means the same thing for old and new rows. Pages by id to bound memory; one set-based UPDATE.
+ */
+export async function backfillColumn(connection: DuckDBConnection, table: string, column: ColumnPlan): Promise<void> {
+  const values: StagedRow[] = [];
+  let after = '';
+  for (;;) {
+    const reader = await connection.runAndReadAll(
+      `SELECT id, CAST(_properties AS VARCHAR) AS props FROM ${quoteIdentifier(table)} WHERE id > $1 ORDER BY id LIMIT ${BACKFILL_PAGE}`,
+      [after],
+    );
+    const page = reader.getRowObjects();
+    for (const row of page) {
+      const props = row.props === null ? {} : (JSON.parse(String(row.props)) as Record<string, unknown>);
+      const raw = Object.hasOwn(props, column.apiName) ? props[column.apiName] : undefined;
+      const value = toColumnValue(raw as never, column.sqlType as SqlType);
+      if (value !== null) values.push({ id: String(row.id), v: value });
+    }
+    if (page.length < BACKFILL_PAGE) break;
+    after = String(page[page.length - 1]?.id);
+  }
+  if (values.length === 0) return;
+  await stageRows(connection, BACKFILL_STAGE, [
+    { name: 'id', sqlType: 'VARCHAR' },
+    { name: 'v', sqlType: column.sqlType as SqlType },
+  ], values);
+  await connection.run(
+    `UPDATE ${quoteIdentifier(table)} AS t SET ${quoteIdentifier(column.columnName)} = s.v FROM ${quoteIdentifier(BACKFILL_STAGE)} AS s WHERE t.id = s.id`,
+  );
+  await connection.run(`DROP TABLE ${quoteIdentifier(BACKFILL_STAGE)}`);
+}

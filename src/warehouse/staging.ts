@@ -1,0 +1,70 @@
+/**
+ * Bulk staging: rows go into a TEMP table through a DataChunk appender, then one set-based statement moves
+ * them. Never row by row (FIELD-NOTES: 80 rows/s row-by-row vs tens of thousands staged). A TEMP table because
+ * the appender checks constraints at flush, and an existing key in a PK table would fail there.
+ */
+import {
+  dateValue,
+  DuckDBDataChunk,
+  listValue,
+  structValue,
+  timestampTZValue,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { quoteIdentifier } from './identifiers.js';
+import { SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
+import { parseDateDays, parseInstantMicros } from './timestamps.js';
+
+/** DuckDB's standard vector size: the most rows one DataChunk holds. */
+const CHUNK_ROWS = 2048;
+
+function toDuckDBValue(column: StageColumn, value: unknown): DuckDBValue {
+  if (value === null || value === undefined) return null;
+  switch (column.sqlType) {
+    case 'TIMESTAMPTZ': {
+      const micros = typeof value === 'string' ? parseInstantMicros(value) : null;
+      return micros === null ? null : timestampTZValue(micros);
+    }
+    case 'DATE': {
+      const days = typeof value === 'string' ? parseDateDays(value) : null;
+      return days === null ? null : dateValue(days);
+    }
+    case SELECTIONS_TYPE: {
+      const items = value as { value: string; level: number; order: number }[];
+      return listValue(items.map((s) => structValue({ value: s.value, level: s.level, order: s.order })));
+    }
+    default:
+      return value as DuckDBValue;
+  }
+}
+
+/** Create (or empty) TEMP table `name` with `columns`, and append `rows` to it. */
+export async function stageRows(
+  connection: DuckDBConnection,
+  name: string,
+  columns: readonly StageColumn[],
+  rows: readonly StagedRow[],
+): Promise<void> {
+  const definition = columns.map((c) => `${quoteIdentifier(c.name)} ${c.sqlType}`).join(', ');
+  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${definition})`);
+  if (rows.length === 0) return;
+  const appender = await connection.createAppender(name, 'main', 'temp');
+  try {
+    const types = columns.map((_, i) => appender.columnType(i));
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const slice = rows.slice(start, start + CHUNK_ROWS);
+      const chunk = DuckDBDataChunk.create(types, slice.length);
+      columns.forEach((column, i) => {
+        chunk.setColumnValues(
+          i,
+          slice.map((row) => toDuckDBValue(column, row[column.name])),
+        );
+      });
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}

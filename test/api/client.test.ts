@@ -1,0 +1,434 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  InvalidResponseError,
+  RequestTimeoutError,
+  SalesApiError,
+  ServiceUnreachableError,
+  createSalesApi,
+  keyFingerprint,
+} from '../../src/api/index.js';
+import type { RetryOptions, SalesApi } from '../../src/api/types.js';
+import type { RateLimiter } from '../../src/limiter/types.js';
+import {
+  TEST_KEY,
+  capturedLogger,
+  errorBody,
+  freePort,
+  listBody,
+  record,
+  recordId,
+  recordingLimiter,
+  rejectionOf,
+  sendJson,
+  sequence,
+  startFakeService,
+  type FakeService,
+  type Handler,
+} from './fake-service.js';
+
+const FAST_RETRY: RetryOptions = { limit: 2, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 5_000 };
+const FINGERPRINT = keyFingerprint(TEST_KEY);
+
+const services: FakeService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+});
+
+async function setup(
+  handler: Handler,
+  options: { limiter?: RateLimiter; retry?: RetryOptions; timeoutMs?: number } = {},
+): Promise<{ api: SalesApi; service: FakeService; limiter: ReturnType<typeof recordingLimiter>; lines: string[] }> {
+  const service = await startFakeService(handler);
+  services.push(service);
+  const limiter = recordingLimiter();
+  const { logger, lines } = capturedLogger();
+  const api = createSalesApi({
+    baseUrl: service.baseUrl,
+    apiKey: TEST_KEY,
+    limiter: options.limiter ?? limiter,
+    logger,
+    retry: options.retry ?? FAST_RETRY,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  return { api, service, limiter, lines };
+}
+
+async function collect<T>(pages: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of pages) out.push(page);
+  return out;
+}
+
+describe('listing', () => {
+  it('follows paging.next.after cursors until the last page, passing updated_after as given', async () => {
+    const pages: Record<string, { ids: number[]; next: string | null }> = {
+      '': { ids: [1, 2], next: 'c2' },
+      c2: { ids: [3, 4], next: 'c3' },
+      c3: { ids: [5], next: null },
+    };
+    const { api, service } = await setup((req, res) => {
+      const page = pages[req.query.get('after') ?? '']!;
+      sendJson(res, 200, listBody(page.ids.map((n) => record(recordId(n))), page.next), {
+        date: 'Wed, 01 May 2024 09:30:05 GMT',
+      });
+    });
+    const updatedAfter = '2024-05-01T09:00:00.123456+09:00';
+    const result = await collect(api.listPages('deals', { updatedAfter }));
+
+    expect(result.map((p) => p.results.map((r) => r.id))).toEqual([
+      [recordId(1), recordId(2)],
+      [recordId(3), recordId(4)],
+      [recordId(5)],
+    ]);
+    expect(result.map((p) => p.nextCursor)).toEqual(['c2', 'c3', null]);
+    expect(result[0]!.serverDate).toBe('2024-05-01T09:30:05Z');
+    expect(service.requests.map((r) => r.path)).toEqual(['/v1/deals/', '/v1/deals/', '/v1/deals/']);
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', 'c3']);
+    for (const req of service.requests) {
+      expect(req.query.get('page_size')).toBe('200');
+      expect(req.query.get('updated_after')).toBe(updatedAfter);
+      expect(req.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+    }
+  });
+
+  it('keeps timestamps with microseconds and offsets exactly as sent, and serverDate null without a Date header', async () => {
+    const { api } = await setup((_req, res) => {
+      res.sendDate = false; // node:http adds a Date header unless told not to
+      sendJson(res, 200, listBody([record(recordId(1))], null));
+    });
+    const page = await api.listPage('contacts', { pageSize: 50 });
+    expect(page.results[0]!.created_at).toBe('2024-05-01T09:30:00.123456+09:00');
+    expect(page.results[0]!.updated_at).toBe('2024-05-02T00:00:00.000001Z');
+    expect(page.serverDate).toBeNull();
+  });
+
+  it('continues from a given cursor and page size', async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([], null)));
+    await api.listPage('meeting-logs', { after: 'resume-here', pageSize: 17 });
+    expect(service.requests[0]!.path).toBe('/v1/meeting-logs/');
+    expect(service.requests[0]!.query.get('after')).toBe('resume-here');
+    expect(service.requests[0]!.query.get('page_size')).toBe('17');
+    expect(service.requests[0]!.query.has('updated_after')).toBe(false);
+  });
+
+  it('throws invalid_response "loop detected in pagination" when a cursor comes back, before yielding that page', async () => {
+    const { api } = await setup((req, res) => {
+      const after = req.query.get('after');
+      sendJson(res, 200, listBody([record(recordId(1))], after === 'a' ? 'b' : 'a'));
+    });
+    const yielded: Array<string | null> = [];
+    const error = await rejectionOf(
+      (async () => {
+        for await (const page of api.listPages('deals')) yielded.push(page.nextCursor);
+      })(),
+    );
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error).toMatchObject({ code: 'invalid_response', disposition: 'fatal' });
+    expect((error as Error).message).toContain('loop detected in pagination');
+    expect(yielded).toEqual(['a', 'b']);
+  });
+
+  it('lists users with the email filter', async () => {
+    const user = { id: recordId(9), email: 'Taro@Example.com', name: '山田太郎', is_active: true };
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([user], null)));
+    const pages = await collect(api.listUserPages({ email: 'taro@example.com' }));
+    expect(pages[0]!.results).toEqual([user]);
+    expect(service.requests[0]!.path).toBe('/v1/users/');
+    expect(service.requests[0]!.query.get('email')).toBe('taro@example.com');
+  });
+});
+
+describe('single views', () => {
+  it('gets a meeting log with its summaries', async () => {
+    const summary = {
+      summary_type: 'overview',
+      result_type: 'text',
+      text: '要約です',
+      selections: [],
+      reason: '',
+      status: 'completed',
+      updated_at: '2024-05-01T10:00:00.654321+09:00',
+    };
+    const { api, service } = await setup((_req, res) =>
+      sendJson(res, 200, { ...record(recordId(3), { deal_id: recordId(4) }), summaries: [summary] }),
+    );
+    const log = await api.getMeetingLog(recordId(3));
+    expect(service.requests[0]!.path).toBe(`/v1/meeting-logs/${recordId(3)}/`);
+    expect(log.summaries).toEqual([summary]);
+    expect(log.properties.deal_id).toBe(recordId(4));
+  });
+
+  it('gets a record and a user by id', async () => {
+    const user = { id: recordId(5), email: 'a@example.com', name: 'A', is_active: false };
+    const { api, service } = await setup((req, res) =>
+      sendJson(res, 200, req.path.startsWith('/v1/users/') ? user : record(recordId(6))),
+    );
+    expect((await api.getRecord('companies', recordId(6))).id).toBe(recordId(6));
+    expect(await api.getUser(recordId(5))).toEqual(user);
+    expect(service.requests.map((r) => r.path)).toEqual([`/v1/companies/${recordId(6)}/`, `/v1/users/${recordId(5)}/`]);
+  });
+
+  it('lists property definitions with the server date, options defaulting to []', async () => {
+    const { api, service } = await setup((_req, res) =>
+      sendJson(
+        res,
+        200,
+        {
+          results: [
+            { api_name: 'name', display_name: '商談名', property_type: 'text', is_core: true, is_required_on_create: true },
+          ],
+        },
+        { date: 'Thu, 02 May 2024 00:00:00 GMT' },
+      ),
+    );
+    const { definitions, serverDate } = await api.listProperties('deals');
+    expect(service.requests[0]!.path).toBe('/v1/deals/properties/');
+    expect(definitions).toEqual([
+      { api_name: 'name', display_name: '商談名', property_type: 'text', is_core: true, is_required_on_create: true, options: [] },
+    ]);
+    expect(serverDate).toBe('2024-05-02T00:00:00Z');
+  });
+});
+
+describe('retries', () => {
+  it('retries a 5xx and succeeds, taking a limiter token for every attempt', async () => {
+    const { api, service, limiter, lines } = await setup(
+      sequence(
+        (_req, res) => sendJson(res, 503, errorBody('internal_error', '一時的なエラー')),
+        (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>'),
+        (_req, res) => sendJson(res, 200, listBody([record(recordId(1))], null)),
+      ),
+    );
+    const page = await api.listPage('deals');
+    expect(page.results).toHaveLength(1);
+    expect(service.requests).toHaveLength(3);
+    expect(limiter.acquired).toEqual([FINGERPRINT, FINGERPRINT, FINGERPRINT]);
+    expect(api.stats()).toMatchObject({ requests: 3, retries: 2, rateLimited: 0 });
+    const warns = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
+    expect(warns.map((w) => w.reason)).toEqual(['status 503', 'status 502']);
+  });
+
+  it('gives up on a persistent 5xx with the retriable service error after limit + 1 attempts', async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 500, errorBody('internal_error', '障害')));
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(SalesApiError);
+    expect(error).toMatchObject({ code: 'internal_error', status: 500, disposition: 'retriable', serviceMessage: '障害' });
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it('retries a POST search like a GET, sending the body each time', async () => {
+    const request = {
+      filter_groups: [{ conditions: [{ field: 'deal_id', operator: 'equals' as const, value: recordId(2) }] }],
+      page: 1,
+      page_size: 100,
+    };
+    const { api, service } = await setup(
+      sequence(
+        (_req, res) => sendJson(res, 500, errorBody('internal_error', '障害')),
+        (_req, res) => sendJson(res, 200, listBody([record(recordId(1))], null)),
+      ),
+    );
+    const page = await api.search('meeting-logs', request);
+    expect(page.results[0]!.id).toBe(recordId(1));
+    expect(service.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /v1/meeting-logs/search/',
+      'POST /v1/meeting-logs/search/',
+    ]);
+    for (const req of service.requests) expect(JSON.parse(req.body)).toEqual(request);
+  });
+
+  it('retries a connection reset', async () => {
+    const { api, service } = await setup(
+      sequence(
+        (_req, res) => res.socket?.destroy(),
+        (_req, res) => sendJson(res, 200, listBody([], null)),
+      ),
+    );
+    await expect(api.listPage('deals')).resolves.toMatchObject({ results: [] });
+    expect(service.requests).toHaveLength(2);
+  });
+
+  it('waits out a 429 for Retry-After seconds and pauses the limiter for the whole key', async () => {
+    const { api, service, limiter } = await setup(
+      sequence(
+        (_req, res) => sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '1' }),
+        (_req, res) => sendJson(res, 200, listBody([], null)),
+      ),
+      { retry: { ...FAST_RETRY, limit: 0 } }, // a 429 does not spend the retry limit
+    );
+    const started = Date.now();
+    await api.listPage('deals');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(limiter.paused).toEqual([{ keyId: FINGERPRINT, ms: 1000 }]);
+    expect(service.requests).toHaveLength(2);
+    expect(api.stats()).toMatchObject({ requests: 2, retries: 1, rateLimited: 1 });
+  });
+
+  it('fails at once with rate_limited when Retry-After exceeds maxRetryAfterMs', async () => {
+    const { api, service, limiter } = await setup((_req, res) =>
+      sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '600' }),
+    );
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(SalesApiError);
+    expect(error).toMatchObject({ code: 'rate_limited', disposition: 'retriable', retryAfterMs: 600_000 });
+    expect(service.requests).toHaveLength(1);
+    expect(limiter.paused).toEqual([{ keyId: FINGERPRINT, ms: 600_000 }]);
+  });
+
+  it('retries a truncated JSON body, then fails with a retriable invalid_response', async () => {
+    const { api, service } = await setup((_req, res) =>
+      sendJson(res, 200, `{"results":[${JSON.stringify(record(recordId(1)))},{"id":"R0`),
+    );
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error).toMatchObject({ code: 'invalid_response', disposition: 'retriable' });
+    expect((error as Error).message).toContain('GET /v1/deals/');
+    expect((error as Error).message).toContain('not JSON');
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it('retries a schema-invalid page, then fails with a fatal invalid_response naming the field', async () => {
+    const results = [record(recordId(1)), record(recordId(2)), record(recordId(3)), record('NOT-AN-ID')];
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody(results, null)));
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error).toMatchObject({
+      code: 'invalid_response',
+      disposition: 'fatal',
+      detail: 'results[3].id: must match ^[A-Za-z0-9]{18}$',
+    });
+    expect((error as Error).message).toContain('GET /v1/deals/');
+    expect((error as Error).message).toContain('results[3].id: must match ^[A-Za-z0-9]{18}$');
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it('stops at a timeout after retries with a timeout error', async () => {
+    const { api, service } = await setup(() => undefined /* never answers */, { timeoutMs: 100 });
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(RequestTimeoutError);
+    expect(error).toMatchObject({ code: 'timeout', disposition: 'retriable', timeoutMs: 100 });
+    expect(service.requests).toHaveLength(3);
+  });
+});
+
+describe('fatal answers', () => {
+  it('maps 401 to unauthorized without retrying', async () => {
+    const { api, service } = await setup((_req, res) =>
+      sendJson(res, 401, errorBody('unauthorized', '認証に失敗しました')),
+    );
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(SalesApiError);
+    expect(error).toMatchObject({
+      code: 'unauthorized',
+      status: 401,
+      disposition: 'fatal',
+      serviceMessage: '認証に失敗しました',
+      method: 'GET',
+      path: '/v1/deals/',
+    });
+    expect((error as Error).message).toContain(FINGERPRINT);
+    expect((error as Error).message).toContain('SALES_API_KEY');
+    expect(service.requests).toHaveLength(1);
+    expect(api.stats()).toMatchObject({ requests: 1, retries: 0 });
+  });
+
+  it.each([
+    [403, 'forbidden', 'role is too low'],
+    [404, 'not_found', 'deleted'],
+    [400, 'invalid_request', 'bad request'],
+  ])('maps %i %s to a fatal error without retrying', async (status, code, phrase) => {
+    const { api, service } = await setup((_req, res) => sendJson(res, status, errorBody(code, 'エラー')));
+    const error = await rejectionOf(api.getRecord('deals', recordId(1)));
+    expect(error).toMatchObject({ code, status, disposition: 'fatal' });
+    expect((error as Error).message).toContain(phrase);
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('lists the field errors of a rejected search', async () => {
+    const fields = [{ name: 'page', code: 'out_of_range', message: '上限を超えています' }];
+    const { api } = await setup((_req, res) =>
+      sendJson(res, 400, errorBody('validation_error', '入力が不正です', fields)),
+    );
+    const error = await rejectionOf(api.search('deals', { page: 101, page_size: 100 }));
+    expect(error).toMatchObject({ code: 'validation_error', fields, path: '/v1/deals/search/', method: 'POST' });
+    expect((error as Error).message).toContain('page (out_of_range: "上限を超えています")');
+  });
+});
+
+describe('connection failures', () => {
+  it('maps ECONNREFUSED after retries to service_unreachable naming the host', async () => {
+    const port = await freePort();
+    const limiter = recordingLimiter();
+    const api = createSalesApi({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: TEST_KEY,
+      limiter,
+      logger: capturedLogger().logger,
+      retry: FAST_RETRY,
+    });
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(ServiceUnreachableError);
+    expect(error).toMatchObject({ code: 'service_unreachable', networkCode: 'ECONNREFUSED', disposition: 'retriable' });
+    expect((error as Error).message).toContain(`127.0.0.1:${port}`);
+    expect((error as Error).message).toContain('SALES_API_BASE_URL');
+    expect(limiter.acquired).toHaveLength(3);
+  });
+});
+
+describe('rate-limit headers', () => {
+  it('hands X-RateLimit-* of every answer, errors included, to limiter.observe', async () => {
+    const { api, limiter } = await setup(
+      sequence(
+        (_req, res) => sendJson(res, 503, errorBody('internal_error', '障害'), { 'x-ratelimit-remaining': '5' }),
+        (_req, res) => sendJson(res, 200, listBody([], null), { 'x-ratelimit-remaining': '4' }),
+      ),
+    );
+    await api.listPage('deals');
+    expect(limiter.observed).toEqual([
+      { keyId: FINGERPRINT, observation: { limit: 1000, remaining: 5, resetAt: 1714555860 } },
+      { keyId: FINGERPRINT, observation: { limit: 1000, remaining: 4, resetAt: 1714555860 } },
+    ]);
+  });
+
+  it('counts the time spent waiting for tokens as throttledMs', async () => {
+    const { api } = await setup((_req, res) => sendJson(res, 200, listBody([], null)), {
+      limiter: recordingLimiter(25),
+    });
+    await api.listPage('deals');
+    await api.listPage('deals');
+    expect(api.stats().throttledMs).toBe(50);
+  });
+});
+
+describe('abort', () => {
+  it('stops waiting for a retry promptly with the signal reason', async () => {
+    const { api } = await setup((_req, res) => sendJson(res, 503, errorBody('internal_error', '障害')), {
+      retry: { limit: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
+    const controller = new AbortController();
+    const reason = new Error('shutting down');
+    const pending = rejectionOf(api.listPage('deals', { signal: controller.signal }));
+    setTimeout(() => controller.abort(reason), 100);
+    const started = Date.now();
+    expect(await pending).toBe(reason);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('aborts a request in flight with the signal reason', async () => {
+    const { api } = await setup(() => undefined);
+    const controller = new AbortController();
+    const reason = new Error('cancelled by operator');
+    const pending = rejectionOf(api.getRecord('deals', recordId(1), controller.signal));
+    setTimeout(() => controller.abort(reason), 50);
+    expect(await pending).toBe(reason);
+  });
+
+  it('rejects with the reason of an already aborted signal without sending', async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([], null)));
+    const reason = new Error('already stopped');
+    const error = await rejectionOf(api.listPage('deals', { signal: AbortSignal.abort(reason) }));
+    expect(error).toBe(reason);
+    expect(service.requests).toHaveLength(0);
+  });
+});
+

@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/core/paths.js';
+import { DEFAULT_KEYS } from '../../src/simulator/index.js';
+import { expectMirrorsTruth } from '../support/ground-truth.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const CLI = join(projectRoot(import.meta.url), 'dist', 'src', 'cli', 'main.js');
+
+interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string>, onStart?: (kill: () => void) => void): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    onStart?.(() => child.kill('SIGKILL'));
+  });
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const SIZE = { deals: 300, companies: 100, contacts: 1600, meetingLogs: 40, contactActivities: 100, users: 8 };
+
+function envFor(h: Harness, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SALES_API_BASE_URL: h.url,
+    SALES_API_KEY: DEFAULT_KEYS.read,
+    WAREHOUSE_PATH: h.config.warehousePath,
+    SALES_API_RATE_LIMIT: '600000',
+    SALES_API_ORG_RATE_LIMIT: '3000000',
+    ...extra,
+  };
+}
+
+describe('salesync CLI', () => {
+  it('syncs, then reports per-resource status as a table and as JSON', async () => {
+    harness = await startHarness({ seed: 21, size: SIZE });
+    const sync = await runCli(['sync'], envFor(harness));
+    expect(sync.stderr).toBe('');
+    expect(sync.code).toBe(0);
+    // Not a terminal: one JSON log line per event, on stdout.
+    const lines = sync.stdout.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    expect(lines.filter((l) => l.msg === 'walk finished')).toHaveLength(6);
+
+    const status = await runCli(['status', '--json'], envFor(harness));
+    expect(status.code).toBe(0);
+    const parsed = JSON.parse(status.stdout) as { resources: Array<{ resource: string; rows: number; lastRun: { outcome: string } }> };
+    expect(parsed.resources.find((r) => r.resource === 'contacts')).toMatchObject({ rows: 1600, lastRun: { outcome: 'succeeded' } });
+
+    const table = await runCli(['status'], envFor(harness));
+    expect(table.stdout).toMatch(/contacts\s+1,600/);
+  });
+
+  it('a malformed key fails before any request with one line naming invalid_api_key_format, and never prints the key', async () => {
+    harness = await startHarness({ seed: 22, size: SIZE });
+    const key = 'sk_short0123';
+    const run = await runCli(['sync', 'deals'], envFor(harness, { SALES_API_KEY: key }));
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^salesync: invalid_api_key_format: /);
+    expect(run.stderr + run.stdout).not.toContain(key);
+    expect(harness.sim.admin.stats().total).toBe(0);
+  });
+
+  it('a wrong key fails with one line naming unauthorized, and never prints the key', async () => {
+    harness = await startHarness({ seed: 23, size: SIZE });
+    const key = `sk_${'Q'.repeat(20)}${'7'.repeat(24)}`;
+    const run = await runCli(['sync'], envFor(harness, { SALES_API_KEY: key }));
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^salesync: unauthorized: /);
+    expect(run.stderr + run.stdout).not.toContain(key);
+  });
+
+  it('an unreachable service fails with one line naming service_unreachable', async () => {
+    harness = await startHarness({ seed: 24, size: SIZE });
+    const port = await closedPort();
+    const run = await runCli(['sync'], envFor(harness, { SALES_API_BASE_URL: `http://127.0.0.1:${port}`, SALES_API_RETRIES: '1', SALES_API_RETRY_DELAY: '10ms' }));
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^salesync: service_unreachable: /);
+  });
+
+  it('an invalid response fails with one line naming invalid_response and keeps what was already synced', async () => {
+    harness = await startHarness({ seed: 25, size: SIZE });
+    expect((await runCli(['sync'], envFor(harness))).code).toBe(0);
+    harness.sim.admin.updateRecord('deals', harness.sim.admin.truth().records.deals[0]!.id, { name: 'changed after the first sync' });
+    harness.sim.admin.failNext(50, 'malformed', '/v1/deals/');
+    const run = await runCli(['sync', 'deals'], envFor(harness, { SALES_API_RETRIES: '1', SALES_API_RETRY_DELAY: '10ms' }));
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^salesync: invalid_response: /);
+    const counts = await harness.env().warehouse.tableCounts();
+    expect(counts.deals).toBe(300);
+  });
+
+  it('a sync killed with SIGKILL mid-walk resumes from its checkpoint and ends equal to the truth', async () => {
+    harness = await startHarness({ seed: 26, size: SIZE, faults: { latencyMs: 40 } });
+    const sim = harness.sim;
+    const killed = await runCli(['sync', 'contacts'], envFor(harness, { SALESYNC_FLUSH_ROWS: '200' }), (kill) => {
+      const timer = setInterval(() => {
+        if ((sim.admin.stats().byRoute['GET /v1/contacts/'] ?? 0) >= 4) {
+          clearInterval(timer);
+          kill();
+        }
+      }, 5);
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    sim.admin.clearFaults();
+    sim.admin.resetStats();
+    const rerun = await runCli(['sync', 'contacts'], envFor(harness));
+    expect(rerun.code).toBe(0);
+    // Resumed, not restarted: fewer than the 8 pages of a whole walk.
+    expect(sim.admin.stats().byRoute['GET /v1/contacts/']).toBeLessThan(8);
+    await expectMirrorsTruth(harness.env().warehouse, sim, { resources: ['contacts'] });
+  });
+});

@@ -1,0 +1,115 @@
+import { expect } from 'vitest';
+import { RESOURCES, type RecordResourceName } from '../../src/core/resources.js';
+import { isoToEpochMicros } from '../../src/core/time.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import type { Warehouse } from '../../src/warehouse/types.js';
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const lit = (value: string) => `'${value.replace(/'/g, "''")}'`;
+
+/** A typed column read back in a canonical, comparable form. */
+function canonicalSql(column: string, type: string): string {
+  switch (type) {
+    case 'date':
+      return `strftime(${q(column)}, '%Y-%m-%d')`;
+    case 'datetime':
+      return `CAST(epoch_us(${q(column)}) AS VARCHAR)`;
+    case 'number':
+    case 'boolean':
+      return q(column);
+    default:
+      return `CAST(${q(column)} AS VARCHAR)`;
+  }
+}
+
+/** What the typed column must hold for a service value. */
+function expectedTyped(value: unknown, type: string): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'datetime':
+      return String(isoToEpochMicros(String(value)));
+    case 'number':
+    case 'boolean':
+    case 'date':
+    case 'text':
+    case 'select':
+      return value;
+    default:
+      return JSON.stringify(value);
+  }
+}
+
+/**
+ * Asserts the warehouse equals the simulator's ground truth, field by field: the same ids, timestamps to the
+ * microsecond, the raw properties, every typed column, the users, and (optionally) meeting-log summaries.
+ */
+export async function expectMirrorsTruth(
+  warehouse: Warehouse,
+  sim: Simulator,
+  options: { resources?: RecordResourceName[]; summaries?: boolean; users?: boolean } = {},
+): Promise<void> {
+  const truth = sim.admin.truth();
+  const resources = options.resources ?? (RESOURCES.filter((r) => r.shape === 'record').map((r) => r.name) as RecordResourceName[]);
+  for (const resource of resources) {
+    const table = RESOURCES.find((r) => r.name === resource)!.table;
+    const defs = await warehouse.query(
+      `SELECT api_name, column_name, property_type FROM property_definitions WHERE resource = ${lit(resource)}`,
+    );
+    const typed = defs.map((d) => `${canonicalSql(String(d.column_name), String(d.property_type))} AS ${q(`t:${d.api_name}`)}`);
+    const rows = await warehouse.query(
+      `SELECT id, CAST(epoch_us(created_at) AS VARCHAR) AS c, CAST(epoch_us(updated_at) AS VARCHAR) AS u,
+              CAST(_properties AS VARCHAR) AS p ${typed.length ? `, ${typed.join(', ')}` : ''}
+       FROM ${q(table)} WHERE _deleted_at IS NULL ORDER BY id`,
+    );
+    const expected = [...truth.records[resource]].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    expect(rows.map((r) => r.id), `${resource}: ids`).toEqual(expected.map((r) => r.id));
+    expected.forEach((record, i) => {
+      const row = rows[i]!;
+      const where = `${resource} ${record.id}`;
+      expect(row.c, `${where} created_at`).toBe(String(isoToEpochMicros(record.created_at)));
+      expect(row.u, `${where} updated_at`).toBe(String(isoToEpochMicros(record.updated_at)));
+      expect(JSON.parse(String(row.p)), `${where} _properties`).toEqual(record.properties);
+      for (const def of defs) {
+        const apiName = String(def.api_name);
+        expect(row[`t:${apiName}`], `${where} column ${String(def.column_name)}`).toEqual(
+          expectedTyped(record.properties[apiName], String(def.property_type)),
+        );
+      }
+    });
+  }
+
+  // Users are compared whenever every resource was (a sync of all resources refreshes them too).
+  if (options.users ?? options.resources === undefined) {
+    const users = await warehouse.query(`SELECT id, email, name, is_active FROM users WHERE _deleted_at IS NULL ORDER BY id`);
+    expect(users, 'users').toEqual(
+      [...truth.users].sort((a, b) => (a.id < b.id ? -1 : 1)).map((u) => ({ id: u.id, email: u.email, name: u.name, is_active: u.is_active })),
+    );
+  }
+
+  if (options.summaries !== false && resources.includes('meeting-logs')) {
+    const stored = await warehouse.query(
+      `SELECT meeting_log_id, summary_type, result_type, text, CAST(to_json(selections) AS VARCHAR) AS selections, reason, status,
+              CAST(epoch_us(updated_at) AS VARCHAR) AS u
+       FROM meeting_log_summaries ORDER BY meeting_log_id, position`,
+    );
+    const expectedSummaries = Object.entries(truth.summaries)
+      .filter(([id]) => truth.records['meeting-logs'].some((r) => r.id === id))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .flatMap(([id, list]) =>
+        list.map((s) => ({
+          meeting_log_id: id,
+          summary_type: s.summary_type,
+          result_type: s.result_type,
+          text: s.text,
+          selections: s.selections.map((x) => ({ value: x.value, level: x.level, order: x.order })),
+          reason: s.reason,
+          status: s.status,
+          u: String(isoToEpochMicros(s.updated_at)),
+        })),
+      );
+    expect(
+      stored.map((s) => ({ ...s, selections: JSON.parse(String(s.selections)) as unknown })),
+      'meeting_log_summaries',
+    ).toEqual(expectedSummaries);
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { DEFAULT_CONFIG, type Config } from '../../src/config.js';
+import type { ResourceName } from '../../src/core/resources.js';
+import { RESOURCE_NAMES } from '../../src/core/resources.js';
+import type { WalkMode } from '../../src/core/types.js';
+import { createSimulator, DEFAULT_KEYS, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createSyncEnvironment, runSync, type SyncEnvironment, type SyncReport } from '../../src/sync/index.js';
+
+/** A simulator on a free port, a temp directory for the warehouse, and a way to sync one into the other. */
+export interface Harness {
+  sim: Simulator;
+  url: string;
+  dir: string;
+  config: Config;
+  env(overrides?: Partial<Config>, signal?: AbortSignal): SyncEnvironment;
+  sync(options?: { mode?: WalkMode; resources?: readonly ResourceName[]; config?: Partial<Config>; signal?: AbortSignal }): Promise<SyncReport>;
+  close(): Promise<void>;
+}
+
+/** Limits high enough that tests spend their time on behaviour, not on waiting for tokens. */
+export const FAST = { perKeyPerMinute: 600_000, perOrgPerMinute: 3_000_000 };
+
+export async function startHarness(simulatorOptions: SimulatorOptions = {}, configOverrides: Partial<Config> = {}): Promise<Harness> {
+  const sim = createSimulator({ ...FAST, ...simulatorOptions });
+  const { url } = await sim.listen(0);
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-test-'));
+  const config: Config = {
+    ...DEFAULT_CONFIG,
+    baseUrl: url,
+    apiKey: DEFAULT_KEYS.read,
+    warehousePath: join(dir, 'warehouse.duckdb'),
+    logLevel: 'silent',
+    perKeyPerMinute: simulatorOptions.perKeyPerMinute ?? FAST.perKeyPerMinute,
+    perOrgPerMinute: simulatorOptions.perOrgPerMinute ?? FAST.perOrgPerMinute,
+    requestTimeoutMs: 5000,
+    ...configOverrides,
+  };
+  const logger = pino({ level: 'silent' });
+  const env = (overrides: Partial<Config> = {}, signal?: AbortSignal) =>
+    createSyncEnvironment({ ...config, ...overrides }, { logger, ...(signal ? { signal } : {}) });
+  return {
+    sim,
+    url,
+    dir,
+    config,
+    env,
+    async sync(options = {}) {
+      const e = env(options.config, options.signal);
+      return runSync(e.deps, e.settings, {
+        resources: options.resources ?? RESOURCE_NAMES,
+        mode: options.mode ?? 'incremental',
+        concurrency: 3,
+      });
+    },
+    async close() {
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

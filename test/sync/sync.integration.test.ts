@@ -1,0 +1,155 @@
+import { stat } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ListOptions, SalesApi } from '../../src/api/types.js';
+import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../../src/core/resources.js';
+import { isoToEpochMicros, minusMs } from '../../src/core/time.js';
+import { runSync } from '../../src/sync/index.js';
+import { expectMirrorsTruth } from '../support/ground-truth.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { wrapApi } from '../support/wrap-api.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const SMALL = { deals: 450, companies: 150, contacts: 520, meetingLogs: 90, contactActivities: 260, users: 15 };
+
+describe('sync against the simulator', () => {
+  it('a first sync mirrors every resource field by field, summaries and users included', async () => {
+    harness = await startHarness({ seed: 3, size: SMALL });
+    const report = await harness.sync();
+    expect(report.ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('an incremental sync after changes equals the truth and lists only ceil(changed/200) pages per resource', async () => {
+    harness = await startHarness({ seed: 4, size: SMALL });
+    expect((await harness.sync()).ok).toBe(true);
+    const warehouse = harness.env().warehouse;
+    const watermarks = new Map<RecordResourceName, string>();
+    for (const resource of RECORD_RESOURCE_NAMES) watermarks.set(resource, (await warehouse.readState(resource)).watermark!);
+
+    harness.sim.admin.mutateRandom(260, 11, ['update', 'same-value', 'create', 'activity']);
+    harness.sim.admin.resetStats();
+    expect((await harness.sync()).ok).toBe(true);
+    await expectMirrorsTruth(warehouse, harness.sim);
+
+    const truth = harness.sim.admin.truth();
+    const byRoute = harness.sim.admin.stats().byRoute;
+    for (const resource of RECORD_RESOURCE_NAMES) {
+      const since = isoToEpochMicros(minusMs(watermarks.get(resource)!, harness.config.lookbackMs))!;
+      const changed = truth.records[resource].filter((r) => isoToEpochMicros(r.updated_at)! >= since).length;
+      expect(byRoute[`GET /v1/${resourceDescriptor(resource).path}/`], `${resource}: ${changed} changed`).toBe(Math.max(1, Math.ceil(changed / 200)));
+    }
+    // Meeting logs: one single view per new or changed log, none for the unchanged.
+    const since = isoToEpochMicros(minusMs(watermarks.get('meeting-logs')!, harness.config.lookbackMs))!;
+    const changedLogs = truth.records['meeting-logs'].filter((r) => isoToEpochMicros(r.updated_at)! >= since).length;
+    expect(byRoute['GET /v1/meeting-logs/{id}/'] ?? 0).toBe(changedLogs);
+  });
+
+  it('moves the watermark to the server time the walk started, so a change behind the cursor is caught next time', async () => {
+    harness = await startHarness({ seed: 5, size: SMALL, listOrder: 'id' });
+    const env = harness.env();
+    const sim = harness.sim;
+    let changedId: string | undefined;
+    // Change a record the walk has already passed, while the walk is still going.
+    const makeApi = (): SalesApi => {
+      const api = env.deps.makeApi();
+      return wrapApi(api, {
+        async *listPages(resource: RecordResourceName, options?: ListOptions) {
+          let page = 0;
+          for await (const p of api.listPages(resource, options)) {
+            yield p;
+            page += 1;
+            if (resource === 'deals' && page === 2 && !changedId) {
+              changedId = p.results[0]!.id;
+              sim.admin.updateRecord('deals', changedId, { amount: 123456.5 });
+            }
+          }
+        },
+      });
+    };
+    const first = await runSync({ ...env.deps, makeApi }, env.settings, { resources: ['deals'], mode: 'incremental', concurrency: 1 });
+    expect(first.ok).toBe(true);
+    const stale = await env.warehouse.query(`SELECT amount FROM deals WHERE id = '${changedId}'`);
+    expect(stale[0]?.amount).not.toBe(123456.5);
+
+    const second = await harness.sync({ resources: ['deals'] });
+    expect(second.ok).toBe(true);
+    await expectMirrorsTruth(env.warehouse, sim, { resources: ['deals'] });
+  });
+
+  it('resumes an interrupted walk from its checkpoint and still ends equal to the truth', async () => {
+    harness = await startHarness({ seed: 6, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
+    const controller = new AbortController();
+    const env = harness.env({}, controller.signal);
+    const makeApi = (): SalesApi => {
+      const api = env.deps.makeApi();
+      let pages = 0;
+      return wrapApi(api, {
+        async *listPages(resource: RecordResourceName, options?: ListOptions) {
+          for await (const p of api.listPages(resource, options)) {
+            yield p;
+            if (++pages === 3) controller.abort(new Error('test interruption'));
+          }
+        },
+      });
+    };
+    const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
+      resources: ['contacts'],
+      mode: 'incremental',
+      concurrency: 1,
+    });
+    expect(interrupted.results[0]?.outcome).toBe('interrupted');
+    const state = await env.warehouse.readState('contacts');
+    expect(state.walk?.cursor).toBeTruthy();
+    expect(state.watermark).toBeNull();
+    const committed = (await env.warehouse.tableCounts()).contacts;
+    expect(committed).toBe(600);
+
+    harness.sim.admin.resetStats();
+    const resumed = await harness.sync({ resources: ['contacts'] });
+    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true });
+    // Pages already committed are not fetched again: 1400 contacts = 7 pages, 3 done before the interruption.
+    expect(harness.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(4);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['contacts'] });
+  });
+
+  it('a wrong key fails with unauthorized before the warehouse file is even opened', async () => {
+    harness = await startHarness({ seed: 7, size: SMALL });
+    expect((await harness.sync()).ok).toBe(true);
+    const before = await stat(harness.config.warehousePath);
+    const wrongKey = `sk_${'Z'.repeat(44)}`;
+    await expect(harness.sync({ config: { apiKey: wrongKey } })).rejects.toMatchObject({ code: 'unauthorized' });
+    const after = await stat(harness.config.warehousePath);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('converges to the truth through 5xx, timeouts, resets, malformed bodies, HTML pages and 429s', async () => {
+    harness = await startHarness(
+      { seed: 8, size: SMALL, faults: { errorRate: 0.05, timeoutRate: 0.02, resetRate: 0.03, malformedRate: 0.05, htmlErrorRate: 0.03, rateLimitRate: 0.05, seed: 99 } },
+      { requestTimeoutMs: 500, retryBaseDelayMs: 10 },
+    );
+    let report = await harness.sync();
+    for (let attempt = 0; attempt < 4 && !report.ok; attempt++) report = await harness.sync();
+    expect(report.ok).toBe(true);
+    const faults = harness.sim.admin.stats().faults;
+    expect(Object.values(faults).reduce((a, b) => a + b, 0)).toBeGreaterThan(5);
+    harness.sim.admin.clearFaults();
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('records every run in sync_runs with its requests and outcome', async () => {
+    harness = await startHarness({ seed: 9, size: SMALL });
+    await harness.sync({ resources: ['companies', 'users'] });
+    const runs = await harness.env().warehouse.recentRuns(10);
+    expect(runs.map((r) => [r.resource, r.mode, r.outcome]).sort()).toEqual([
+      ['companies', 'incremental', 'succeeded'],
+      ['users', 'refresh', 'succeeded'],
+    ]);
+    expect(runs.every((r) => (r.requests ?? 0) >= 1)).toBe(true);
+  });
+});
