@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { ConfigError, SalesyncError } from '../core/errors.js';
 import type { RecordResourceName } from '../core/resources.js';
 import type { MeetingLogRecord, ServiceRecord, ServiceUser } from '../core/types.js';
-import type { RateLimitObservation } from '../limiter/types.js';
+import type { RateLimitObservation } from '../core/rate-limiter.js';
 import {
   InvalidResponseError,
   RequestTimeoutError,

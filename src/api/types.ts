@@ -5,7 +5,7 @@ import type {
   ServiceRecord,
   ServiceUser,
 } from '../core/types.js';
-import type { RateLimiter } from '../limiter/types.js';
+import type { RateLimiter } from '../core/rate-limiter.js';
 import type { Logger } from 'pino';
 
 /** Counters of one client's traffic: what a run reports in `sync_runs`. */

@@ -7,6 +7,7 @@ import { ConfigError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RESOURCE_NAMES } from '../core/resources.js';
 import { demoCommand } from './commands/demo.js';
+import { queryCommand } from './commands/query.js';
 import { simulatorCommand } from './commands/simulator.js';
 import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
@@ -28,7 +29,12 @@ interface GlobalFlags {
 }
 
 /** Run a command with a runtime built from the environment and flags; failures become one line on stderr. */
-async function run(program: Command, overrides: Partial<Config>, body: (runtime: CliRuntime) => Promise<unknown>): Promise<void> {
+async function run(
+  program: Command,
+  overrides: Partial<Config>,
+  body: (runtime: CliRuntime) => Promise<unknown>,
+  options: { quiet?: boolean } = {},
+): Promise<void> {
   const flags = program.opts<GlobalFlags>();
   let runtime: CliRuntime | undefined;
   try {
@@ -43,6 +49,7 @@ async function run(program: Command, overrides: Partial<Config>, body: (runtime:
       stdout: process.stdout,
       stderr: process.stderr,
       ...(flags.progress === false ? { progress: false } : {}),
+      ...(options.quiet ? { quiet: true } : {}),
     });
     await body(runtime);
     runtime.close();
@@ -83,11 +90,20 @@ export function buildProgram(): Command {
     .action(async (options: { json?: boolean }) => run(program, {}, (rt) => statusCommand(rt, options)));
 
   program
+    .command('query')
+    .description('run one read-only SQL query against the warehouse and print the rows')
+    .argument('<sql>', 'e.g. "SELECT stage, count(*) FROM deals GROUP BY stage"')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (sql: string, options: { json?: boolean }) => run(program, {}, (rt) => queryCommand(rt, sql, options)));
+
+  program
     .command('demo')
     .description('start the simulator, sync it into ./data/demo.duckdb, change records, sync again, and show the result')
     .action(async () =>
       // The demo deletes and rebuilds its file: never let WAREHOUSE_PATH point it at a real warehouse.
-      run(program, { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, (rt) => demoCommand(rt)),
+      run(program, { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, (rt) => demoCommand(rt), {
+        quiet: true,
+      }),
     );
 
   program

@@ -8,7 +8,7 @@ import { formatDuration } from './table.js';
  * times a second. Log lines are written above it so neither garbles the other.
  */
 export class ProgressDisplay implements ProgressSink {
-  private readonly rows = new Map<ResourceName, ResourceProgress>();
+  private readonly rows = new Map<ResourceName, { progress: ResourceProgress; at: number }>();
   private readonly draw: ReturnType<typeof createLogUpdate>;
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
@@ -18,7 +18,7 @@ export class ProgressDisplay implements ProgressSink {
   }
 
   update(progress: Readonly<ResourceProgress>): void {
-    this.rows.set(progress.resource, { ...progress });
+    this.rows.set(progress.resource, { progress: { ...progress }, at: this.now() });
     this.dirty = true;
     this.timer ??= setInterval(() => this.render(), 200).unref();
   }
@@ -45,8 +45,10 @@ export class ProgressDisplay implements ProgressSink {
     if (!this.dirty) return;
     this.dirty = false;
     const now = this.now();
-    const lines = [...this.rows.values()].map((p) => {
-      const elapsed = Math.max(1, now - p.startedAtMs);
+    const lines = [...this.rows.values()].map(({ progress: p, at }) => {
+      // A finished resource keeps the time it took; a running one counts up.
+      const finished = p.phase === 'done' || p.phase === 'failed' || p.phase === 'interrupted';
+      const elapsed = Math.max(1, (finished ? at : now) - p.startedAtMs);
       const rate = (p.requests / elapsed) * 60_000;
       return [
         p.resource.padEnd(19),

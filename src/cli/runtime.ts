@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   stderr: NodeJS.WriteStream;
   /** Show the progress display (default: when stderr is a terminal). */
   progress?: boolean;
+  /** Log only warnings unless LOG_LEVEL asks for more: for commands whose output is meant for a person. */
+  quiet?: boolean;
 }
 
 export function createRuntime(options: RuntimeOptions): CliRuntime {
@@ -36,7 +38,7 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
   const interactive = options.progress ?? Boolean(options.stderr.isTTY);
   const display = interactive ? new ProgressDisplay(options.stderr) : null;
   // A person at a terminal sees warnings by default; a log shipper gets everything at LOG_LEVEL.
-  const level = interactive && !options.env.LOG_LEVEL ? 'warn' : config.logLevel;
+  const level = (interactive || options.quiet) && !options.env.LOG_LEVEL && !options.overrides.logLevel ? 'warn' : config.logLevel;
   const logger: Logger = display
     ? pino({ level, base: { app: 'salesync' }, timestamp: pino.stdTimeFunctions.isoTime }, humanLogStream((line) => display.log(line)))
     : createLogger(level, pino.destination({ dest: 1, sync: true }));

@@ -1,45 +1,118 @@
 /**
- * Service timestamps are ISO 8601 strings that may carry an offset and microseconds. A JS Date keeps only
- * milliseconds, so instants are compared as epoch microseconds (bigint) parsed from the string itself.
+ * Instants at full precision. The service's timestamps may carry offsets and microseconds; a JS `Date` keeps
+ * neither the offset nor the sub-millisecond digits, so instants are epoch microseconds in a bigint.
  */
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-/** Epoch microseconds of an ISO 8601 date-time, or null when it is not one. A missing offset means UTC. */
-export function isoToEpochMicros(iso: string): bigint | null {
-  const m = ISO.exec(iso.trim());
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s = '0', frac = '', zone = 'Z'] = m;
-  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-  if (Number.isNaN(ms)) return null;
-  const micros = BigInt((frac + '000000').slice(0, 6));
-  let offsetMinutes = 0;
-  if (zone !== 'Z' && zone !== 'z') {
-    const sign = zone.startsWith('-') ? -1 : 1;
-    const digits = zone.slice(1).replace(':', '');
-    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
-  }
-  return BigInt(ms - offsetMinutes * 60_000) * 1000n + micros;
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+const MICROS_PER_SECOND = 1_000_000n;
+const SECONDS_PER_DAY = 86_400n;
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+export function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
 }
 
-/** ISO 8601 in UTC with six fractional digits. */
-export function epochMicrosToIso(micros: bigint): string {
-  const ms = micros / 1000n;
-  const sub = micros % 1000n;
-  const base = new Date(Number(ms)).toISOString(); // ...sssZ
-  return `${base.slice(0, -1)}${sub.toString().padStart(3, '0')}Z`;
+function civilFromDays(days: number): { year: number; month: number; day: number } {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+function validDate(year: number, month: number, day: number): boolean {
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+/**
+ * Epoch microseconds of an ISO 8601 date-time, honouring its offset; null when it is not one.
+ * Digits beyond microseconds are truncated (as DuckDB's TIMESTAMPTZ does). No offset means UTC.
+ */
+export function parseInstantMicros(text: string): bigint | null {
+  const m = INSTANT.exec(text);
+  if (!m) return null;
+  const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
+  const year = Number(ys);
+  const month = Number(mos);
+  const day = Number(ds);
+  const hour = Number(hs);
+  const minute = Number(mis);
+  const second = ss === undefined ? 0 : Number(ss);
+  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (zulu === undefined && sign !== undefined) {
+    const oh = Number(ohs);
+    const om = oms === undefined ? 0 : Number(oms);
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const micros = BigInt((frac ?? '').slice(0, 6).padEnd(6, '0'));
+  const seconds =
+    BigInt(daysFromCivil(year, month, day)) * SECONDS_PER_DAY +
+    BigInt(hour * 3600 + minute * 60 + second - offsetMinutes * 60);
+  return seconds * MICROS_PER_SECOND + micros;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS.ffffffZ`: UTC, always six fractional digits, so equal instants give equal strings. */
+export function microsToIso(micros: bigint): string {
+  const floorDiv = (a: bigint, b: bigint): bigint => (a % b < 0n ? a / b - 1n : a / b);
+  const totalSeconds = floorDiv(micros, MICROS_PER_SECOND);
+  const fraction = micros - totalSeconds * MICROS_PER_SECOND;
+  const days = floorDiv(totalSeconds, SECONDS_PER_DAY);
+  const secondOfDay = Number(totalSeconds - days * SECONDS_PER_DAY);
+  const { year, month, day } = civilFromDays(Number(days));
+  const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+  return (
+    `${pad(year, 4)}-${pad(month)}-${pad(day)}T` +
+    `${pad(Math.floor(secondOfDay / 3600))}:${pad(Math.floor((secondOfDay % 3600) / 60))}:${pad(secondOfDay % 60)}` +
+    `.${fraction.toString().padStart(6, '0')}Z`
+  );
+}
+
+/** The canonical form of an instant (see `microsToIso`), or null when the text is not an instant. */
+export function canonicalInstant(text: string): string | null {
+  const micros = parseInstantMicros(text);
+  return micros === null ? null : microsToIso(micros);
+}
+
+/** Days since 1970-01-01 of a strict `YYYY-MM-DD` calendar date, or null. */
+export function parseDateDays(text: string): number | null {
+  const m = DATE_ONLY.exec(text);
+  if (!m) return null;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  return validDate(year, month, day) ? daysFromCivil(year, month, day) : null;
 }
 
 /** True when both strings name the same instant (offsets and precision aside). */
 export function sameInstant(a: string, b: string): boolean {
-  const x = isoToEpochMicros(a);
-  return x !== null && x === isoToEpochMicros(b);
+  const x = parseInstantMicros(a);
+  return x !== null && x === parseInstantMicros(b);
 }
 
 /** `iso` moved back by `ms` milliseconds, as ISO 8601 UTC; microseconds are kept. */
 export function minusMs(iso: string, ms: number): string {
-  const micros = isoToEpochMicros(iso);
+  const micros = parseInstantMicros(iso);
   if (micros === null) throw new Error(`not an ISO 8601 date-time: ${iso}`);
-  return epochMicrosToIso(micros - BigInt(Math.round(ms)) * 1000n);
+  return microsToIso(micros - BigInt(Math.round(ms)) * 1000n);
 }
 
 /**

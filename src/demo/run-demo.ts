@@ -14,6 +14,13 @@ WHERE _deleted_at IS NULL
 GROUP BY stage
 ORDER BY pipeline DESC`;
 
+const KIND_LABELS: Record<string, string> = {
+  update: 'values changed',
+  'same-value': 'same values written again',
+  create: 'records created',
+  activity: 'activities recorded (the parent record moves too)',
+};
+
 export interface DemoOutput {
   heading(text: string): void;
   line(text: string): void;
@@ -71,10 +78,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     output.heading('2. Changes in the service');
     const changes = simulator.admin.mutateRandom(60, 7, ['update', 'same-value', 'create', 'activity']);
-    const tally = new Map<string, number>();
-    for (const change of changes) tally.set(`${change.kind} ${change.resource}`, (tally.get(`${change.kind} ${change.resource}`) ?? 0) + 1);
-    output.line([...tally].map(([what, n]) => `${n} × ${what}`).join(', '));
-    output.line(`(same-value writes do not move updated_at, so the next sync does not fetch them)`);
+    const tally = new Map<string, Map<string, number>>();
+    for (const change of changes) {
+      const byResource = tally.get(change.kind) ?? new Map<string, number>();
+      byResource.set(change.resource, (byResource.get(change.resource) ?? 0) + 1);
+      tally.set(change.kind, byResource);
+    }
+    for (const [kind, byResource] of tally) {
+      output.line(`${KIND_LABELS[kind] ?? kind}: ${[...byResource].map(([resource, n]) => `${n} ${resource}`).join(', ')}`);
+    }
+    output.line(`Same-value writes do not move updated_at, so the next sync neither sees nor fetches them.`);
 
     output.heading('3. Incremental sync: only what changed since the watermark');
     const second = await sync('incremental');
@@ -91,7 +104,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     output.line(DEMO_QUERY);
     output.rows(await second.warehouse.query(DEMO_QUERY));
     output.line('');
-    output.line(`Open it yourself: duckdb -readonly ${config.warehousePath}`);
+    output.line(`Query it yourself:  npx salesync --warehouse ${config.warehousePath} query "SELECT count(*) FROM contacts"`);
+    output.line(`or from DuckDB:     duckdb -readonly ${config.warehousePath}`);
     return { first: first.report, second: second.report, counts };
   } finally {
     await simulator.close();

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RateLimitObservation, RateLimiter } from './types.js';
+import type { RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
 
 export interface TokenBucketOptions {
   /**

@@ -195,7 +195,7 @@ export class SalesData {
         errors.push(fieldError(`properties.${name}`, 'invalid_value', '読み取り専用の項目です。'));
         continue;
       }
-      if (raw === null && spec.def.is_required_on_create) {
+      if ((raw === null || raw === '') && spec.def.is_required_on_create) {
         errors.push(fieldError(`properties.${name}`, 'required'));
         continue;
       }

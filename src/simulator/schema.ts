@@ -77,7 +77,7 @@ function core(
       property_type: type,
       is_core: true,
       is_required_on_create: extra.required ?? false,
-      options: extra.options ?? [],
+      options: (extra.options ?? []).map((o) => ({ ...o })),
     },
     type,
     role: extra.role ?? 'plain',
@@ -87,7 +87,14 @@ function core(
 
 function custom(api_name: string, display_name: string, type: PropertyType, options: PropertyOption[] = []): FieldSpec {
   return {
-    def: { api_name, display_name, property_type: type, is_core: false, is_required_on_create: false, options },
+    def: {
+      api_name,
+      display_name,
+      property_type: type,
+      is_core: false,
+      is_required_on_create: false,
+      options: options.map((o) => ({ ...o })),
+    },
     type,
     role: 'plain',
   };

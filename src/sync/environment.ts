@@ -3,7 +3,7 @@ import { createSalesApi } from '../api/index.js';
 import type { SalesApi } from '../api/types.js';
 import { requireService, type Config } from '../config.js';
 import { TokenBucketLimiter } from '../limiter/index.js';
-import type { RateLimiter } from '../limiter/types.js';
+import type { RateLimiter } from '../core/rate-limiter.js';
 import { openWarehouse } from '../warehouse/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';

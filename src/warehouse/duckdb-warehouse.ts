@@ -24,7 +24,7 @@ import { insertRun, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
 import { writeUsers } from './users.js';
 import { rowToJsonFriendly } from './values.js';
-import { microsToIso } from './timestamps.js';
+import { microsToIso } from '../core/time.js';
 
 /** @defaultValue of `WarehouseOptions.lockTimeoutMs`: five minutes. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 300_000;

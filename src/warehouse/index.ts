@@ -13,4 +13,4 @@ export type {
 } from './types.js';
 export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 export { sqlTypeFor, type SqlType } from './column-types.js';
-export { parseInstantMicros, microsToIso, canonicalInstant } from './timestamps.js';
+export { parseInstantMicros, microsToIso, canonicalInstant } from '../core/time.js';

@@ -3,7 +3,7 @@ import type { MeetingLogSummary, PropertyValue, ServiceRecord } from '../core/ty
 import { SalesyncError } from '../core/errors.js';
 import type { ColumnPlan } from './types.js';
 import type { SqlType } from './column-types.js';
-import { canonicalInstant, parseDateDays, parseInstantMicros } from './timestamps.js';
+import { canonicalInstant, parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /**
  * A cell as staged: VARCHAR/JSON → string, DOUBLE → number, BOOLEAN → boolean,

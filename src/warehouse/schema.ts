@@ -15,7 +15,7 @@ import { sqlTypeFor, type SqlType } from './column-types.js';
 import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from './identifiers.js';
 import { toColumnValue, type StagedRow } from './rows.js';
 import { stageRows } from './staging.js';
-import { parseInstantMicros } from './timestamps.js';
+import { parseInstantMicros } from '../core/time.js';
 
 /** The fixed tables' DDL files, in the order they run. */
 export const FIXED_SCHEMA_FILES = ['warehouse-fixed-tables.sql'] as const;

@@ -14,7 +14,7 @@ import {
 } from '@duckdb/node-api';
 import { quoteIdentifier } from './identifiers.js';
 import { SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
-import { parseDateDays, parseInstantMicros } from './timestamps.js';
+import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /** DuckDB's standard vector size: the most rows one DataChunk holds. */
 const CHUNK_ROWS = 2048;

@@ -1,7 +1,7 @@
 /** users: replaced by each complete listing; users no longer listed are marked, never deleted. */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ServiceUser } from '../core/types.js';
-import { canonicalInstant } from './timestamps.js';
+import { canonicalInstant } from '../core/time.js';
 import { stageRows } from './staging.js';
 import { quoteIdentifier } from './identifiers.js';
 import type { StageColumn } from './rows.js';

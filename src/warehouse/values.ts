@@ -10,7 +10,7 @@ import {
   DuckDBTimestampValue,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { microsToIso } from './timestamps.js';
+import { microsToIso } from '../core/time.js';
 
 /**
  * BIGINT → number when it is a safe integer (else its decimal string); TIMESTAMPTZ → ISO UTC with

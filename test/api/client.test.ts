@@ -8,7 +8,7 @@ import {
   keyFingerprint,
 } from '../../src/api/index.js';
 import type { RetryOptions, SalesApi } from '../../src/api/types.js';
-import type { RateLimiter } from '../../src/limiter/types.js';
+import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import {
   TEST_KEY,
   capturedLogger,

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import type { RateLimiter, RateLimitObservation } from '../../src/limiter/types.js';
+import type { RateLimiter, RateLimitObservation } from '../../src/core/rate-limiter.js';
 
 export const TEST_KEY = `sk_${'Ab3dE5gH7j'.repeat(5)}`;
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { epochMicrosToIso, isoToEpochMicros, minusMs, parseDurationMs, sameInstant } from '../../src/core/time.js';
+import { microsToIso, parseInstantMicros, minusMs, parseDurationMs, sameInstant } from '../../src/core/time.js';
 
 describe('service timestamps', () => {
   it('keeps microseconds that a JS Date would drop', () => {
-    expect(isoToEpochMicros('2026-01-02T03:04:05.123456Z')).toBe(1767323045123456n);
+    expect(parseInstantMicros('2026-01-02T03:04:05.123456Z')).toBe(1767323045123456n);
   });
 
   it('honours offsets: +09:00 is the same instant nine hours earlier in UTC', () => {
@@ -12,17 +12,17 @@ describe('service timestamps', () => {
   });
 
   it('treats missing fractional digits as zero and truncates digits beyond microseconds', () => {
-    expect(isoToEpochMicros('2026-01-02T03:04:05Z')).toBe(1767323045000000n);
-    expect(isoToEpochMicros('2026-01-02T03:04:05.1234569Z')).toBe(1767323045123456n);
+    expect(parseInstantMicros('2026-01-02T03:04:05Z')).toBe(1767323045000000n);
+    expect(parseInstantMicros('2026-01-02T03:04:05.1234569Z')).toBe(1767323045123456n);
   });
 
   it('rejects strings that are not date-times', () => {
-    expect(isoToEpochMicros('yesterday')).toBeNull();
-    expect(isoToEpochMicros('2026-13-45')).toBeNull();
+    expect(parseInstantMicros('yesterday')).toBeNull();
+    expect(parseInstantMicros('2026-13-45')).toBeNull();
   });
 
   it('round-trips an instant through ISO with six fractional digits', () => {
-    expect(epochMicrosToIso(1767323045123456n)).toBe('2026-01-02T03:04:05.123456Z');
+    expect(microsToIso(1767323045123456n)).toBe('2026-01-02T03:04:05.123456Z');
   });
 
   it('moves back by a lookback without losing microseconds', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { RESOURCES, type RecordResourceName } from '../../src/core/resources.js';
-import { isoToEpochMicros } from '../../src/core/time.js';
+import { parseInstantMicros } from '../../src/core/time.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 
@@ -27,7 +27,7 @@ function expectedTyped(value: unknown, type: string): unknown {
   if (value === null || value === undefined) return null;
   switch (type) {
     case 'datetime':
-      return String(isoToEpochMicros(String(value)));
+      return String(parseInstantMicros(String(value)));
     case 'number':
     case 'boolean':
     case 'date':
@@ -66,8 +66,8 @@ export async function expectMirrorsTruth(
     expected.forEach((record, i) => {
       const row = rows[i]!;
       const where = `${resource} ${record.id}`;
-      expect(row.c, `${where} created_at`).toBe(String(isoToEpochMicros(record.created_at)));
-      expect(row.u, `${where} updated_at`).toBe(String(isoToEpochMicros(record.updated_at)));
+      expect(row.c, `${where} created_at`).toBe(String(parseInstantMicros(record.created_at)));
+      expect(row.u, `${where} updated_at`).toBe(String(parseInstantMicros(record.updated_at)));
       expect(JSON.parse(String(row.p)), `${where} _properties`).toEqual(record.properties);
       for (const def of defs) {
         const apiName = String(def.api_name);
@@ -104,7 +104,7 @@ export async function expectMirrorsTruth(
           selections: s.selections.map((x) => ({ value: x.value, level: x.level, order: x.order })),
           reason: s.reason,
           status: s.status,
-          u: String(isoToEpochMicros(s.updated_at)),
+          u: String(parseInstantMicros(s.updated_at)),
         })),
       );
     expect(

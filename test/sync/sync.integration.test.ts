@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ListOptions, SalesApi } from '../../src/api/types.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../../src/core/resources.js';
-import { isoToEpochMicros, minusMs } from '../../src/core/time.js';
+import { parseInstantMicros, minusMs } from '../../src/core/time.js';
 import { runSync } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -39,13 +39,13 @@ describe('sync against the simulator', () => {
     const truth = harness.sim.admin.truth();
     const byRoute = harness.sim.admin.stats().byRoute;
     for (const resource of RECORD_RESOURCE_NAMES) {
-      const since = isoToEpochMicros(minusMs(watermarks.get(resource)!, harness.config.lookbackMs))!;
-      const changed = truth.records[resource].filter((r) => isoToEpochMicros(r.updated_at)! >= since).length;
+      const since = parseInstantMicros(minusMs(watermarks.get(resource)!, harness.config.lookbackMs))!;
+      const changed = truth.records[resource].filter((r) => parseInstantMicros(r.updated_at)! >= since).length;
       expect(byRoute[`GET /v1/${resourceDescriptor(resource).path}/`], `${resource}: ${changed} changed`).toBe(Math.max(1, Math.ceil(changed / 200)));
     }
     // Meeting logs: one single view per new or changed log, none for the unchanged.
-    const since = isoToEpochMicros(minusMs(watermarks.get('meeting-logs')!, harness.config.lookbackMs))!;
-    const changedLogs = truth.records['meeting-logs'].filter((r) => isoToEpochMicros(r.updated_at)! >= since).length;
+    const since = parseInstantMicros(minusMs(watermarks.get('meeting-logs')!, harness.config.lookbackMs))!;
+    const changedLogs = truth.records['meeting-logs'].filter((r) => parseInstantMicros(r.updated_at)! >= since).length;
     expect(byRoute['GET /v1/meeting-logs/{id}/'] ?? 0).toBe(changedLogs);
   });
 

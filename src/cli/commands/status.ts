@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.js';
 import { RESOURCES } from '../../core/resources.js';
-import { isoToEpochMicros } from '../../core/time.js';
+import { parseInstantMicros } from '../../core/time.js';
 import { createWarehouse } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
@@ -28,7 +28,7 @@ export async function collectStatus(runtime: CliRuntime, now = Date.now()): Prom
   for (const descriptor of RESOURCES) {
     const state = await warehouse.readState(descriptor.name);
     const last = runs.find((r) => r.resource === descriptor.name);
-    const completed = state.lastCompletedAt ? isoToEpochMicros(state.lastCompletedAt) : null;
+    const completed = state.lastCompletedAt ? parseInstantMicros(state.lastCompletedAt) : null;
     statuses.push({
       resource: descriptor.name,
       rows: counts[descriptor.table] ?? 0,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalInstant, microsToIso, parseDateDays, parseInstantMicros } from '../../src/warehouse/timestamps.js';
+import { canonicalInstant, microsToIso, parseDateDays, parseInstantMicros } from '../../src/core/time.js';
 
 describe('parseInstantMicros', () => {
   it('honours offsets and keeps microseconds', () => {
