@@ -128,7 +128,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     const state: RetryState = { retries: 0, rateLimitedRetries: 0 };
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      stats.throttledMs += await abortable(() => limiter.acquire(fingerprint, signal), signal);
+      stats.throttledMs += (await abortable(() => limiter.acquire([fingerprint], { signal, lane: options.lane }), signal)).waitedMs;
       stats.requests += 1;
       if (attempt > 1) stats.retries += 1;
 

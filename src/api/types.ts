@@ -5,7 +5,7 @@ import type {
   ServiceRecord,
   ServiceUser,
 } from '../core/types.js';
-import type { RateLimiter } from '../core/rate-limiter.js';
+import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import type { Logger } from 'pino';
 
 /** Counters of one client's traffic: what a run reports in `sync_runs`. */
@@ -97,6 +97,8 @@ export interface SalesApiOptions {
   /** `sk_` + at least 40 base62 characters. Checked before any request; never logged. */
   apiKey: string;
   limiter: RateLimiter;
+  /** Which share of the rate budget this client spends. @defaultValue 'sync' */
+  lane?: RateLane;
   logger: Logger;
   retry?: RetryOptions;
   /** Per-attempt timeout. @defaultValue 30000 */

@@ -1,8 +1,8 @@
 /**
  * The contract between the API client and whatever enforces the service's rate limits. The client takes a
  * token before every attempt (retries included) and reports what the server said; the limiter decides how
- * long to wait. The in-process bucket implements it today; a Redis-backed one shared by every process will
- * implement the same interface.
+ * long to wait and, with several keys, which key to send on. The in-process bucket implements it for the CLI
+ * without Redis; the Redis-backed one shares one budget between every process.
  */
 export interface RateLimitObservation {
   /** X-RateLimit-Limit: the per-key limit of the current window. */
@@ -13,13 +13,32 @@ export interface RateLimitObservation {
   resetAt?: number | undefined;
 }
 
+/**
+ * Who is asking. `sync` (scheduled and manual incremental walks, reconciles) may use the whole budget; the
+ * other lanes are capped at a share of it, so a long backfill or a summaries sweep never starves the schedule.
+ */
+export type RateLane = 'sync' | 'backfill' | 'summaries';
+
+export interface AcquireOptions {
+  signal?: AbortSignal | undefined;
+  /** @defaultValue 'sync' */
+  lane?: RateLane | undefined;
+}
+
+export interface Grant {
+  /** The key to send this request on (a fingerprint, never the key). */
+  keyId: string;
+  /** Milliseconds spent waiting for the token. */
+  waitedMs: number;
+}
+
 export interface RateLimiter {
   /**
-   * Wait until one request may be sent on `keyId` (a key fingerprint, never the key) and take its token,
-   * from the key's bucket and the organization's bucket together. Rejects with the signal's reason when aborted.
-   * Returns the milliseconds spent waiting.
+   * Wait until one request may be sent on one of `keyIds` (key fingerprints) and take its token, from that
+   * key's bucket, the organization's bucket and the lane's bucket together. Rejects with the signal's reason
+   * when aborted.
    */
-  acquire(keyId: string, signal?: AbortSignal): Promise<number>;
+  acquire(keyIds: readonly string[], options?: AcquireOptions): Promise<Grant>;
   /** Believe the server: its headers can only make the limiter more careful. */
   observe(keyId: string, observation: RateLimitObservation): void;
   /** A 429 answered with Retry-After: nobody sends on this key for `ms`. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
+import type { AcquireOptions, Grant, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
 
 export interface TokenBucketOptions {
   /**
@@ -85,9 +85,11 @@ export class TokenBucketLimiter implements RateLimiter {
     this.org = { gcra: { tat: 0 }, params: gcraParams(options.perOrgPerMinute ?? 5000, this.burst) };
   }
 
-  acquire(keyId: string, signal?: AbortSignal): Promise<number> {
+  acquire(keyIds: readonly string[], options: AcquireOptions = {}): Promise<Grant> {
+    const keyId = keyIds[0];
+    if (keyId === undefined) return Promise.reject(new Error('acquire needs at least one key'));
     // Serialise takers so the buckets are read and written by one at a time, in arrival order.
-    const turn = this.queue.then(() => this.takeWhenReady(keyId, signal));
+    const turn = this.queue.then(async () => ({ keyId, waitedMs: await this.takeWhenReady(keyId, options.signal) }));
     this.queue = turn.catch(() => undefined);
     return turn;
   }
@@ -144,7 +146,7 @@ export class TokenBucketLimiter implements RateLimiter {
 
 /** A limiter that never waits: for tests that exercise something else. */
 export const unlimited: RateLimiter = {
-  acquire: async () => 0,
+  acquire: async (keyIds) => ({ keyId: keyIds[0] ?? '', waitedMs: 0 }),
   observe: () => undefined,
   pause: () => undefined,
 };

@@ -3,7 +3,7 @@ import { createSalesApi } from '../api/index.js';
 import type { SalesApi } from '../api/types.js';
 import { requireService, type Config } from '../config.js';
 import { TokenBucketLimiter } from '../limiter/index.js';
-import type { RateLimiter } from '../core/rate-limiter.js';
+import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import { openWarehouse } from '../warehouse/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
@@ -23,6 +23,8 @@ export interface EnvironmentOptions {
   signal?: AbortSignal;
   /** Defaults to the in-process token bucket; a shared limiter is passed in by the workers. */
   limiter?: RateLimiter;
+  /** Which share of the rate budget this environment's clients spend. @defaultValue 'sync' */
+  lane?: RateLane;
 }
 
 export function createWarehouse(config: Config, logger: Logger): Warehouse {
@@ -39,6 +41,7 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
       baseUrl: service.baseUrl,
       apiKey: service.apiKey,
       limiter,
+      ...(options.lane ? { lane: options.lane } : {}),
       logger: options.logger,
       timeoutMs: config.requestTimeoutMs,
       retry: { limit: config.retryLimit, baseDelayMs: config.retryBaseDelayMs },

@@ -125,9 +125,10 @@ export function recordingLimiter(acquireMs = 0): RecordingLimiter {
     acquired: [],
     observed: [],
     paused: [],
-    async acquire(keyId) {
+    async acquire(keyIds) {
+      const keyId = keyIds[0]!;
       limiter.acquired.push(keyId);
-      return acquireMs;
+      return { keyId, waitedMs: acquireMs };
     },
     observe(keyId, observation) {
       limiter.observed.push({ keyId, observation });

@@ -56,7 +56,7 @@ describe('TokenBucketLimiter', () => {
     let now = 0;
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 60_000, now: () => now });
     limiter.pause('k', 1000);
-    const waited = limiter.acquire('k');
+    const waited = limiter.acquire(['k']).then((g) => g.waitedMs);
     now = 1000;
     await expect(waited).resolves.toBeGreaterThanOrEqual(0);
   });
@@ -65,7 +65,7 @@ describe('TokenBucketLimiter', () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 60_000 });
     limiter.observe('k', { remaining: 0, resetAt: Math.ceil((Date.now() + 300) / 1000) });
     const started = Date.now();
-    await limiter.acquire('k');
+    await limiter.acquire(['k']);
     expect(Date.now()).toBeGreaterThanOrEqual(started + 1);
   });
 
@@ -79,7 +79,7 @@ describe('TokenBucketLimiter', () => {
     const limiter = new TokenBucketLimiter();
     limiter.pause('k', 60_000);
     const controller = new AbortController();
-    const waiting = limiter.acquire('k', controller.signal);
+    const waiting = limiter.acquire(['k'], { signal: controller.signal });
     controller.abort(new Error('stop'));
     await expect(waiting).rejects.toThrow('stop');
   });
