@@ -1,0 +1,97 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { pino } from 'pino';
+import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
+import { microsToIso, parseInstantMicros } from '../src/core/time.js';
+import { createSimulator } from '../src/simulator/index.js';
+import { openWarehouse } from '../src/warehouse/index.js';
+
+export interface LoadSpeedResult {
+  rows: number;
+  batchRows: number;
+  /** Rows/s of DuckDB's own `INSERT INTO … SELECT * FROM read_json(…)` of the same rows into a fresh table. */
+  duckdbRowsPerSec: number;
+  firstLoadRowsPerSec: number;
+  upsertRowsPerSec: number;
+  firstLoadRatio: number;
+  upsertRatio: number;
+}
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const lit = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** Every record a microsecond newer, with one value changed: an upsert that must replace every row. */
+function touched(records: ServiceRecord[]): ServiceRecord[] {
+  return records.map((r) => ({
+    ...r,
+    updated_at: microsToIso(parseInstantMicros(r.updated_at)! + 1n),
+    properties: { ...r.properties, amount: typeof r.properties.amount === 'number' ? r.properties.amount + 1 : 1 },
+  }));
+}
+
+/**
+ * Our upsert path (the warehouse's commitBatch, batch by batch, each in its own transaction with a checkpoint,
+ * as a sync commits) against DuckDB's own bulk load of the very same rows: the physical limit of the file.
+ */
+export async function benchLoadSpeed(options: { rows: number; batchRows: number }): Promise<LoadSpeedResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-load-'));
+  try {
+    const sim = createSimulator({ seed: 42, size: { deals: options.rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 } });
+    const truth = sim.admin.truth();
+    const records = truth.records.deals as ServiceRecord[];
+    const definitions = truth.properties.deals as PropertyDefinition[];
+    const path = join(dir, 'warehouse.duckdb');
+    const warehouse = openWarehouse({ path, logger: pino({ level: 'silent' }) });
+    await warehouse.ensureSchema();
+    await warehouse.applyPropertyDefinitions('deals', definitions);
+
+    const commitAll = async (rows: ServiceRecord[]): Promise<number> => {
+      const started = performance.now();
+      for (let i = 0; i < rows.length; i += options.batchRows) {
+        const batch = rows.slice(i, i + options.batchRows);
+        await warehouse.commitBatch('deals', {
+          records: batch,
+          checkpoint: { cursor: `bench-${i}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
+        });
+      }
+      return rows.length / ((performance.now() - started) / 1000);
+    };
+    const firstLoadRowsPerSec = await commitAll(records);
+    const upsertRowsPerSec = await commitAll(touched(records));
+
+    // The same rows, as DuckDB itself would bulk-load them: NDJSON of the table, read back with its types.
+    const ndjson = join(dir, 'deals.ndjson');
+    const source = await DuckDBInstance.create(path);
+    const sourceConnection = await source.connect();
+    const columns = (await sourceConnection.runAndReadAll('DESCRIBE deals')).getRowObjectsJson() as Array<{ column_name: string; column_type: string }>;
+    await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
+    sourceConnection.closeSync();
+    source.closeSync();
+
+    const target = await DuckDBInstance.create(join(dir, 'baseline.duckdb'));
+    const connection = await target.connect();
+    const columnList = columns.map((c) => `${q(c.column_name)} ${c.column_type}`).join(', ');
+    const columnStruct = `{${columns.map((c) => `${lit(c.column_name)}: ${lit(c.column_type)}`).join(', ')}}`;
+    await connection.run(`CREATE TABLE deals (${columnList})`);
+    const started = performance.now();
+    await connection.run(`INSERT INTO deals SELECT * FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${columnStruct})`);
+    await connection.run('CHECKPOINT');
+    const duckdbRowsPerSec = options.rows / ((performance.now() - started) / 1000);
+    connection.closeSync();
+    target.closeSync();
+
+    return {
+      rows: options.rows,
+      batchRows: options.batchRows,
+      duckdbRowsPerSec,
+      firstLoadRowsPerSec,
+      upsertRowsPerSec,
+      firstLoadRatio: firstLoadRowsPerSec / duckdbRowsPerSec,
+      upsertRatio: upsertRowsPerSec / duckdbRowsPerSec,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

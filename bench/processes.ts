@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
+
+const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
+
+export interface ChildSimulator {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Start bench/simulator-child in its own process and wait for its address. */
+export async function startChildSimulator(options: SimulatorOptions): Promise<ChildSimulator> {
+  const child = spawn(process.execPath, ['--max-old-space-size=8192', here('./simulator-child.js'), JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
+    lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface SyncChildResult {
+  ok: boolean;
+  requests: number;
+  records: number;
+  elapsedMs: number;
+  maxRssMb: number;
+  errors: string[];
+}
+
+/** Run bench/sync-child against `url` into `warehousePath` with extra environment. */
+export async function runChildSync(url: string, warehousePath: string, env: Record<string, string> = {}): Promise<SyncChildResult> {
+  const child = spawn(process.execPath, [here('./sync-child.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      SALES_API_BASE_URL: url,
+      SALES_API_KEY: DEFAULT_KEYS.read,
+      WAREHOUSE_PATH: warehousePath,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`sync child exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as SyncChildResult;
+}

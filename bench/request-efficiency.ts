@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { DEFAULT_CONFIG, type Config } from '../src/config.js';
+import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
+import { minusMs, parseInstantMicros } from '../src/core/time.js';
+import { createSimulator, DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
+import { createSyncEnvironment, runSync } from '../src/sync/index.js';
+
+export interface EfficiencyResult {
+  phase: 'full' | 'incremental';
+  records: number;
+  requests: number;
+  /** ceil(records/200) list pages per resource (at least one), the property calls, one single view per new or changed meeting log. */
+  minimum: number;
+  ratio: number;
+}
+
+const PAGE = 200;
+
+/**
+ * Requests a sync spends ÷ the fewest the service's interface allows for the same result, for a first full
+ * sync and for an incremental sync after a known set of changes. Counted by the simulator, not by us.
+ */
+export async function benchRequestEfficiency(options: { size: NonNullable<SimulatorOptions['size']>; changes: number }): Promise<EfficiencyResult[]> {
+  const sim = createSimulator({ seed: 7, size: options.size, perKeyPerMinute: 10_000_000, perOrgPerMinute: 10_000_000 });
+  const { url } = await sim.listen(0);
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-eff-'));
+  const config: Config = {
+    ...DEFAULT_CONFIG,
+    baseUrl: url,
+    apiKey: DEFAULT_KEYS.read,
+    warehousePath: join(dir, 'warehouse.duckdb'),
+    perKeyPerMinute: 10_000_000,
+    perOrgPerMinute: 10_000_000,
+  };
+  const sync = async () => {
+    const env = createSyncEnvironment(config, { logger: pino({ level: 'silent' }) });
+    const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: 3 });
+    if (!report.ok) throw new Error('benchmark sync failed');
+    return env.warehouse;
+  };
+  /** The minimum for records updated at or after `since` per resource (everything when null). */
+  const minimum = (since: Map<string, bigint> | null): { records: number; minimum: number } => {
+    const truth = sim.admin.truth();
+    let records = 0;
+    let min = RECORD_RESOURCE_NAMES.length + Math.max(1, Math.ceil(truth.users.length / PAGE));
+    for (const resource of RECORD_RESOURCE_NAMES) {
+      const from = since?.get(resource);
+      const changed = truth.records[resource].filter((r) => from === undefined || parseInstantMicros(r.updated_at)! >= from).length;
+      records += changed;
+      min += Math.max(1, Math.ceil(changed / PAGE));
+      if (resourceDescriptor(resource).hasSummaries) min += changed;
+    }
+    return { records, minimum: min };
+  };
+  try {
+    const results: EfficiencyResult[] = [];
+    sim.admin.resetStats();
+    const warehouse = await sync();
+    const full = minimum(null);
+    results.push({ phase: 'full', ...full, requests: sim.admin.stats().total, ratio: sim.admin.stats().total / full.minimum });
+
+    const since = new Map<string, bigint>();
+    for (const resource of RECORD_RESOURCE_NAMES) {
+      const state = await warehouse.readState(resource);
+      since.set(resource, parseInstantMicros(minusMs(state.watermark!, config.lookbackMs))!);
+    }
+    sim.admin.mutateRandom(options.changes, 3, ['update', 'create', 'activity']);
+    sim.admin.resetStats();
+    await sync();
+    const incremental = minimum(since);
+    results.push({ phase: 'incremental', ...incremental, requests: sim.admin.stats().total, ratio: sim.admin.stats().total / incremental.minimum });
+    return results;
+  } finally {
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,69 @@
+// npm run bench: every figure as a ratio against a limit, measured in one run on this machine.
+// Flags: --scale <f> multiplies every data size (e.g. 0.1 for a quick look); --only <name,...> runs some sections.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { projectRoot } from '../src/core/paths.js';
+import { formatTable } from '../src/cli/table.js';
+import { benchLoadSpeed } from './load-speed.js';
+import { benchRequestEfficiency } from './request-efficiency.js';
+import { benchEndToEnd, benchMemory } from './sync-cost.js';
+
+export interface Row {
+  section: string;
+  measure: string;
+  value: number;
+  goal: string;
+  met: boolean;
+  detail: string;
+}
+
+const { values } = parseArgs({ options: { scale: { type: 'string', default: '1' }, only: { type: 'string' } } });
+const scale = Number(values.scale);
+const only = values.only ? new Set(values.only.split(',')) : null;
+const wanted = (name: string) => only === null || only.has(name);
+const n = (count: number) => Math.max(1000, Math.round(count * scale));
+const rows: Row[] = [];
+const fixed = (x: number, digits = 2) => Number(x.toFixed(digits));
+const say = (text: string) => process.stderr.write(`${text}\n`);
+
+if (wanted('efficiency')) {
+  say('request efficiency: full and incremental sync against the minimum the interface allows ...');
+  for (const r of await benchRequestEfficiency({ size: { deals: n(20_000), companies: n(5_000), contacts: n(20_000), contactActivities: n(5_000), meetingLogs: 400, users: 40 }, changes: 500 })) {
+    rows.push({ section: 'efficiency', measure: `requests ÷ minimum, ${r.phase} sync`, value: fixed(r.ratio, 3), goal: '≤ 1.05', met: r.ratio <= 1.05, detail: `${r.requests} requests, minimum ${r.minimum} for ${r.records} records` });
+  }
+}
+
+if (wanted('load')) {
+  say('load speed: our upsert path against DuckDB\'s own bulk load of the same rows ...');
+  const r = await benchLoadSpeed({ rows: n(200_000), batchRows: 5000 });
+  const detail = `${r.rows} rows; DuckDB read_json ${Math.round(r.duckdbRowsPerSec)} rows/s`;
+  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, first load', value: fixed(r.firstLoadRatio), goal: '≥ 0.8', met: r.firstLoadRatio >= 0.8, detail: `${Math.round(r.firstLoadRowsPerSec)} rows/s; ${detail}` });
+  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, upsert over existing', value: fixed(r.upsertRatio), goal: '≥ 0.8', met: r.upsertRatio >= 0.8, detail: `${Math.round(r.upsertRowsPerSec)} rows/s; ${detail}` });
+}
+
+if (wanted('memory')) {
+  for (const records of [n(100_000), n(1_000_000)]) {
+    say(`memory: peak RSS of a full sync of ${records} records ...`);
+    const r = await benchMemory(records);
+    rows.push({ section: 'memory', measure: `peak RSS (MB), full sync of ${r.records} records`, value: Math.round(r.maxRssMb), goal: '< 300, flat', met: r.maxRssMb < 300, detail: `${(r.elapsedMs / 1000).toFixed(0)} s` });
+  }
+}
+
+if (wanted('e2e')) {
+  const records = n(1_000_000);
+  say(`end to end: full sync of ${records} records with 50 ms latency ...`);
+  const r = await benchEndToEnd({ records, latencyMs: 50, keys: 5, perKeyPerMinute: 1000, perOrgPerMinute: 5000, walks: 3 });
+  rows.push({ section: 'e2e', measure: 'requests/s ÷ min(rate limit, walks ÷ latency)', value: fixed(r.ratio), goal: '≥ 0.9', met: r.ratio >= 0.9, detail: `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms)` });
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+process.stdout.write(`\nsalesync benchmarks (scale ${scale}) on ${machine}\n\n`);
+process.stdout.write(
+  `${formatTable(['measure', 'value', 'goal', 'met', 'detail'], rows.map((r) => [r.measure, String(r.value), r.goal, r.met ? 'yes' : 'NO', r.detail]))}\n`,
+);
+const out = join(projectRoot(import.meta.url), 'bench', 'results');
+await mkdir(out, { recursive: true });
+await writeFile(join(out, 'bench.json'), `${JSON.stringify({ machine, scale, at: new Date().toISOString(), rows }, null, 2)}\n`);
+process.stdout.write(`\nwritten to bench/results/bench.json\n`);

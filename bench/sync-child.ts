@@ -1,0 +1,23 @@
+// One sync in its own process, reporting what it cost: the peak RSS of this process is the sync's alone.
+// Reads the service address, key and warehouse from the environment like the CLI; prints one JSON line.
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { RESOURCE_NAMES } from '../src/core/resources.js';
+import { createSyncEnvironment, runSync } from '../src/sync/index.js';
+
+const config = loadConfig(process.env);
+const env = createSyncEnvironment(config, { logger: pino({ level: 'warn' }) });
+const started = performance.now();
+const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: config.resourceConcurrency });
+const elapsedMs = performance.now() - started;
+process.stdout.write(
+  `${JSON.stringify({
+    ok: report.ok,
+    requests: report.requests,
+    records: report.results.reduce((sum, r) => sum + r.written, 0),
+    elapsedMs,
+    // resourceUsage().maxRSS is in kilobytes.
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code}`),
+  })}\n`,
+);

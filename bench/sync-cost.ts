@@ -1,0 +1,100 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChildSimulator, runChildSync, type SyncChildResult } from './processes.js';
+
+/** `total` records spread over four list resources, few meeting logs (each costs a single GET). */
+export function spreadSize(total: number) {
+  return {
+    deals: Math.round(total * 0.35),
+    companies: Math.round(total * 0.15),
+    contacts: Math.round(total * 0.35),
+    contactActivities: Math.round(total * 0.15),
+    meetingLogs: 100,
+    users: 50,
+  };
+}
+
+export interface MemoryResult {
+  records: number;
+  maxRssMb: number;
+  elapsedMs: number;
+}
+
+/** Peak RSS of a full sync in its own process: pages must stream through, so it stays flat as data grows. */
+export async function benchMemory(records: number): Promise<MemoryResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-mem-'));
+  const sim = await startChildSimulator({ seed: 11, size: spreadSize(records), perKeyPerMinute: 100_000_000, perOrgPerMinute: 100_000_000 });
+  try {
+    const result = await runChildSync(sim.url, join(dir, 'w.duckdb'), {
+      SALES_API_RATE_LIMIT: '100000000',
+      SALES_API_ORG_RATE_LIMIT: '100000000',
+    });
+    assertOk(result);
+    return { records: result.records, maxRssMb: result.maxRssMb, elapsedMs: result.elapsedMs };
+  } finally {
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface EndToEndResult {
+  records: number;
+  requests: number;
+  elapsedMs: number;
+  latencyMs: number;
+  keys: number;
+  walks: number;
+  /** Requests per second the service allows this setup: min(rate limit, parallel walks ÷ latency). */
+  boundPerSec: number;
+  achievedPerSec: number;
+  ratio: number;
+}
+
+/**
+ * A full sync with simulated latency against the physical bound: the rate limit of the keys used (capped by
+ * the organization's), or what `walks` sequential walkers can do at that latency, whichever is lower.
+ */
+export async function benchEndToEnd(options: { records: number; latencyMs: number; keys: number; perKeyPerMinute: number; perOrgPerMinute: number; walks: number }): Promise<EndToEndResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-e2e-'));
+  const keys = Array.from({ length: options.keys }, (_, i) => `sk_Bench${String(i).padStart(2, '0')}${'x'.repeat(40)}`);
+  const sim = await startChildSimulator({
+    seed: 13,
+    size: spreadSize(options.records),
+    perKeyPerMinute: options.perKeyPerMinute,
+    perOrgPerMinute: options.perOrgPerMinute,
+    keys: keys.map((key) => ({ key, role: 'read' as const })),
+    faults: { latencyMs: options.latencyMs },
+  });
+  try {
+    const result = await runChildSync(sim.url, join(dir, 'w.duckdb'), {
+      SALES_API_KEY: keys.join(','),
+      SALES_API_RATE_LIMIT: String(options.perKeyPerMinute),
+      SALES_API_ORG_RATE_LIMIT: String(options.perOrgPerMinute),
+      SALESYNC_CONCURRENCY: String(options.walks),
+    });
+    assertOk(result);
+    const rateBound = Math.min(options.keys * options.perKeyPerMinute, options.perOrgPerMinute) / 60;
+    const latencyBound = options.walks / (options.latencyMs / 1000);
+    const boundPerSec = Math.min(rateBound, latencyBound);
+    const achievedPerSec = result.requests / (result.elapsedMs / 1000);
+    return {
+      records: result.records,
+      requests: result.requests,
+      elapsedMs: result.elapsedMs,
+      latencyMs: options.latencyMs,
+      keys: options.keys,
+      walks: options.walks,
+      boundPerSec,
+      achievedPerSec,
+      ratio: achievedPerSec / boundPerSec,
+    };
+  } finally {
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function assertOk(result: SyncChildResult): void {
+  if (!result.ok) throw new Error(`benchmark sync failed: ${result.errors.join(', ')}`);
+}
