@@ -1,36 +1,8 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/core/paths.js';
-import { DEFAULT_KEYS } from '../../src/simulator/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
+import { cliEnv, runCli } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
-
-const CLI = join(projectRoot(import.meta.url), 'dist', 'src', 'cli', 'main.js');
-
-interface CliRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: Record<string, string>, onStart?: (kill: () => void) => void): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    onStart?.(() => child.kill('SIGKILL'));
-  });
-}
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -48,16 +20,7 @@ afterEach(async () => {
 
 const SIZE = { deals: 300, companies: 100, contacts: 1600, meetingLogs: 40, contactActivities: 100, users: 8 };
 
-function envFor(h: Harness, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    SALES_API_BASE_URL: h.url,
-    SALES_API_KEY: DEFAULT_KEYS.read,
-    WAREHOUSE_PATH: h.config.warehousePath,
-    SALES_API_RATE_LIMIT: '600000',
-    SALES_API_ORG_RATE_LIMIT: '3000000',
-    ...extra,
-  };
-}
+const envFor = cliEnv;
 
 describe('salesync CLI', () => {
   it('syncs, then reports per-resource status as a table and as JSON', async () => {

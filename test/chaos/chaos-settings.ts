@@ -1,0 +1,30 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/core/paths.js';
+
+/** Trials per chaos test: CHAOS_TRIALS, 20 by default; CI runs fewer to fit its time. */
+export function chaosTrials(): number {
+  const value = Number(process.env.CHAOS_TRIALS ?? '20');
+  return Number.isInteger(value) && value > 0 ? value : 20;
+}
+
+/** A small seeded PRNG (mulberry32): the same seed replays the same kill moments. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One line per chaos test in bench/results/chaos.jsonl and on stdout: what was tried and what held. */
+export function chaosReport(name: string, figures: Record<string, number | string>): void {
+  const line = JSON.stringify({ name, at: new Date().toISOString(), ...figures });
+  const dir = join(projectRoot(import.meta.url), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(join(dir, 'chaos.jsonl'), `${line}\n`);
+  process.stdout.write(`chaos: ${line}\n`);
+}
