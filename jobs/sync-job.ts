@@ -1,6 +1,6 @@
 import type { ResourceName } from '../src/core/resources.js';
 import type { WalkMode } from '../src/core/types.js';
-import { runSync, type SyncEnvironment, type SyncReport } from '../src/sync/index.js';
+import { runSync, type SyncEnvironment, type SyncReport, type WalkGuard } from '../src/sync/index.js';
 
 /**
  * The payload of a `sync` job: one resource, one mode. Processors stay thin shells over src/sync, so a
@@ -11,6 +11,7 @@ export interface SyncJobData {
   mode: WalkMode;
 }
 
-export async function processSyncJob(env: SyncEnvironment, data: SyncJobData): Promise<SyncReport> {
-  return runSync(env.deps, env.settings, { resources: [data.resource], mode: data.mode, concurrency: 1 });
+/** `guard` is the per-resource lease when Redis is in use. */
+export async function processSyncJob(env: Pick<SyncEnvironment, 'deps' | 'settings'>, data: SyncJobData, guard?: WalkGuard): Promise<SyncReport> {
+  return runSync(env.deps, env.settings, { resources: [data.resource], mode: data.mode, concurrency: 1, ...(guard ? { guard } : {}) });
 }

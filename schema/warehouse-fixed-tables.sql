@@ -68,3 +68,16 @@ CREATE TABLE IF NOT EXISTS sync_runs (
   error_code VARCHAR,
   error_message VARCHAR
 );
+
+-- Drift found by a reconcile sweep (rows whose content changed unseen by incremental walks; rows that vanished).
+-- Added after the first release: ALTER keeps existing warehouses in step.
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS changed BIGINT;
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS deleted BIGINT;
+
+-- Ids seen so far by an unfinished reconcile sweep (sweep_key e.g. 'deals#reconcile'), written in the same
+-- transaction as each batch, so a resumed sweep still knows what it saw before a crash. Cleared at completion.
+-- No primary key: an id seen twice is harmless, and appends stay cheap.
+CREATE TABLE IF NOT EXISTS reconcile_seen (
+  sweep_key VARCHAR NOT NULL,
+  id VARCHAR NOT NULL
+);

@@ -8,7 +8,7 @@ import { parseDurationMs } from './core/time.js';
 export interface Config {
   /** SALES_API_BASE_URL: the service, without `/v1`. */
   baseUrl: string | null;
-  /** SALES_API_KEY: one key (a later version takes several, comma-separated). Never logged. */
+  /** SALES_API_KEY: one key, or several keys of the organization separated by commas (a pool). Never logged. */
   apiKey: string | null;
   /** WAREHOUSE_PATH. @defaultValue ./data/warehouse.duckdb */
   warehousePath: string;
@@ -36,6 +36,43 @@ export interface Config {
   retryBaseDelayMs: number;
   /** SALESYNC_LOCK_TIMEOUT: how long a writer waits for a warehouse file held by another process. @defaultValue 5m */
   lockTimeoutMs: number;
+  /**
+   * WAREHOUSE_SNAPSHOT_PATH: after each successful sync, a read-only copy of the warehouse is published here
+   * (replaced atomically) for BI tools to hold open. @defaultValue null (no snapshot)
+   */
+  snapshotPath: string | null;
+  /** SALESYNC_SUMMARIES_WINDOW: `summaries` re-fetches logs created this long before the server's now. @defaultValue 14d */
+  summariesWindowMs: number;
+  /** SALESYNC_SUMMARIES_FINAL: summary statuses that are final (comma-separated). @defaultValue completed,failed */
+  summariesFinalStatuses: string[];
+  /** REDIS_URL: when set, processes share the rate limiter, leases and the job queue through this Redis. */
+  redisUrl: string | null;
+  /** REDIS_PREFIX: prefix of every Redis key salesync writes (queue, leases, limiter). @defaultValue salesync */
+  redisPrefix: string;
+  /** SALESYNC_BACKFILL_SHARE: most of the organization's rate a backfill may use, 0–1. @defaultValue 0.5 */
+  backfillShare: number;
+  /** SALESYNC_SUMMARIES_SHARE: most of the organization's rate the summaries job may use, 0–1. @defaultValue 0.25 */
+  summariesShare: number;
+  /** SALESYNC_TIMEZONE: time zone of cron schedules (the nightly reconcile). @defaultValue UTC */
+  timezone: string;
+  /** SALESYNC_WORKER_CONCURRENCY: jobs a worker runs at once. @defaultValue 3 */
+  workerConcurrency: number;
+  /** SALESYNC_DASHBOARD_PORT: bull-board served by `worker`; 0 disables. @defaultValue 3000 */
+  dashboardPort: number;
+  /** SALESYNC_METRICS_PORT: Prometheus `/metrics` served by `worker`; 0 disables. @defaultValue 9464 */
+  metricsPort: number;
+  /** SALESYNC_SYNC_EVERY: how often `schedule` walks each record resource incrementally. @defaultValue 15m */
+  syncEveryMs: number;
+  /** SALESYNC_USERS_EVERY: how often `schedule` refreshes users. @defaultValue 1h */
+  usersEveryMs: number;
+  /** SALESYNC_SUMMARIES_EVERY: how often `schedule` runs the summaries job. @defaultValue 1h */
+  summariesEveryMs: number;
+  /** SALESYNC_RECONCILE_CRON: when `schedule` runs the reconcile sweep, in SALESYNC_TIMEZONE. @defaultValue 0 3 * * * */
+  reconcileCron: string;
+  /** SALESYNC_LEASE_TTL: how long a lease outlives a holder that stopped renewing it (a crash). @defaultValue 30s */
+  leaseTtlMs: number;
+  /** SALESYNC_LEASE_WAIT: how long a manual sync waits for a resource another process is walking. @defaultValue 2m */
+  leaseWaitMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -54,6 +91,23 @@ export const DEFAULT_CONFIG: Config = {
   retryLimit: 5,
   retryBaseDelayMs: 500,
   lockTimeoutMs: 5 * 60_000,
+  snapshotPath: null,
+  summariesWindowMs: 14 * 24 * 60 * 60_000,
+  summariesFinalStatuses: ['completed', 'failed'],
+  redisUrl: null,
+  redisPrefix: 'salesync',
+  backfillShare: 0.5,
+  summariesShare: 0.25,
+  timezone: 'UTC',
+  workerConcurrency: 3,
+  dashboardPort: 3000,
+  metricsPort: 9464,
+  syncEveryMs: 15 * 60_000,
+  usersEveryMs: 60 * 60_000,
+  summariesEveryMs: 60 * 60_000,
+  reconcileCron: '0 3 * * *',
+  leaseTtlMs: 30_000,
+  leaseWaitMs: 2 * 60_000,
 };
 
 type Env = Record<string, string | undefined>;
@@ -83,6 +137,24 @@ function duration(env: Env, name: string): number | undefined {
   return value;
 }
 
+function list(env: Env, name: string): string[] | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  const values = raw.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+  if (values.length === 0) throw new ConfigError('invalid_config', `${name} must list at least one value, comma-separated (got "${raw}")`, { name });
+  return values;
+}
+
+function fraction(env: Env, name: string): number | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!(value > 0 && value <= 1)) {
+    throw new ConfigError('invalid_config', `${name} must be a share above 0 and at most 1, such as 0.5 (got "${raw}")`, { name });
+  }
+  return value;
+}
+
 function defined<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
@@ -105,12 +177,29 @@ export function loadConfig(env: Env, overrides: Partial<Config> = {}): Config {
     retryLimit: integer(env, 'SALES_API_RETRIES', 0),
     retryBaseDelayMs: duration(env, 'SALES_API_RETRY_DELAY'),
     lockTimeoutMs: duration(env, 'SALESYNC_LOCK_TIMEOUT'),
+    snapshotPath: text(env, 'WAREHOUSE_SNAPSHOT_PATH'),
+    summariesWindowMs: duration(env, 'SALESYNC_SUMMARIES_WINDOW'),
+    summariesFinalStatuses: list(env, 'SALESYNC_SUMMARIES_FINAL'),
+    redisUrl: text(env, 'REDIS_URL'),
+    redisPrefix: text(env, 'REDIS_PREFIX'),
+    backfillShare: fraction(env, 'SALESYNC_BACKFILL_SHARE'),
+    summariesShare: fraction(env, 'SALESYNC_SUMMARIES_SHARE'),
+    timezone: text(env, 'SALESYNC_TIMEZONE'),
+    workerConcurrency: integer(env, 'SALESYNC_WORKER_CONCURRENCY', 1),
+    dashboardPort: integer(env, 'SALESYNC_DASHBOARD_PORT', 0),
+    metricsPort: integer(env, 'SALESYNC_METRICS_PORT', 0),
+    syncEveryMs: duration(env, 'SALESYNC_SYNC_EVERY'),
+    usersEveryMs: duration(env, 'SALESYNC_USERS_EVERY'),
+    summariesEveryMs: duration(env, 'SALESYNC_SUMMARIES_EVERY'),
+    reconcileCron: text(env, 'SALESYNC_RECONCILE_CRON'),
+    leaseTtlMs: duration(env, 'SALESYNC_LEASE_TTL'),
+    leaseWaitMs: duration(env, 'SALESYNC_LEASE_WAIT'),
   });
   return { ...DEFAULT_CONFIG, ...fromEnv, ...defined(overrides) };
 }
 
 /** The connection settings a sync cannot run without. */
-export function requireService(config: Config): { baseUrl: string; apiKey: string } {
+export function requireService(config: Config): { baseUrl: string; apiKey: string; apiKeys: string[] } {
   if (!config.baseUrl) {
     throw new ConfigError(
       'missing_base_url',
@@ -126,5 +215,7 @@ export function requireService(config: Config): { baseUrl: string; apiKey: strin
       'SALES_API_KEY is not set: set it to a key issued in the service administration screen (a read key is enough)',
     );
   }
-  return { baseUrl: config.baseUrl.replace(/\/+$/, ''), apiKey: config.apiKey };
+  // Several keys, comma-separated: a pool of the same organization (each key's format is checked by the client).
+  const apiKeys = config.apiKey.split(',').map((key) => key.trim()).filter((key) => key.length > 0);
+  return { baseUrl: config.baseUrl.replace(/\/+$/, ''), apiKey: apiKeys[0] ?? config.apiKey, apiKeys };
 }

@@ -71,18 +71,24 @@ interface RawResponse {
 }
 
 export function createSalesApi(options: SalesApiOptions): SalesApi {
-  assertApiKeyFormat(options.apiKey);
+  const keys = keyPool(options);
   const base = parseBaseUrl(options.baseUrl);
-  const fingerprint = keyFingerprint(options.apiKey);
+  const fingerprints = keys.map((k) => k.fingerprint);
+  const fingerprint = fingerprints[0]!;
+  const secretOf = new Map(keys.map((k) => [k.fingerprint, k.key]));
+  /** Keys not (yet) rejected with a 401, in the order given: what every acquire offers the limiter. */
+  let liveKeys: readonly string[] = fingerprints;
   const retry: ResolvedRetryOptions = { ...DEFAULT_RETRY, ...withoutUndefined(options.retry ?? {}) };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { limiter } = options;
-  const log = options.logger.child({ component: 'sales-api', keyFingerprint: fingerprint });
+  const log = options.logger.child(
+    fingerprints.length === 1 ? { component: 'sales-api', keyFingerprint: fingerprint } : { component: 'sales-api', keyFingerprints: fingerprints },
+  );
   const stats: RequestStats = { requests: 0, retries: 0, rateLimited: 0, throttledMs: 0 };
 
   const http = got.extend({
+    // Authorization is set per request: each attempt goes out on the key the limiter granted.
     headers: {
-      authorization: `Bearer ${options.apiKey}`,
       accept: 'application/json',
       'user-agent': 'salesync',
     },
@@ -93,7 +99,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     timeout: { request: timeoutMs },
   });
 
-  async function send(spec: CallSpec<unknown>): Promise<{ response: RawResponse } | { failure: AttemptFailure }> {
+  async function send(spec: CallSpec<unknown>, keyId: string): Promise<{ response: RawResponse } | { failure: AttemptFailure }> {
     const url = new URL(base.prefix + spec.path);
     for (const [name, value] of Object.entries(spec.query ?? {})) {
       if (value !== null && value !== undefined) url.searchParams.set(name, String(value));
@@ -102,6 +108,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       const response = await http(url, {
         method: spec.method,
         responseType: 'text',
+        headers: { authorization: `Bearer ${secretOf.get(keyId) ?? keys[0]!.key}` },
         ...(spec.body === undefined ? {} : { json: spec.body }),
         ...(spec.signal ? { signal: spec.signal } : {}),
       });
@@ -111,7 +118,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       // Only the code is read: got's errors carry the request options, the Authorization header included.
       if (error instanceof TimeoutError) return { failure: { kind: 'timeout' } };
       if (error instanceof RequestError) {
-        if (error.response) observe(error.response.headers);
+        if (error.response) observe(keyId, error.response.headers);
         return { failure: { kind: 'network', networkCode: error.code } };
       }
       const name = error instanceof Error ? error.name : typeof error;
@@ -119,8 +126,22 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     }
   }
 
-  function observe(headers: Response['headers']): void {
-    limiter.observe(fingerprint, rateLimitObservation(headers));
+  function observe(keyId: string, headers: Response['headers']): void {
+    limiter.observe(keyId, rateLimitObservation(headers));
+  }
+
+  /**
+   * A key the service rejected leaves the pool while another remains; true when the request should simply go
+   * again on another key. The last key is never dropped: its 401 is the run's `unauthorized` error.
+   */
+  function dropRejectedKey(keyId: string): boolean {
+    const others = liveKeys.filter((id) => id !== keyId);
+    if (others.length === 0) return false;
+    if (others.length < liveKeys.length) {
+      liveKeys = others;
+      log.warn({ keyFingerprint: keyId, keysLeft: others.length }, 'sales api key rejected (401): dropped from the key pool');
+    }
+    return true;
   }
 
   async function call<T>(spec: CallSpec<T>): Promise<CallResult<T>> {
@@ -128,12 +149,15 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     const state: RetryState = { retries: 0, rateLimitedRetries: 0 };
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      stats.throttledMs += (await abortable(() => limiter.acquire([fingerprint], { signal, lane: options.lane }), signal)).waitedMs;
+      const grant = await abortable(() => limiter.acquire(liveKeys, { signal, lane: options.lane }), signal);
+      stats.throttledMs += grant.waitedMs;
+      // A limiter that does not know the pool (a test stub) may name no key of ours: send on the first live one.
+      const keyId = secretOf.has(grant.keyId) ? grant.keyId : liveKeys[0]!;
       stats.requests += 1;
       if (attempt > 1) stats.retries += 1;
 
       const started = performance.now();
-      const outcome = await send(spec);
+      const outcome = await send(spec, keyId);
       const ms = Math.round(performance.now() - started);
 
       let failure: AttemptFailure;
@@ -141,8 +165,9 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       let invalidJson = false;
       if ('response' in outcome) {
         const response = (lastResponse = outcome.response);
-        observe(response.headers);
-        log.debug({ method, path, status: response.status, ms, attempt }, 'sales api attempt');
+        observe(keyId, response.headers);
+        log.debug({ method, path, status: response.status, ms, attempt, keyFingerprint: keyId }, 'sales api attempt');
+        if (response.status === 401 && dropRejectedKey(keyId)) continue;
         if (response.status >= 200 && response.status < 300) {
           const parsed = parseBody(response.body, spec.schema);
           if (parsed.ok) return { data: parsed.data, serverDate: parseServerDate(header(response.headers, 'date')) };
@@ -152,7 +177,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
           stats.rateLimited += 1;
           const retryAfterMs = parseRetryAfterMs(header(response.headers, 'retry-after'));
           // Everyone on this key waits, not only this request: the server counts the key, not the caller.
-          if (retryAfterMs !== null) limiter.pause(fingerprint, retryAfterMs);
+          if (retryAfterMs !== null) limiter.pause(keyId, retryAfterMs);
           failure = { kind: 'rate_limited', retryAfterMs };
         } else {
           const code = parseErrorEnvelope(response.body)?.code ?? codeForStatus(response.status);
@@ -164,10 +189,10 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       }
 
       const decision = decideRetry(failure, state, retry);
-      if (!decision.retry) throw finalError(spec, failure, lastResponse, attempt, invalidJson);
+      if (!decision.retry) throw finalError(spec, failure, lastResponse, attempt, invalidJson, keyId);
       if (decision.rateLimited) {
         state.rateLimitedRetries += 1;
-        if (failure.kind === 'rate_limited' && failure.retryAfterMs === null) limiter.pause(fingerprint, decision.delayMs);
+        if (failure.kind === 'rate_limited' && failure.retryAfterMs === null) limiter.pause(keyId, decision.delayMs);
       } else {
         state.retries += 1;
       }
@@ -182,6 +207,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     response: RawResponse | null,
     attempts: number,
     invalidJson: boolean,
+    keyId: string,
   ): SalesyncError {
     const { method, path } = spec;
     switch (failure.kind) {
@@ -208,7 +234,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
             path,
             retryAfterMs: failure.kind === 'rate_limited' ? failure.retryAfterMs : null,
           },
-          { keyFingerprint: fingerprint, attempts, maxRetryAfterMs: retry.maxRetryAfterMs },
+          { keyFingerprint: keyId, attempts, maxRetryAfterMs: retry.maxRetryAfterMs },
         );
     }
   }
@@ -269,6 +295,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
 
   return {
     keyFingerprint: fingerprint,
+    keyFingerprints: fingerprints,
 
     listPages: (resource, options = {}) => walk<ServiceRecord>(recordPath(resource), recordListSchema, options),
 
@@ -310,6 +337,28 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
 
     stats: () => ({ ...stats }),
   };
+}
+
+/**
+ * `apiKey` then `apiKeys`, each checked for its format before any request, duplicates dropped. Throws
+ * `invalid_api_key_format` (naming the position when there are several, never the value).
+ */
+export function keyPool(options: Pick<SalesApiOptions, 'apiKey' | 'apiKeys'>): Array<{ key: string; fingerprint: string }> {
+  const given = [...(options.apiKey === undefined ? [] : [options.apiKey]), ...(options.apiKeys ?? [])];
+  if (given.length === 0) assertApiKeyFormat('');
+  const pool = new Map<string, string>();
+  given.forEach((key, index) => {
+    try {
+      assertApiKeyFormat(key);
+    } catch (error) {
+      if (given.length > 1 && error instanceof ConfigError) {
+        throw new ConfigError(error.code, `key ${index + 1} of ${given.length}: ${error.message}`, { ...error.context, keyPosition: index + 1 });
+      }
+      throw error;
+    }
+    pool.set(key, keyFingerprint(key));
+  });
+  return [...pool].map(([key, fingerprint]) => ({ key, fingerprint }));
 }
 
 /** The base URL checked and split: `prefix` has no trailing slash; `host` is safe to print. */

@@ -76,8 +76,10 @@ export interface SalesApi {
   getUser(id: string, signal?: AbortSignal): Promise<ServiceUser>;
   /** A snapshot of the counters since the client was made. */
   stats(): RequestStats;
-  /** A stable, non-secret name for the key: `sk_…` + 8 hex digits of its SHA-256. */
+  /** A stable, non-secret name for the (first) key: `sk_…` + 8 hex digits of its SHA-256. */
   readonly keyFingerprint: string;
+  /** The fingerprints of every key in the pool, in the order given (a key dropped after a 401 included). */
+  readonly keyFingerprints: readonly string[];
 }
 
 export interface RetryOptions {
@@ -94,8 +96,13 @@ export interface RetryOptions {
 export interface SalesApiOptions {
   /** e.g. `https://api.example.com` or `http://127.0.0.1:4010`; `/v1/...` is appended. */
   baseUrl: string;
-  /** `sk_` + at least 40 base62 characters. Checked before any request; never logged. */
-  apiKey: string;
+  /** `sk_` + at least 40 base62 characters. Checked before any request; never logged. Same as `apiKeys: [apiKey]`. */
+  apiKey?: string;
+  /**
+   * A pool of keys of one organization (each checked like `apiKey`): every request goes out on the key the
+   * limiter grants, and a key answering 401 leaves the pool. Given with `apiKey`, `apiKey` comes first.
+   */
+  apiKeys?: readonly string[];
   limiter: RateLimiter;
   /** Which share of the rate budget this client spends. @defaultValue 'sync' */
   lane?: RateLane;

@@ -6,11 +6,18 @@ import type { Config } from '../config.js';
 import { ConfigError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RESOURCE_NAMES } from '../core/resources.js';
+import { parseDurationMs } from '../core/time.js';
+import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
+import { exportCommand } from './commands/export.js';
 import { queryCommand } from './commands/query.js';
+import { reconcileCommand } from './commands/reconcile.js';
+import { summariesCommand } from './commands/summaries.js';
 import { simulatorCommand } from './commands/simulator.js';
 import { statusCommand } from './commands/status.js';
+import { scheduleCommand } from './commands/schedule.js';
 import { syncCommand } from './commands/sync.js';
+import { workerCommand } from './commands/worker.js';
 import { createRuntime, failureLine, type CliRuntime } from './runtime.js';
 
 const version = (JSON.parse(readFileSync(join(projectRoot(import.meta.url), 'package.json'), 'utf8')) as { version: string }).version;
@@ -19,6 +26,18 @@ function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
   return n;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('must be a port number (0 disables)');
+  return n;
+}
+
+function duration(value: string): number {
+  const ms = parseDurationMs(value);
+  if (ms === null || ms < 1) throw new InvalidArgumentError('must be a duration such as 90s, 15m or 1h');
+  return ms;
 }
 
 interface GlobalFlags {
@@ -33,7 +52,7 @@ async function run(
   program: Command,
   overrides: Partial<Config>,
   body: (runtime: CliRuntime) => Promise<unknown>,
-  options: { quiet?: boolean } = {},
+  options: { quiet?: boolean; stopIsSuccess?: boolean } = {},
 ): Promise<void> {
   const flags = program.opts<GlobalFlags>();
   let runtime: CliRuntime | undefined;
@@ -53,7 +72,8 @@ async function run(
     });
     await body(runtime);
     runtime.close();
-    if (runtime.signal.aborted) process.exitCode = 130;
+    // A worker is meant to run until told to stop: SIGTERM is its normal end.
+    if (runtime.signal.aborted && !options.stopIsSuccess) process.exitCode = 130;
   } catch (error) {
     runtime?.close();
     process.stderr.write(`${failureLine(error)}\n`);
@@ -84,6 +104,88 @@ export function buildProgram(): Command {
     );
 
   program
+    .command('reconcile')
+    .description('sweep every record: write what incremental walks cannot see (links, predictions), mark deleted records')
+    .argument('[resource...]', `any of: ${RESOURCE_NAMES.join(' ')} (default: all)`)
+    .option('--deep', "meeting logs: re-fetch every log's single view, catching summaries changed on any log (one request per log)")
+    .option('--concurrency <n>', 'resources swept at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt)
+    .action(async (resources: string[], options: { deep?: boolean; concurrency?: number }) =>
+      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, (rt) =>
+        reconcileCommand(rt, resources, options),
+      ),
+    );
+
+  program
+    .command('summaries')
+    .description('re-fetch recent meeting logs whose summaries are empty or not final (env SALESYNC_SUMMARIES_WINDOW)')
+    .action(async () => run(program, {}, (rt) => summariesCommand(rt)));
+
+  program
+    .command('backfill')
+    .description('replay one resource from --since (default: everything) without moving its watermark: queued for the workers, or here with --wait')
+    .argument('<resource>', `a record resource: ${RESOURCE_NAMES.filter((r) => r !== 'users').join(' ')}`)
+    .option('--since <iso>', 'records updated at or after this instant (default: all)')
+    .option('--until <iso>', 'the end of the window you care about (records updated later are true data and are written too)')
+    .option('--wait', 'run it here, in the foreground, with a progress line, instead of queueing a job')
+    .action(async (resource: string, options: { since?: string; until?: string; wait?: boolean }) =>
+      run(program, {}, (rt) => backfillCommand(rt, resource, options)),
+    );
+
+  program
+    .command('worker')
+    .description('run scheduled and queued jobs from Redis (REDIS_URL) until SIGTERM; serves bull-board and Prometheus metrics')
+    .option('--concurrency <n>', 'jobs run at once (env SALESYNC_WORKER_CONCURRENCY, default 3)', positiveInt)
+    .option('--dashboard-port <port>', 'bull-board port, 0 disables (env SALESYNC_DASHBOARD_PORT, default 3000)', port)
+    .option('--metrics-port <port>', 'Prometheus /metrics port, 0 disables (env SALESYNC_METRICS_PORT, default 9464)', port)
+    .action(async (options: { concurrency?: number; dashboardPort?: number; metricsPort?: number }) =>
+      run(
+        program,
+        {
+          ...(options.concurrency ? { workerConcurrency: options.concurrency } : {}),
+          ...(options.dashboardPort !== undefined ? { dashboardPort: options.dashboardPort } : {}),
+          ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+        },
+        (rt) => workerCommand(rt),
+        { stopIsSuccess: true },
+      ),
+    );
+
+  program
+    .command('schedule')
+    .description('register the Job Schedulers in Redis (idempotent): syncs every 15m, users hourly, reconcile nightly, summaries hourly')
+    .option('--list', 'show the registered schedules and change nothing')
+    .option('--remove', "remove salesync's schedules (jobs already queued still run)")
+    .option('--sync-every <duration>', 'incremental sync of each record resource (env SALESYNC_SYNC_EVERY, default 15m)', duration)
+    .option('--users-every <duration>', 'users refresh (env SALESYNC_USERS_EVERY, default 1h)', duration)
+    .option('--summaries-every <duration>', 'summaries job (env SALESYNC_SUMMARIES_EVERY, default 1h)', duration)
+    .option('--reconcile-cron <pattern>', 'reconcile sweep (env SALESYNC_RECONCILE_CRON, default "0 3 * * *")')
+    .option('--timezone <tz>', 'time zone of the cron pattern (env SALESYNC_TIMEZONE, default UTC)')
+    .option('--json', 'print JSON instead of a table')
+    .action(
+      async (options: {
+        list?: boolean;
+        remove?: boolean;
+        syncEvery?: number;
+        usersEvery?: number;
+        summariesEvery?: number;
+        reconcileCron?: string;
+        timezone?: string;
+        json?: boolean;
+      }) =>
+        run(
+          program,
+          {
+            ...(options.syncEvery ? { syncEveryMs: options.syncEvery } : {}),
+            ...(options.usersEvery ? { usersEveryMs: options.usersEvery } : {}),
+            ...(options.summariesEvery ? { summariesEveryMs: options.summariesEvery } : {}),
+            ...(options.reconcileCron ? { reconcileCron: options.reconcileCron } : {}),
+            ...(options.timezone ? { timezone: options.timezone } : {}),
+          },
+          (rt) => scheduleCommand(rt, options),
+        ),
+    );
+
+  program
     .command('status')
     .description('per resource: rows, watermark, freshness and the last run')
     .option('--json', 'print JSON instead of a table')
@@ -95,6 +197,14 @@ export function buildProgram(): Command {
     .argument('<sql>', 'e.g. "SELECT stage, count(*) FROM deals GROUP BY stage"')
     .option('--json', 'print JSON instead of a table')
     .action(async (sql: string, options: { json?: boolean }) => run(program, {}, (rt) => queryCommand(rt, sql, options)));
+
+  program
+    .command('export')
+    .description('write every table and view of the warehouse as files (read-only), e.g. for pandas, Polars or Spark')
+    .requiredOption('--out <dir>', 'directory to write into (created when missing; files of the same name are replaced)')
+    .option('--format <format>', 'file format: parquet', 'parquet')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (options: { out: string; format: string; json?: boolean }) => run(program, {}, (rt) => exportCommand(rt, options)));
 
   program
     .command('demo')

@@ -43,4 +43,6 @@ export interface RateLimiter {
   observe(keyId: string, observation: RateLimitObservation): void;
   /** A 429 answered with Retry-After: nobody sends on this key for `ms`. */
   pause(keyId: string, ms: number): void;
+  /** Rejects whoever still waits and releases what the limiter holds (the Redis one); optional. */
+  close?(): Promise<void>;
 }

@@ -1,3 +1,11 @@
 export type { AcquireOptions, Grant, RateLane, RateLimiter, RateLimitObservation } from '../core/rate-limiter.js';
-export { TokenBucketLimiter, unlimited, gcraParams, gcraTake, gcraWait } from './token-bucket.js';
-export type { TokenBucketOptions, GcraParams, GcraState } from './token-bucket.js';
+export { TokenBucketLimiter, unlimited } from './token-bucket.js';
+export type { TokenBucketOptions } from './token-bucket.js';
+export { gcraParams, gcraTake, gcraWait, gcraLimitAvailable } from './gcra.js';
+export type { GcraParams, GcraState } from './gcra.js';
+export { DEFAULT_LANE_SHARES, laneParams, resolveBudget } from './budget.js';
+export type { CappedLane, LaneShares, LimiterBudgetOptions, ResolvedBudget } from './budget.js';
+export { createRedisLimiter, readLimiterScript } from './redis-limiter.js';
+export type { ClosableRateLimiter, LimiterLogger, RedisLimiterOptions } from './redis-limiter.js';
+export { createLimiter } from './create-limiter.js';
+export type { LimiterOptions } from './create-limiter.js';

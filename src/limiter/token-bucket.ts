@@ -1,145 +1,167 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { AcquireOptions, Grant, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
+import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
+import { laneParams, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
+import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, type GcraParams, type GcraState } from './gcra.js';
 
-export interface TokenBucketOptions {
-  /**
-   * Requests per minute allowed per key.
-   * @defaultValue 1000 (the service's per-key limit)
-   */
-  perKeyPerMinute?: number;
-  /**
-   * Requests per minute allowed for the whole organization, all keys together.
-   * @defaultValue 5000 (the service's per-organization limit)
-   */
-  perOrgPerMinute?: number;
-  /**
-   * Tokens a bucket may hold: how many requests may go out back to back after an idle spell.
-   * The refill rate is lowered so that burst + one minute of refill never exceeds the limit: no 60-second
-   * window, however it is aligned, ever holds more than the limit.
-   * @defaultValue 10
-   */
-  burst?: number;
+export { gcraParams, gcraTake, gcraWait } from './gcra.js';
+export type { GcraParams, GcraState } from './gcra.js';
+
+export interface TokenBucketOptions extends LimiterBudgetOptions {
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
 }
 
-/**
- * Generic cell rate algorithm: each bucket is one number, the theoretical arrival time (TAT) of the next
- * request. Smooth by construction, so a server counting in sliding or fixed windows never sees a burst at a
- * window's edge.
- */
-export interface GcraState {
-  /** Milliseconds since epoch at which the bucket is next empty of debt. */
-  tat: number;
-}
-
-export interface GcraParams {
-  /** Milliseconds between requests at the sustained rate. */
-  intervalMs: number;
-  /** How far ahead of now the TAT may run: (burst - 1) intervals. */
-  toleranceMs: number;
-}
-
-export function gcraParams(perMinute: number, burst: number): GcraParams {
-  const b = Math.max(1, Math.min(burst, Math.floor(perMinute / 2)));
-  const sustained = Math.max(1, perMinute - b);
-  const intervalMs = 60_000 / sustained;
-  return { intervalMs, toleranceMs: (b - 1) * intervalMs };
-}
-
-/** How long until a request may go out on this bucket (0: now). Pure. */
-export function gcraWait(state: GcraState, params: GcraParams, now: number): number {
-  const tat = Math.max(state.tat, now);
-  const wait = tat - params.toleranceMs - now;
-  // Intervals are fractional milliseconds: ignore float dust so a full burst really goes out at once.
-  return wait > 1e-6 ? wait : 0;
-}
-
-/** The bucket after one request is sent at `now` (call only when gcraWait is 0). Pure. */
-export function gcraTake(state: GcraState, params: GcraParams, now: number): GcraState {
-  return { tat: Math.max(state.tat, now) + params.intervalMs };
-}
-
-interface KeyBucket {
+interface Bucket {
   gcra: GcraState;
   params: GcraParams;
+}
+
+interface KeyBucket extends Bucket {
   pausedUntil: number;
 }
 
+interface Waiter {
+  keyIds: readonly string[];
+  lane: RateLane;
+  started: number;
+  resolve(grant: Grant): void;
+  reject(reason: unknown): void;
+  /** Detaches the abort listener once the waiter is settled. */
+  cleanup(): void;
+}
+
 /**
- * The in-process limiter: correct for one process (the CLI without Redis). Waiters are served in order,
- * one timer at a time, so a thousand waiting requests cost no polling.
+ * The in-process limiter: correct for one process (the CLI without Redis). Every request takes one token from
+ * the key it is sent on, from the organization's bucket and, outside the `sync` lane, from its lane's bucket.
+ * Waiters are served in arrival order within a lane (a backfill waiting on its share never holds back a sync
+ * behind it), with one timer for all of them, so a thousand waiting requests cost no polling.
  */
 export class TokenBucketLimiter implements RateLimiter {
   private readonly keys = new Map<string, KeyBucket>();
-  private readonly org: { gcra: GcraState; params: GcraParams };
-  private readonly perKey: number;
-  private readonly burst: number;
+  private readonly lanes = new Map<RateLane, Bucket>();
+  private readonly org: Bucket;
+  private readonly budget: ResolvedBudget;
   private readonly now: () => number;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly waiters: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(options: TokenBucketOptions = {}) {
-    this.perKey = options.perKeyPerMinute ?? 1000;
-    this.burst = options.burst ?? 10;
+    this.budget = resolveBudget(options);
     this.now = options.now ?? Date.now;
-    this.org = { gcra: { tat: 0 }, params: gcraParams(options.perOrgPerMinute ?? 5000, this.burst) };
+    this.org = { gcra: { tat: 0 }, params: gcraParams(this.budget.perOrgPerMinute, this.budget.burst) };
   }
 
   acquire(keyIds: readonly string[], options: AcquireOptions = {}): Promise<Grant> {
-    const keyId = keyIds[0];
-    if (keyId === undefined) return Promise.reject(new Error('acquire needs at least one key'));
-    // Serialise takers so the buckets are read and written by one at a time, in arrival order.
-    const turn = this.queue.then(async () => ({ keyId, waitedMs: await this.takeWhenReady(keyId, options.signal) }));
-    this.queue = turn.catch(() => undefined);
-    return turn;
+    if (keyIds.length === 0) return Promise.reject(new Error('acquire needs at least one key'));
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Grant>((resolve, reject) => {
+      const onAbort = () => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(signal?.reason);
+        this.schedule();
+      };
+      const waiter: Waiter = {
+        keyIds: [...keyIds],
+        lane: options.lane ?? 'sync',
+        started: this.now(),
+        resolve,
+        reject,
+        cleanup: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.schedule();
+    });
   }
 
   observe(keyId: string, observation: RateLimitObservation): void {
-    const bucket = this.bucket(keyId);
+    const bucket = this.keyBucket(keyId);
     const now = this.now();
-    if (observation.limit !== undefined && observation.limit > 0 && observation.limit < this.perKey) {
+    if (observation.limit !== undefined && observation.limit > 0 && observation.limit < this.budget.perKeyPerMinute) {
       // The server grants this key less than we assumed: slow down to its figure.
-      bucket.params = gcraParams(observation.limit, this.burst);
+      bucket.params = gcraParams(observation.limit, this.budget.burst);
     }
     if (observation.remaining === 0 && observation.resetAt !== undefined) {
       bucket.pausedUntil = Math.max(bucket.pausedUntil, observation.resetAt * 1000);
-    } else if (observation.remaining !== undefined && observation.remaining < this.burst) {
-      // Someone else spends this key's budget too: run as if the bucket were empty.
-      bucket.gcra = { tat: Math.max(bucket.gcra.tat, now + bucket.params.toleranceMs) };
+    } else if (observation.remaining !== undefined) {
+      // Someone else spends this key's budget too: never send more back to back than the server has left.
+      bucket.gcra = gcraLimitAvailable(bucket.gcra, bucket.params, now, observation.remaining);
     }
+    // No reschedule: this only lengthens waits, and a timer that fires early just recomputes.
   }
 
   pause(keyId: string, ms: number): void {
-    const bucket = this.bucket(keyId);
+    const bucket = this.keyBucket(keyId);
     bucket.pausedUntil = Math.max(bucket.pausedUntil, this.now() + ms);
   }
 
-  private bucket(keyId: string): KeyBucket {
+  private keyBucket(keyId: string): KeyBucket {
     let bucket = this.keys.get(keyId);
     if (!bucket) {
-      bucket = { gcra: { tat: 0 }, params: gcraParams(this.perKey, this.burst), pausedUntil: 0 };
+      bucket = { gcra: { tat: 0 }, params: gcraParams(this.budget.perKeyPerMinute, this.budget.burst), pausedUntil: 0 };
       this.keys.set(keyId, bucket);
     }
     return bucket;
   }
 
-  private async takeWhenReady(keyId: string, signal?: AbortSignal): Promise<number> {
-    const started = this.now();
-    for (;;) {
-      signal?.throwIfAborted();
-      const bucket = this.bucket(keyId);
-      const now = this.now();
-      const wait = Math.max(
-        bucket.pausedUntil - now,
-        gcraWait(bucket.gcra, bucket.params, now),
-        gcraWait(this.org.gcra, this.org.params, now),
-      );
-      if (wait <= 0) {
-        bucket.gcra = gcraTake(bucket.gcra, bucket.params, now);
-        this.org.gcra = gcraTake(this.org.gcra, this.org.params, now);
-        return this.now() - started;
+  private laneBucket(lane: RateLane): Bucket | null {
+    const params = laneParams(this.budget, lane);
+    if (!params) return null;
+    let bucket = this.lanes.get(lane);
+    if (!bucket) {
+      bucket = { gcra: { tat: 0 }, params };
+      this.lanes.set(lane, bucket);
+    }
+    return bucket;
+  }
+
+  /** The key whose token comes first (ties: the one with most tokens left, so a pool spreads), and the wait. */
+  private choose(waiter: Waiter, now: number): { key: KeyBucket; keyId: string; wait: number } {
+    let best: { key: KeyBucket; keyId: string; wait: number } | null = null;
+    for (const keyId of waiter.keyIds) {
+      const key = this.keyBucket(keyId);
+      const wait = Math.max(key.pausedUntil - now, gcraWait(key.gcra, key.params, now), 0);
+      if (!best || wait < best.wait || (wait === best.wait && key.gcra.tat < best.key.gcra.tat)) best = { key, keyId, wait };
+    }
+    return best!;
+  }
+
+  /** Grants every waiter that may go now, then sleeps until the soonest of the rest could. */
+  private schedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const now = this.now();
+    const blockedLanes = new Set<RateLane>();
+    let soonest = Infinity;
+    for (let i = 0; i < this.waiters.length; ) {
+      const waiter = this.waiters[i]!;
+      // First come, first served within a lane: nobody overtakes a waiting head of the same lane.
+      if (blockedLanes.has(waiter.lane)) {
+        i += 1;
+        continue;
       }
-      await sleep(Math.ceil(wait), undefined, signal ? { signal } : undefined);
+      const lane = this.laneBucket(waiter.lane);
+      const choice = this.choose(waiter, now);
+      const wait = Math.max(choice.wait, gcraWait(this.org.gcra, this.org.params, now), lane ? gcraWait(lane.gcra, lane.params, now) : 0);
+      if (wait > 0) {
+        blockedLanes.add(waiter.lane);
+        soonest = Math.min(soonest, wait);
+        i += 1;
+        continue;
+      }
+      choice.key.gcra = gcraTake(choice.key.gcra, choice.key.params, now);
+      this.org.gcra = gcraTake(this.org.gcra, this.org.params, now);
+      if (lane) lane.gcra = gcraTake(lane.gcra, lane.params, now);
+      this.waiters.splice(i, 1);
+      waiter.cleanup();
+      waiter.resolve({ keyId: choice.keyId, waitedMs: now - waiter.started });
+    }
+    if (soonest !== Infinity) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.schedule();
+      }, Math.ceil(soonest));
     }
   }
 }

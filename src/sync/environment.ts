@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
 import { createSalesApi } from '../api/index.js';
 import type { SalesApi } from '../api/types.js';
 import { requireService, type Config } from '../config.js';
-import { TokenBucketLimiter } from '../limiter/index.js';
+import { createLimiter, type LimiterOptions } from '../limiter/index.js';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import { openWarehouse } from '../warehouse/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
 import type { SyncDeps, SyncSettings } from './sync-resource.js';
+import type { SummariesOptions } from './summaries.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
 export interface SyncEnvironment {
@@ -15,14 +17,21 @@ export interface SyncEnvironment {
   settings: SyncSettings;
   limiter: RateLimiter;
   warehouse: Warehouse;
+  /** The summaries job's window and final statuses (from the config). */
+  summaries?: SummariesOptions;
 }
 
 export interface EnvironmentOptions {
   logger: Logger;
   progress?: ProgressSink;
   signal?: AbortSignal;
-  /** Defaults to the in-process token bucket; a shared limiter is passed in by the workers. */
+  /** A limiter made elsewhere; otherwise one is made from the config (see `redis`). */
   limiter?: RateLimiter;
+  /**
+   * With a client (workers, and the CLI when REDIS_URL is set), the limiter is the one every process shares
+   * through Redis; without, the in-process token bucket. The caller owns and closes the client.
+   */
+  redis?: Redis;
   /** Which share of the rate budget this environment's clients spend. @defaultValue 'sync' */
   lane?: RateLane;
 }
@@ -31,15 +40,24 @@ export function createWarehouse(config: Config, logger: Logger): Warehouse {
   return openWarehouse({ path: config.warehousePath, lockTimeoutMs: config.lockTimeoutMs, logger });
 }
 
+/** The limiter's settings from a Config: the service's limits, the lanes' shares, the Redis key prefix. */
+export function limiterOptions(config: Config, logger?: Logger): LimiterOptions {
+  return {
+    perKeyPerMinute: config.perKeyPerMinute,
+    perOrgPerMinute: config.perOrgPerMinute,
+    laneShares: { backfill: config.backfillShare, summaries: config.summariesShare },
+    prefix: config.redisPrefix,
+    ...(logger ? { logger } : {}),
+  };
+}
+
 export function createSyncEnvironment(config: Config, options: EnvironmentOptions): SyncEnvironment {
   const service = requireService(config);
-  const limiter =
-    options.limiter ??
-    new TokenBucketLimiter({ perKeyPerMinute: config.perKeyPerMinute, perOrgPerMinute: config.perOrgPerMinute });
+  const limiter = options.limiter ?? createLimiter(limiterOptions(config, options.logger), options.redis ?? null);
   const makeApi = (): SalesApi =>
     createSalesApi({
       baseUrl: service.baseUrl,
-      apiKey: service.apiKey,
+      apiKeys: service.apiKeys,
       limiter,
       ...(options.lane ? { lane: options.lane } : {}),
       logger: options.logger,
@@ -59,11 +77,13 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
       ...(options.progress ? { progress: options.progress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     },
+    summaries: { windowMs: config.summariesWindowMs, finalStatuses: config.summariesFinalStatuses },
     settings: {
       lookbackMs: config.lookbackMs,
       flushRows: config.flushRows,
       flushIntervalMs: config.flushIntervalMs,
       detailConcurrency: config.detailConcurrency,
+      snapshotPath: config.snapshotPath,
     },
   };
 }

@@ -1,8 +1,14 @@
 export { runSync, checkConnection, primaryFailure } from './run-sync.js';
-export type { SyncReport, SyncRunOptions } from './run-sync.js';
-export { syncResource } from './sync-resource.js';
+export type { SyncReport, SyncRunOptions, WalkGuard } from './run-sync.js';
+export { syncResource, toSalesyncError } from './sync-resource.js';
+export { backfillResource, backfillStateKey } from './backfill.js';
+export type { BackfillOptions } from './backfill.js';
 export type { ResourceResult, SyncDeps, SyncSettings } from './sync-resource.js';
 export { createSyncEnvironment, createWarehouse } from './environment.js';
 export type { SyncEnvironment, EnvironmentOptions } from './environment.js';
 export type { ProgressSink, ResourceProgress } from './progress.js';
 export { planWalk, nextWatermark, shouldFlush } from './window.js';
+export { runReconcile, reconcileResource, reconcileStateKey, planSweep } from './reconcile.js';
+export type { ReconcileOptions, ReconcileReport, ReconcileResult, ReconcileRunOptions, SweepPlan } from './reconcile.js';
+export { refreshSummaries, summariesWindowStart, DEFAULT_SUMMARIES_WINDOW_MS, DEFAULT_SUMMARY_FINAL_STATUSES } from './summaries.js';
+export type { SummariesOptions, SummariesResult } from './summaries.js';

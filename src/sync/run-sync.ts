@@ -2,6 +2,8 @@ import pLimit from 'p-limit';
 import type { SalesApi } from '../api/types.js';
 import type { ResourceName } from '../core/resources.js';
 import type { WalkMode } from '../core/types.js';
+import type { SalesyncError } from '../core/errors.js';
+import type { SnapshotResult } from '../warehouse/index.js';
 import { syncResource, toSalesyncError, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
 
 export interface SyncRunOptions {
@@ -9,7 +11,19 @@ export interface SyncRunOptions {
   mode: WalkMode;
   /** Resources walked at once; the shared limiter keeps them within the rate budget together. */
   concurrency: number;
+  /**
+   * Wraps each resource's walk: with Redis, a lease so that no two processes walk one resource at once
+   * (the guard runs the walk, or records and returns a skipped run). @defaultValue the walk runs as it is
+   */
+  guard?: WalkGuard;
 }
+
+/** Runs `walk` under whatever makes it the only walk of `resource` (or returns a skipped result instead). */
+export type WalkGuard = (
+  resource: ResourceName,
+  mode: WalkMode | 'backfill' | 'reconcile',
+  walk: (signal: AbortSignal) => Promise<ResourceResult>,
+) => Promise<ResourceResult>;
 
 export interface SyncReport {
   ok: boolean;
@@ -17,6 +31,10 @@ export interface SyncReport {
   /** Requests of the whole run, the connection check included. */
   requests: number;
   durationMs: number;
+  /** The read-only copy published after the run (when `settings.snapshotPath` is set and the run succeeded). */
+  snapshot?: SnapshotResult;
+  /** Why the snapshot could not be published (the run's data is committed all the same; `ok` is false). */
+  snapshotError?: SalesyncError;
 }
 
 /** Failures that no other resource can succeed past: stop everyone rather than spend requests on them. */
@@ -39,18 +57,36 @@ export async function runSync(deps: SyncDeps, settings: SyncSettings, options: S
     options.resources.map((resource) =>
       limit(async () => {
         if (signal.aborted) return skipped(resource, options.mode);
-        const result = await syncResource({ ...deps, signal }, settings, resource, options.mode);
+        const walk = (guardSignal: AbortSignal) =>
+          syncResource({ ...deps, signal: AbortSignal.any([signal, guardSignal]) }, settings, resource, options.mode);
+        const result = options.guard ? await options.guard(resource, options.mode, walk) : await walk(signal);
         if (result.error && STOPS_EVERYONE.has(result.error.code)) stopAll.abort(result.error);
         return result;
       }),
     ),
   );
+  const ok = results.every((r) => r.outcome === 'succeeded');
+  // Only a complete run is published: readers of the snapshot never see a run half-way.
+  const published = ok && settings.snapshotPath ? await publishSnapshot(deps, settings.snapshotPath) : {};
   return {
-    ok: results.every((r) => r.outcome === 'succeeded'),
+    ok: ok && !published.snapshotError,
     results,
     requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0),
     durationMs: Date.now() - started,
+    ...published,
   };
+}
+
+async function publishSnapshot(deps: SyncDeps, target: string): Promise<Pick<SyncReport, 'snapshot' | 'snapshotError'>> {
+  try {
+    const snapshot = await deps.warehouse.publishSnapshot(target);
+    deps.logger.info({ path: snapshot.path, bytes: snapshot.bytes, durationMs: snapshot.durationMs }, 'snapshot published');
+    return { snapshot };
+  } catch (error) {
+    const snapshotError = toSalesyncError(error);
+    deps.logger.error({ path: target, code: snapshotError.code, err: snapshotError.message }, 'snapshot not published');
+    return { snapshotError };
+  }
 }
 
 /** One cheap read that proves the address and the key before any walk starts. */

@@ -29,11 +29,13 @@ export interface SyncSettings {
   flushIntervalMs: number;
   /** Meeting-log single views in flight per walk. */
   detailConcurrency: number;
+  /** Where `runSync` publishes a read-only copy of the warehouse after a successful run. @defaultValue none */
+  snapshotPath?: string | null;
 }
 
 export interface ResourceResult {
   resource: ResourceName;
-  mode: WalkMode | 'refresh';
+  mode: WalkMode | 'refresh' | 'backfill';
   outcome: RunOutcome;
   resumed: boolean;
   pages: number;

@@ -6,7 +6,7 @@ import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { PropertyDefinition, ServiceUser } from '../core/types.js';
-import type { ColumnPlan, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
+import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
 import { inTransaction, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
 import { dedupeLatest } from './rows.js';
@@ -22,7 +22,12 @@ import {
 import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state.js';
 import { insertRun, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
+import { clearSeen, markUnseenDeleted, selectLogsAwaitingSummaries } from './reconcile.js';
 import { writeUsers } from './users.js';
+import { exportParquet } from './export.js';
+import { recordDefinitionChanges } from './property-history.js';
+import { publishFileAtomically } from './snapshot.js';
+import { rebuildViews } from './views.js';
 import { rowToJsonFriendly } from './values.js';
 import { microsToIso } from '../core/time.js';
 
@@ -81,7 +86,15 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     applyPropertyDefinitions: (resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]> =>
       serialized('applyPropertyDefinitions', 'write', (connection) =>
-        inTransaction(connection, () => applyDefinitions(connection, resource, tableOf(resource), definitions, nowIso(), logger)),
+        inTransaction(connection, async () => {
+          const now = nowIso();
+          const before = await readAssignments(connection, resource);
+          const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger);
+          await recordDefinitionChanges(connection, resource, before, plan, definitions, now);
+          // Every view, not just this resource's: views show linked resources' names too.
+          await rebuildViews(connection);
+          return plan;
+        }),
       ),
 
     commitBatch: (resource: RecordResourceName, batch: PageBatch) => {
@@ -98,10 +111,14 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           const now = nowIso();
           await ensureRecordTable(connection, table);
           const plan = planFromAssignments(await readAssignments(connection, resource));
-          await writeCheckpoint(connection, resource, batch.checkpoint, batch.completeWatermark, now);
-          const written = await upsertRecords(connection, table, plan, records, now);
-          if (batch.summaries) await replaceSummaries(connection, batch.summaries);
-          return { written };
+          if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
+          const sweep = batch.sweep;
+          if (sweep?.fresh) await clearSeen(connection, sweep.key);
+          const { written, changed } = await upsertRecords(connection, table, plan, records, now, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
+          const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries) : 0;
+          // Only a complete sweep knows what vanished: its last batch marks, in the same transaction.
+          const deleted = sweep && batch.checkpoint?.cursor === null ? await markUnseenDeleted(connection, table, sweep.key, sweep.startedAt, now) : 0;
+          return { written, changed, deleted, summariesChanged } satisfies CommitResult;
         }),
       );
     },
@@ -131,8 +148,16 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return found;
       }),
 
-    readState: (resource: ResourceName) =>
-      serialized('readState', 'read', async (connection) => readState(connection, resource)),
+    logsAwaitingSummaries: (createdAfter: string, finalStatuses: readonly string[]) =>
+      serialized('logsAwaitingSummaries', 'read', async (connection) => {
+        const table = tableOf('meeting-logs');
+        if ((await tableColumns(connection, table)) === null) return new Map<string, string>();
+        const found = await selectLogsAwaitingSummaries(connection, table, createdAfter, finalStatuses);
+        return new Map([...found].map(([id, us]) => [id, microsToIso(us)]));
+      }),
+
+    readState: (resource: ResourceName, stateKey?: string) =>
+      serialized('readState', 'read', async (connection) => ({ ...(await readState(connection, stateKey ?? resource)), resource })),
 
     clearWalk: (resource: ResourceName) =>
       serialized('clearWalk', 'write', (connection) => inTransaction(connection, () => clearWalk(connection, resource, nowIso()))),
@@ -167,5 +192,15 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const reader = await connection.runAndReadAll(sql);
         return reader.getRowObjects().map(rowToJsonFriendly);
       }),
+
+    publishSnapshot: (target: string) =>
+      serialized('publishSnapshot', 'write', async (connection) => {
+        // After a checkpoint the main file holds every commit, and holding it read-write keeps other writers out.
+        await connection.run('CHECKPOINT');
+        return publishFileAtomically(path, target);
+      }),
+
+    exportParquet: (directory: string) =>
+      serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
   };
 }

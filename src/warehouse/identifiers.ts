@@ -12,7 +12,7 @@ export function quoteIdentifier(name: string): string {
 }
 
 /** Columns every record table has; no property may take these names (compared case-insensitively). */
-export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at', '_properties', '_synced_at', '_deleted_at'] as const;
+export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at', '_properties', '_synced_at', '_deleted_at', '_content_hash'] as const;
 
 /** A property's persisted column (a row of property_definitions). */
 export interface ColumnAssignment {

@@ -2,15 +2,21 @@
 export { openWarehouse, DEFAULT_LOCK_TIMEOUT_MS } from './duckdb-warehouse.js';
 export type {
   ColumnPlan,
+  CommitResult,
   PageBatch,
   ResourceState,
   RunFinish,
   RunOutcome,
   RunRow,
   RunStart,
+  SweepBatch,
   Warehouse,
   WarehouseOptions,
 } from './types.js';
 export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 export { sqlTypeFor, type SqlType } from './column-types.js';
+export type { SnapshotResult } from './snapshot.js';
+export type { ExportedFile } from './export.js';
+export { resourceViewName, DEAL_STAGE_HISTORY_VIEW } from './views.js';
+export { historyTableName } from './history.js';
 export { parseInstantMicros, microsToIso, canonicalInstant } from '../core/time.js';

@@ -1,4 +1,5 @@
 /** Record → row: pure decisions about what each column holds. No I/O. */
+import { createHash } from 'node:crypto';
 import type { MeetingLogSummary, PropertyValue, ServiceRecord } from '../core/types.js';
 import { SalesyncError } from '../core/errors.js';
 import type { ColumnPlan } from './types.js';
@@ -69,7 +70,32 @@ export function recordColumns(plan: readonly ColumnPlan[]): StageColumn[] {
     { name: '_properties', sqlType: 'JSON' },
     { name: '_synced_at', sqlType: 'TIMESTAMPTZ' },
     { name: '_deleted_at', sqlType: 'TIMESTAMPTZ' },
+    { name: '_content_hash', sqlType: 'VARCHAR' },
   ];
+}
+
+/** JSON with object keys sorted at every level: one text per value, whatever order the service sent. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/**
+ * What a record says, as one hash: raw properties (canonical JSON) and both timestamps as instants (an offset
+ * change alone is not a change). A reconcile sweep compares it with the stored row's and writes only on a
+ * difference, which also catches changes that never moved `updated_at` (links, predicted values).
+ */
+export function contentHash(record: ServiceRecord): string {
+  const content = canonicalJson({
+    properties: record.properties,
+    created_at: canonicalInstant(record.created_at) ?? record.created_at,
+    updated_at: canonicalInstant(record.updated_at) ?? record.updated_at,
+  });
+  return createHash('sha256').update(content).digest('hex');
 }
 
 /** One record as a row keyed by column name (see `recordColumns`). `syncedAt` is an ISO instant. */
@@ -86,6 +112,7 @@ export function recordToRow(record: ServiceRecord, plan: readonly ColumnPlan[], 
   row._properties = JSON.stringify(record.properties);
   row._synced_at = canonicalInstant(syncedAt);
   row._deleted_at = null;
+  row._content_hash = contentHash(record);
   return row;
 }
 

@@ -17,7 +17,7 @@ export async function insertRun(connection: DuckDBConnection, run: RunStart): Pr
 export async function updateRun(connection: DuckDBConnection, runId: string, finish: RunFinish): Promise<void> {
   await connection.run(
     `UPDATE sync_runs SET finished_at = CAST($2 AS TIMESTAMPTZ), pages = $3, records = $4, requests = $5, retries = $6,
-       rate_limited = $7, outcome = $8, error_code = $9, error_message = $10 WHERE run_id = $1`,
+       rate_limited = $7, outcome = $8, error_code = $9, error_message = $10, changed = $11, deleted = $12 WHERE run_id = $1`,
     [
       runId,
       finish.finishedAt.toISOString(),
@@ -29,6 +29,8 @@ export async function updateRun(connection: DuckDBConnection, runId: string, fin
       finish.outcome,
       finish.errorCode ?? null,
       finish.errorMessage ?? null,
+      finish.changed ?? null,
+      finish.deleted ?? null,
     ],
   );
 }
@@ -52,7 +54,7 @@ export async function selectRecentRuns(connection: DuckDBConnection, limit: numb
       outcome: String(r.outcome) as RunOutcome,
     };
     if (r.finished_at !== null) row.finishedAt = new Date(String(r.finished_at));
-    const numbers = { pages: r.pages, records: r.records, requests: r.requests, retries: r.retries, rateLimited: r.rate_limited };
+    const numbers = { pages: r.pages, records: r.records, requests: r.requests, retries: r.retries, rateLimited: r.rate_limited, changed: r.changed, deleted: r.deleted };
     for (const [key, value] of Object.entries(numbers)) {
       const n = optionalNumber(value);
       if (n !== undefined) row[key as 'pages'] = n;

@@ -18,7 +18,7 @@ import { stageRows } from './staging.js';
 import { parseInstantMicros } from '../core/time.js';
 
 /** The fixed tables' DDL files, in the order they run. */
-export const FIXED_SCHEMA_FILES = ['warehouse-fixed-tables.sql'] as const;
+export const FIXED_SCHEMA_FILES = ['warehouse-fixed-tables.sql', 'warehouse-analyst-tables.sql'] as const;
 
 /**
  * The repository's `schema/` directory: found by walking up from this module, so it works both from the
@@ -53,6 +53,7 @@ export function recordTableDdl(table: string, plan: readonly ColumnPlan[]): stri
     '_properties JSON',
     '_synced_at TIMESTAMPTZ',
     '_deleted_at TIMESTAMPTZ',
+    '_content_hash VARCHAR',
   ];
   return `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(table)} (${columns.join(', ')})`;
 }
@@ -87,6 +88,12 @@ export function planFromAssignments(assignments: readonly ColumnAssignment[]): C
 /** Create the table with no property columns when it is missing (a batch before any definitions). */
 export async function ensureRecordTable(connection: DuckDBConnection, table: string): Promise<void> {
   await connection.run(recordTableDdl(table, []));
+  await ensureContentHashColumn(connection, table);
+}
+
+/** Tables created before content hashes get the column; their rows get a hash when next written. */
+export async function ensureContentHashColumn(connection: DuckDBConnection, table: string): Promise<void> {
+  await connection.run(`ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN IF NOT EXISTS _content_hash VARCHAR`);
 }
 
 /**
@@ -119,6 +126,7 @@ export async function applyDefinitions(
   if (columnsBefore === null) {
     await connection.run(recordTableDdl(table, plan));
   } else {
+    await ensureContentHashColumn(connection, table);
     const present = new Set(columnsBefore.map((c) => c.toLowerCase()));
     // A persisted column that is missing (dropped by hand) is recreated under the same name.
     const missing = plan.filter((p) => !present.has(p.columnName.toLowerCase()));

@@ -14,7 +14,8 @@ function text(value: unknown): string | null {
  */
 export async function writeCheckpoint(
   connection: DuckDBConnection,
-  resource: ResourceName,
+  /** The sync_state row: a resource name, or a separate walk's key such as `deals#backfill`. */
+  resource: string,
   checkpoint: WalkCheckpoint,
   completeWatermark: string | undefined,
   now: string,
@@ -52,10 +53,12 @@ export async function recordCompletion(connection: DuckDBConnection, resource: R
   );
 }
 
-export async function readState(connection: DuckDBConnection, resource: ResourceName): Promise<ResourceState> {
+export async function readState(connection: DuckDBConnection, stateKey: string): Promise<ResourceState> {
+  // The key is a resource name, or a separate walk's key (`deals#backfill`) whose resource is before the '#'.
+  const resource = stateKey.split('#')[0] as ResourceName;
   const reader = await connection.runAndReadAll(
     `SELECT watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at FROM sync_state WHERE resource = $1`,
-    [resource],
+    [stateKey],
   );
   const row = reader.getRowObjects()[0];
   if (!row) return { resource, watermark: null, walk: null, lastCompletedAt: null };

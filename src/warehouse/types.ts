@@ -7,6 +7,8 @@ import type {
   WalkCheckpoint,
   WalkMode,
 } from '../core/types.js';
+import type { ExportedFile } from './export.js';
+import type { SnapshotResult } from './snapshot.js';
 
 /** How a property is held in its resource table. */
 export interface ColumnPlan {
@@ -33,17 +35,50 @@ export interface PageBatch {
   records: ServiceRecord[];
   /** Meeting logs only: the summaries of each log in `records`, replacing what was stored for it. */
   summaries?: Map<string, MeetingLogSummary[]>;
-  /** Where the walk stands after these records. `cursor: null` means the walk is complete. */
-  checkpoint: WalkCheckpoint;
+  /**
+   * Where the walk stands after these records. `cursor: null` means the walk is complete. Absent for writes
+   * that are not part of a walk (the summaries job re-fetching single views).
+   */
+  checkpoint?: WalkCheckpoint;
   /** Set when the walk is complete: the new watermark, stored in the same transaction. */
   completeWatermark?: string;
+  /**
+   * The `sync_state` row the checkpoint goes to. @defaultValue the resource name. A backfill uses its own
+   * (`deals#backfill`) so it never clobbers the incremental walk's checkpoint or watermark.
+   */
+  stateKey?: string;
+  /** Set when the batch belongs to a reconcile sweep (see `SweepBatch`). */
+  sweep?: SweepBatch;
 }
 
+/**
+ * A reconcile sweep's batch: only rows whose content changed are written, every listed id is recorded as seen
+ * (in the same transaction), and the completing batch marks the rows never seen as deleted.
+ */
+export interface SweepBatch {
+  /** Names the sweep's seen-id set (`reconcile_seen.sweep_key`), e.g. `deals#reconcile`. */
+  key: string;
+  /** Server time the sweep started: rows updated at or after it are never marked deleted by this sweep. */
+  startedAt: string;
+  /** The first batch of a sweep that did not resume: ids seen by an abandoned sweep are forgotten first. */
+  fresh: boolean;
+}
+
+export interface CommitResult {
+  /** Rows written. */
+  written: number;
+  /** Rows whose content differed from the mirror (new, changed, or back after being marked deleted). */
+  changed: number;
+  /** Rows marked deleted by a completing sweep. */
+  deleted: number;
+  /** Meeting logs whose stored summaries differed from the ones given (and were replaced). */
+  summariesChanged: number;
+}
 export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'skipped';
 
 export interface RunStart {
   resource: ResourceName;
-  mode: WalkMode | 'refresh' | 'backfill' | 'reconcile';
+  mode: WalkMode | 'refresh' | 'backfill' | 'reconcile' | 'summaries';
   startedAt: Date;
 }
 
@@ -57,6 +92,10 @@ export interface RunFinish {
   outcome: RunOutcome;
   errorCode?: string | null;
   errorMessage?: string | null;
+  /** Drift found: rows (or, for `summaries`, logs' summaries) whose content had changed unseen. */
+  changed?: number | null;
+  /** Rows a complete reconcile sweep marked deleted. */
+  deleted?: number | null;
 }
 
 export interface RunRow extends RunStart, Partial<RunFinish> {
@@ -86,12 +125,18 @@ export interface Warehouse {
   /** Record the definitions and evolve the resource table (new property, new column). Returns the column plan. */
   applyPropertyDefinitions(resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]>;
   /** Upsert the batch's records (latest `updated_at` wins within the batch) and store its checkpoint, atomically. */
-  commitBatch(resource: RecordResourceName, batch: PageBatch): Promise<{ written: number }>;
+  commitBatch(resource: RecordResourceName, batch: PageBatch): Promise<CommitResult>;
   /** Replace the users table with a complete listing, in one transaction; users no longer listed get `_deleted_at`. */
   replaceUsers(users: ServiceUser[], completedAt: string): Promise<{ written: number }>;
   /** Stored `updated_at` (ISO, full precision) of the given ids, for those present. */
   storedUpdatedAt(resource: RecordResourceName, ids: string[]): Promise<Map<string, string>>;
-  readState(resource: ResourceName): Promise<ResourceState>;
+  /**
+   * Meeting logs (not marked deleted) created at or after `createdAfter` whose stored summaries are empty or not
+   * all in `finalStatuses`: id → stored `updated_at` (ISO, full precision), newest logs first.
+   */
+  logsAwaitingSummaries(createdAfter: string, finalStatuses: readonly string[]): Promise<Map<string, string>>;
+  /** The state of a resource's walk, or of another walk of it kept under `stateKey` (a backfill). */
+  readState(resource: ResourceName, stateKey?: string): Promise<ResourceState>;
   /** Forget an interrupted walk (for `--full` after an incremental walk was cut, and the like). */
   clearWalk(resource: ResourceName): Promise<void>;
   startRun(run: RunStart): Promise<string>;
@@ -101,4 +146,11 @@ export interface Warehouse {
   tableCounts(): Promise<Record<string, number>>;
   /** Run a read-only query (used by `status`, the demo, and tests). Values come back as JSON-friendly JS. */
   query(sql: string): Promise<Record<string, unknown>[]>;
+  /**
+   * Publish a consistent read-only copy of the warehouse to `target`, replaced atomically (copy beside it, then
+   * rename). Queued like a write, and holds the file meanwhile, so no commit is ever half in the copy.
+   */
+  publishSnapshot(target: string): Promise<SnapshotResult>;
+  /** Write one Parquet file per table and view into `directory`, all from one read transaction. */
+  exportParquet(directory: string): Promise<ExportedFile[]>;
 }

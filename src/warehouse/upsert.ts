@@ -5,10 +5,26 @@ import type { ColumnPlan } from './types.js';
 import { quoteIdentifier } from './identifiers.js';
 import { recordColumns, recordToRow, SUMMARY_COLUMNS, summaryRows } from './rows.js';
 import { stageRows } from './staging.js';
+import { recordHistory } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
 const SUMMARY_STAGE = '_salesync_summaries';
 const SUMMARY_LOGS_STAGE = '_salesync_summary_logs';
+const SUMMARY_CHANGED_STAGE = '_salesync_summary_changed';
+
+export interface UpsertOptions {
+  /** Write only rows whose content hash differs from the stored row's (a reconcile sweep). @defaultValue false */
+  onlyChanged?: boolean;
+  /** A reconcile sweep's key: every staged id is recorded in `reconcile_seen` under it, in this transaction. */
+  sweepKey?: string;
+}
+
+export interface UpsertResult {
+  /** Rows written. */
+  written: number;
+  /** Of those, rows whose content differed from the mirror (new, changed, or back after being marked deleted). */
+  changed: number;
+}
 
 /**
  * Stage the (already deduplicated) records, drop those older than the stored row (a late page must not
@@ -21,29 +37,57 @@ export async function upsertRecords(
   plan: readonly ColumnPlan[],
   records: readonly ServiceRecord[],
   syncedAt: string,
-): Promise<number> {
-  if (records.length === 0) return 0;
+  options: UpsertOptions = {},
+): Promise<UpsertResult> {
+  if (records.length === 0) return { written: 0, changed: 0 };
   const stage = quoteIdentifier(RECORD_STAGE);
   const target = quoteIdentifier(table);
   await stageRows(connection, RECORD_STAGE, recordColumns(plan), records.map((r) => recordToRow(r, plan, syncedAt)));
+  // Every version observed, even one older than the stored row, before such rows leave the stage.
+  await recordHistory(connection, table, RECORD_STAGE);
+  if (options.sweepKey !== undefined) {
+    // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
+    await connection.run(`INSERT INTO reconcile_seen (sweep_key, id) SELECT $1, id FROM ${stage}`, [options.sweepKey]);
+  }
   await connection.run(
     `DELETE FROM ${stage} WHERE id IN (
        SELECT s.id FROM ${stage} AS s JOIN ${target} AS t ON t.id = s.id WHERE t.updated_at > s.updated_at)`,
   );
-  const counted = await connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM ${stage}`);
+  if (options.onlyChanged) {
+    // Same content, not marked deleted: nothing to write.
+    await connection.run(
+      `DELETE FROM ${stage} WHERE id IN (
+         SELECT s.id FROM ${stage} AS s JOIN ${target} AS t ON t.id = s.id
+         WHERE t._content_hash = s._content_hash AND t._deleted_at IS NULL)`,
+    );
+  }
+  // Changed: new to the mirror, marked deleted (it came back), or different content. A row stored before
+  // content hashes has none: its raw properties and timestamps decide, so an upgrade is not counted as drift.
+  const counted = await connection.runAndReadAll(
+    `SELECT count(*)::INTEGER AS n,
+            count(*) FILTER (WHERE t.id IS NULL OR t._deleted_at IS NOT NULL
+              OR (t._content_hash IS NOT NULL AND t._content_hash <> s._content_hash)
+              OR (t._content_hash IS NULL AND (CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
+                  OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at)))::INTEGER AS changed
+     FROM ${stage} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
+  );
   const written = Number(counted.getRowObjects()[0]?.n ?? 0);
+  const changed = Number(counted.getRowObjects()[0]?.changed ?? 0);
   // BY NAME: only the staged columns are set, so columns kept after a type change keep their values.
   await connection.run(`INSERT OR REPLACE INTO ${target} BY NAME SELECT * FROM ${stage}`);
   await connection.run(`DROP TABLE ${stage}`);
-  return written;
+  return { written, changed };
 }
 
-/** Each listed log's stored summaries are replaced by the given ones (an empty list clears them). */
+/**
+ * Each listed log's stored summaries are replaced by the given ones (an empty list clears them), but only for
+ * logs whose summaries differ from what is stored: unchanged logs are not rewritten. Returns the logs changed.
+ */
 export async function replaceSummaries(
   connection: DuckDBConnection,
   summaries: ReadonlyMap<string, readonly MeetingLogSummary[]>,
-): Promise<void> {
-  if (summaries.size === 0) return;
+): Promise<number> {
+  if (summaries.size === 0) return 0;
   await stageRows(
     connection,
     SUMMARY_LOGS_STAGE,
@@ -56,10 +100,27 @@ export async function replaceSummaries(
     SUMMARY_COLUMNS,
     [...summaries.entries()].flatMap(([id, list]) => summaryRows(id, list)),
   );
+  const logs = quoteIdentifier(SUMMARY_LOGS_STAGE);
+  const stage = quoteIdentifier(SUMMARY_STAGE);
+  const changedLogs = quoteIdentifier(SUMMARY_CHANGED_STAGE);
+  const columns = SUMMARY_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ');
+  const stored = `SELECT ${columns} FROM meeting_log_summaries WHERE meeting_log_id IN (SELECT id FROM ${logs})`;
+  // A log changed when any row differs either way (set operations compare NULLs and nested values as equal).
   await connection.run(
-    `DELETE FROM meeting_log_summaries WHERE meeting_log_id IN (SELECT id FROM ${quoteIdentifier(SUMMARY_LOGS_STAGE)})`,
+    `CREATE OR REPLACE TEMP TABLE ${changedLogs} AS
+     SELECT DISTINCT meeting_log_id AS id FROM (
+       (SELECT ${columns} FROM ${stage} EXCEPT ${stored})
+       UNION ALL
+       (${stored} EXCEPT SELECT ${columns} FROM ${stage}))`,
   );
-  await connection.run(`INSERT INTO meeting_log_summaries BY NAME SELECT * FROM ${quoteIdentifier(SUMMARY_STAGE)}`);
-  await connection.run(`DROP TABLE ${quoteIdentifier(SUMMARY_STAGE)}`);
-  await connection.run(`DROP TABLE ${quoteIdentifier(SUMMARY_LOGS_STAGE)}`);
+  const counted = await connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM ${changedLogs}`);
+  const changed = Number(counted.getRowObjects()[0]?.n ?? 0);
+  if (changed > 0) {
+    await connection.run(`DELETE FROM meeting_log_summaries WHERE meeting_log_id IN (SELECT id FROM ${changedLogs})`);
+    await connection.run(
+      `INSERT INTO meeting_log_summaries BY NAME SELECT * FROM ${stage} WHERE meeting_log_id IN (SELECT id FROM ${changedLogs})`,
+    );
+  }
+  for (const table of [stage, logs, changedLogs]) await connection.run(`DROP TABLE ${table}`);
+  return changed;
 }

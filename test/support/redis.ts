@@ -35,6 +35,8 @@ async function waitForPing(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // Refused connections are expected while the server starts; connect() rejects with them anyway.
+    client.on('error', () => undefined);
     try {
       await client.connect();
       await client.ping();

@@ -4,6 +4,7 @@ import type { SalesApi } from '../../src/api/types.js';
 export function wrapApi(api: SalesApi, overrides: Partial<SalesApi>): SalesApi {
   return {
     keyFingerprint: api.keyFingerprint,
+    keyFingerprints: api.keyFingerprints,
     listPages: api.listPages.bind(api),
     listPage: api.listPage.bind(api),
     getRecord: api.getRecord.bind(api),

@@ -95,8 +95,8 @@ describe('DuckDB warehouse', () => {
       deal(1, '2026-01-01T00:00:00.000001Z', { name: 'older' }),
       deal(2, '2026-01-01T00:00:00Z', { name: 'two' }),
     ];
-    expect(await warehouse.commitBatch('deals', batch(records))).toEqual({ written: 2 });
-    expect(await warehouse.commitBatch('deals', batch(records))).toEqual({ written: 2 });
+    expect(await warehouse.commitBatch('deals', batch(records))).toMatchObject({ written: 2 });
+    expect(await warehouse.commitBatch('deals', batch(records))).toMatchObject({ written: 2 });
     expect(await warehouse.query(`SELECT id, name FROM deals ORDER BY id`)).toEqual([
       { id: ID(1), name: 'newest' },
       { id: ID(2), name: 'two' },
@@ -110,7 +110,7 @@ describe('DuckDB warehouse', () => {
       deal(1, '2026-01-02T09:00:00.000001+09:00', { name: 'older' }),
       deal(2, '2026-01-01T00:00:00Z', { name: 'new id' }),
     ]));
-    expect(result).toEqual({ written: 1 });
+    expect(result).toMatchObject({ written: 1 });
     expect(await warehouse.query(`SELECT id, name FROM deals ORDER BY id`)).toEqual([
       { id: ID(1), name: 'newer' },
       { id: ID(2), name: 'new id' },
@@ -167,7 +167,7 @@ describe('DuckDB warehouse', () => {
     await warehouse.applyPropertyDefinitions('deals', [def('name'), def('__proto__', 'number')]);
     const records = Array.from({ length: 5000 }, (_, i) => deal(i, '2026-01-01T00:00:00Z', { name: `deal ${i}`, __proto__: i } as never));
     for (const r of records) Object.defineProperty(r.properties, '__proto__', { value: Number(r.id.slice(1)), enumerable: true });
-    expect(await warehouse.commitBatch('deals', batch(records))).toEqual({ written: 5000 });
+    expect(await warehouse.commitBatch('deals', batch(records))).toMatchObject({ written: 5000 });
     expect(await warehouse.query(`SELECT count(*) AS n, sum("__proto__") AS s, max(name) AS m FROM deals`)).toEqual([
       { n: 5000, s: (4999 * 5000) / 2, m: 'deal 999' },
     ]);

@@ -68,6 +68,7 @@ describe('recordToRow', () => {
       _properties: '{"amount":"n/a","region01":"East","extra":1}',
       _synced_at: '2026-03-01T00:00:00.000000Z',
       _deleted_at: null,
+      _content_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 });

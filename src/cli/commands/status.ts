@@ -3,6 +3,8 @@ import { ConfigError } from '../../core/errors.js';
 import { RESOURCES } from '../../core/resources.js';
 import { parseInstantMicros } from '../../core/time.js';
 import { createWarehouse } from '../../sync/index.js';
+import { connectRedisBriefly, openQueue } from '../../../jobs/queue.js';
+import { jobsPerResource, type ResourceJobs } from '../../../jobs/queue-status.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
 
@@ -15,6 +17,26 @@ export interface ResourceStatus {
   freshnessMs: number | null;
   walkInProgress: boolean;
   lastRun: { startedAt: string; mode: string; outcome: string; records: number; requests: number; rateLimited: number; durationMs: number | null; error: string | null } | null;
+  /** Jobs queued and running for the resource (only when REDIS_URL is set). */
+  jobs?: ResourceJobs;
+}
+
+/** Queued and active jobs per resource, or null without Redis (or when it cannot be reached: said in the log). */
+async function collectJobs(runtime: CliRuntime): Promise<Map<string, ResourceJobs> | null> {
+  const { redisUrl, redisPrefix } = runtime.config;
+  if (!redisUrl) return null;
+  const redis = connectRedisBriefly(redisUrl);
+  redis.on('error', () => undefined);
+  const queue = openQueue(redis, redisPrefix);
+  try {
+    return await jobsPerResource(queue);
+  } catch (error) {
+    runtime.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read the job queue from Redis');
+    return null;
+  } finally {
+    await queue.close().catch(() => undefined);
+    redis.disconnect();
+  }
 }
 
 export async function collectStatus(runtime: CliRuntime, now = Date.now()): Promise<ResourceStatus[]> {
@@ -55,6 +77,8 @@ export async function collectStatus(runtime: CliRuntime, now = Date.now()): Prom
 
 export async function statusCommand(runtime: CliRuntime, options: { json?: boolean }): Promise<void> {
   const statuses = await collectStatus(runtime);
+  const jobs = await collectJobs(runtime);
+  if (jobs) for (const s of statuses) s.jobs = jobs.get(s.resource) ?? { queued: 0, active: 0 };
   if (options.json) {
     runtime.out(JSON.stringify({ warehouse: runtime.config.warehousePath, resources: statuses }, null, 2));
     return;
@@ -62,7 +86,7 @@ export async function statusCommand(runtime: CliRuntime, options: { json?: boole
   runtime.out(`warehouse: ${runtime.config.warehousePath}\n`);
   runtime.out(
     formatTable(
-      ['resource', 'rows', 'watermark', 'fresh', 'last run', 'mode', 'outcome', 'records', 'requests', '429s', 'took'],
+      ['resource', 'rows', 'watermark', 'fresh', 'last run', 'mode', 'outcome', 'records', 'requests', '429s', 'took', ...(jobs ? ['queued', 'active'] : [])],
       statuses.map((s) => [
         s.resource + (s.walkInProgress ? ' *' : ''),
         s.rows,
@@ -75,6 +99,7 @@ export async function statusCommand(runtime: CliRuntime, options: { json?: boole
         s.lastRun?.requests ?? null,
         s.lastRun?.rateLimited ?? null,
         s.lastRun?.durationMs == null ? null : formatDuration(s.lastRun.durationMs),
+        ...(s.jobs ? [s.jobs.queued, s.jobs.active] : []),
       ]),
     ),
   );

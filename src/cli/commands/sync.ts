@@ -1,6 +1,8 @@
 import { ConfigError } from '../../core/errors.js';
 import { isResourceName, RESOURCE_NAMES, type ResourceName } from '../../core/resources.js';
 import { createSyncEnvironment, primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
+import { connectRedis } from '../../../jobs/queue.js';
+import { walkLeaseGuard } from '../../../jobs/walk-lease.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
 
@@ -15,20 +17,36 @@ export function parseResources(names: string[]): ResourceName[] {
 
 export async function syncCommand(runtime: CliRuntime, names: string[], options: { full?: boolean }): Promise<SyncReport> {
   const resources = parseResources(names);
-  const env = createSyncEnvironment(runtime.config, {
-    logger: runtime.logger,
-    signal: runtime.signal,
-    ...(runtime.display ? { progress: runtime.display } : {}),
-  });
-  const report = await runSync(env.deps, env.settings, {
-    resources,
-    mode: options.full ? 'full' : 'incremental',
-    concurrency: runtime.config.resourceConcurrency,
-  });
+  const { config } = runtime;
+  // With Redis: the limiter every process shares, and a lease per resource so this walk never overlaps a
+  // worker's (it waits up to SALESYNC_LEASE_WAIT, then is skipped). Without: today's in-process behaviour.
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : null;
+  let report: SyncReport;
+  try {
+    const env = createSyncEnvironment(config, {
+      logger: runtime.logger,
+      signal: runtime.signal,
+      ...(runtime.display ? { progress: runtime.display } : {}),
+      ...(redis ? { redis } : {}),
+    });
+    const guard = redis
+      ? walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: env.warehouse, logger: runtime.logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal: runtime.signal })
+      : undefined;
+    report = await runSync(env.deps, env.settings, {
+      resources,
+      mode: options.full ? 'full' : 'incremental',
+      concurrency: config.resourceConcurrency,
+      ...(guard ? { guard } : {}),
+    });
+    await (env.limiter as { close?: () => Promise<void> }).close?.();
+  } finally {
+    await redis?.quit().catch(() => redis.disconnect());
+  }
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReport(report));
   const failure = primaryFailure(report);
   if (failure?.error) throw failure.error;
+  if (report.snapshotError) throw report.snapshotError;
   return report;
 }
 

@@ -1,0 +1,136 @@
+/**
+ * How close the limiter gets to a limit without crossing it: the simulator at `--limit` requests/min per key,
+ * hammered by 1 process (in-process bucket) and by 3 processes sharing one key through Redis (the Lua GCRA).
+ *
+ *   npm run bench:limiter -- [--limit 600] [--seconds 65] [--concurrency 8]
+ *
+ * Prints a table and writes bench/results/limiter.json. Redis: a private redis-server when one is installed,
+ * else REDIS_URL (keys under a unique prefix, removed afterwards).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { projectRoot } from '../src/core/paths.js';
+import { DEFAULT_KEYS, createSimulator } from '../src/simulator/index.js';
+import { startTestRedis, type TestRedis } from '../test/support/redis.js';
+import { spawnLimiterWorker, type WorkerReport } from './limiter-worker.js';
+import { summarizeWindow } from './window-stats.js';
+
+interface Flags {
+  limit: number;
+  seconds: number;
+  concurrency: number;
+}
+
+export interface LimiterBenchRow {
+  processes: number;
+  shared: 'in-process' | 'redis';
+  limitPerMinute: number;
+  seconds: number;
+  requests: number;
+  /** Steady rate (after the first 5 s) ÷ limit. */
+  rateRatio: number;
+  /** Most requests in any 60 s window ÷ limit: above 1 would have been answered 429. */
+  maxWindowRatio: number;
+  /** 429s the simulator's rate limit answered. */
+  rateLimited: number;
+  failed: number;
+}
+
+function parseFlags(argv: string[]): Flags {
+  const flags: Flags = { limit: 600, seconds: 65, concurrency: 8 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i]?.replace(/^--/, '') as keyof Flags | undefined;
+    const value = Number(argv[i + 1]);
+    if (!name || !(name in flags) || !(value > 0)) {
+      throw new Error(`usage: limiter [--limit N] [--seconds N] [--concurrency N] (got ${argv.slice(i, i + 2).join(' ')})`);
+    }
+    flags[name] = value;
+  }
+  return flags;
+}
+
+async function scenario(flags: Flags, processes: number, redis: TestRedis | null): Promise<LimiterBenchRow> {
+  // The org limit is far above the key's: the key is what is measured.
+  const sim = createSimulator({
+    perKeyPerMinute: flags.limit,
+    perOrgPerMinute: Math.max(5000, flags.limit * 2),
+    size: { deals: 20, companies: 5, contacts: 5, meetingLogs: 5, contactActivities: 5, users: 2 },
+  });
+  const { url } = await sim.listen(0);
+  try {
+    const startAt = Date.now() + 1500;
+    const stopAt = startAt + flags.seconds * 1000;
+    const prefix = `${redis?.prefix ?? 'bench'}-${processes}`;
+    const reports: WorkerReport[] = await Promise.all(
+      Array.from({ length: processes }, () =>
+        spawnLimiterWorker({
+          baseUrl: url,
+          apiKeys: [DEFAULT_KEYS.read],
+          redisUrl: redis?.url ?? null,
+          prefix,
+          perKeyPerMinute: flags.limit,
+          perOrgPerMinute: Math.max(5000, flags.limit * 2),
+          startAt,
+          stopAt,
+          concurrency: flags.concurrency,
+        }),
+      ),
+    );
+    const grants = reports.flatMap((r) => r.grants);
+    const summary = summarizeWindow(grants, flags.limit, { startedAt: startAt, endedAt: stopAt });
+    return {
+      processes,
+      shared: redis ? 'redis' : 'in-process',
+      limitPerMinute: flags.limit,
+      seconds: flags.seconds,
+      requests: summary.requests,
+      rateRatio: round(summary.utilisation),
+      maxWindowRatio: round(summary.maxWindowRatio),
+      rateLimited: sim.admin.stats().rateLimited,
+      failed: reports.reduce((n, r) => n + Object.values(r.errors).reduce((a, b) => a + b, 0), 0),
+    };
+  } finally {
+    await sim.close();
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function table(rows: LimiterBenchRow[]): string {
+  const head = ['processes', 'limiter', 'requests', 'rate/min ÷ limit', 'max 60 s ÷ limit', '429s', 'failed'];
+  const body = rows.map((r) => [
+    String(r.processes),
+    r.shared,
+    String(r.requests),
+    r.rateRatio.toFixed(3),
+    r.maxWindowRatio.toFixed(3),
+    String(r.rateLimited),
+    String(r.failed),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  return [head, ...body].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')).join('\n');
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  process.stdout.write(`limiter benchmark: ${flags.limit}/min per key, ${flags.seconds} s per scenario\n`);
+  const rows: LimiterBenchRow[] = [await scenario(flags, 1, null)];
+  const redis = await startTestRedis();
+  try {
+    rows.push(await scenario(flags, 3, redis));
+  } finally {
+    await redis.stop();
+  }
+  process.stdout.write(`${table(rows)}\n`);
+  const dir = join(projectRoot(import.meta.url), 'bench', 'results');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'limiter.json'), `${JSON.stringify({ at: new Date().toISOString(), flags, rows }, null, 2)}\n`);
+  process.stdout.write(`written to bench/results/limiter.json\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 1;
+});

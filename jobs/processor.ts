@@ -1,0 +1,107 @@
+import type { Job, Queue } from 'bullmq';
+import { UnrecoverableError } from 'bullmq';
+import type { Logger } from 'pino';
+import { SalesyncError } from '../src/core/errors.js';
+import type { ResourceProgress, ResourceResult, SyncDeps, WalkGuard } from '../src/sync/index.js';
+import { toSalesyncError } from '../src/sync/index.js';
+import { processBackfillJob, type BackfillJobData } from './backfill-job.js';
+import type { JobEnvironment } from './job-environment.js';
+import { settleJob, verdictFor, verdictForError } from './job-outcome.js';
+import type { WorkerMetrics } from './metrics.js';
+import type { JobKind, TickJobData } from './queue.js';
+import { processReconcileJob, type ReconcileJobData } from './reconcile-job.js';
+import { processSummariesJob, type SummariesJobData } from './summaries-job.js';
+import { processSyncJob, type SyncJobData } from './sync-job.js';
+import { processTickJob } from './tick-job.js';
+
+export interface ProcessorOptions {
+  queue: Queue;
+  jobs: JobEnvironment;
+  /** The per-resource lease (every walk of a resource, whatever its kind, takes it). */
+  guard: WalkGuard;
+  metrics: WorkerMetrics;
+  logger: Logger;
+  /** Aborted on SIGTERM/SIGINT: walks commit the pages in hand and stop. */
+  shutdown: AbortSignal;
+}
+
+/** Progress reported to the job (the dashboard and `status` show it), at most once a second. */
+function jobProgress(job: Job): SyncDeps['progress'] {
+  let last = 0;
+  let lastWritten = -1;
+  return {
+    update(p: Readonly<ResourceProgress>) {
+      const now = Date.now();
+      // Commits and the end are always reported; page-by-page progress at most once a second.
+      const final = p.phase === 'done' || p.phase === 'failed' || p.phase === 'interrupted';
+      if (!final && p.written === lastWritten && now - last < 1000) return;
+      last = now;
+      lastWritten = p.written;
+      void job
+        .updateProgress({ phase: p.phase, pages: p.pages, records: p.records, written: p.written, requests: p.requests })
+        .catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The worker's one processor: dispatch on the job's name to a thin processor over src/sync, then tell the
+ * queue what to do (complete, delay, retry, or fail for good).
+ */
+export function createProcessor(options: ProcessorOptions) {
+  const { jobs, guard, metrics } = options;
+  return async (job: Job, token?: string, jobSignal?: AbortSignal): Promise<unknown> => {
+    const kind = job.name as JobKind;
+    const log = options.logger.child({ job: job.id, kind });
+    const signal = jobSignal ? AbortSignal.any([options.shutdown, jobSignal]) : options.shutdown;
+    const deps = (base: SyncDeps): SyncDeps => ({ ...base, signal, progress: jobProgress(job) });
+    let results: JobResult[];
+    try {
+      switch (kind) {
+        case 'tick':
+          return await processTickJob(options.queue, job.data as TickJobData);
+        case 'sync': {
+          const report = await processSyncJob({ deps: deps(jobs.env.deps), settings: jobs.env.settings }, job.data as SyncJobData, guard);
+          results = report.results;
+          break;
+        }
+        case 'backfill':
+          results = [await processBackfillJob(deps(jobs.backfillDeps), jobs.env.settings, job.data as BackfillJobData, guard)];
+          break;
+        case 'reconcile': {
+          const data = job.data as ReconcileJobData;
+          const reconcileEnv = { ...jobs.env, deps: deps(data.deep ? jobs.summariesDeps : jobs.env.deps) };
+          // Under the resource's lease: a sweep never overlaps a sync or backfill of the same resource.
+          const swept = await guard(data.resource, 'reconcile', async (leaseSignal) => {
+            const report = await processReconcileJob({ ...reconcileEnv, deps: { ...reconcileEnv.deps, signal: AbortSignal.any([signal, leaseSignal]) } }, data);
+            const result = report.results[0]!;
+            return { ...result, mode: 'full' as const };
+          });
+          results = [swept];
+          break;
+        }
+        case 'summaries': {
+          const result = await processSummariesJob({ ...jobs.env, deps: deps(jobs.summariesDeps) }, job.data as SummariesJobData);
+          results = [{ ...result, resource: 'meeting-logs' }];
+          break;
+        }
+        default:
+          throw new UnrecoverableError(`unknown job kind "${String(job.name)}"`);
+      }
+    } catch (error) {
+      if (!(error instanceof SalesyncError)) throw error;
+      // Raised before any walk started (connection check, schema): no result to record.
+      log.error({ code: error.code, err: error.message }, 'job failed before its walk');
+      await settleJob(job, token, verdictForError(toSalesyncError(error), Date.now()));
+      return undefined;
+    }
+    for (const result of results) metrics.recordResult(kind, result);
+    const verdict = verdictFor(results, Date.now());
+    if (verdict.action !== 'complete') log.info({ action: verdict.action, reason: 'reason' in verdict ? verdict.reason : verdict.error.code }, 'job not complete');
+    await settleJob(job, token, verdict);
+    return results.map((r) => ({ resource: r.resource, outcome: r.outcome, written: r.written, requests: r.requests }));
+  };
+}
+
+/** What every kind's walk reports, as far as the queue and the metrics need it. */
+type JobResult = ResourceResult | (Pick<ResourceResult, 'resource' | 'outcome' | 'written' | 'requests' | 'rateLimited' | 'durationMs'> & { error?: SalesyncError });

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Queue, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { ResourceName } from '../src/core/resources.js';
+import type { SyncJobData } from './sync-job.js';
+
+/** The one queue every salesync job goes through; `redisPrefix` namespaces its keys. */
+export const QUEUE_NAME = 'salesync';
+
+/** Reconcile and summaries payloads are defined by their processors; the queue only needs the resource. */
+export interface ResourceJobData {
+  resource?: ResourceName;
+  [field: string]: unknown;
+}
+/** A scheduler only ever emits `tick`; the tick's handler adds the real job (sync-job.ts, backfill-job.ts carry their payloads). */
+export type RealJobKind = 'sync' | 'backfill' | 'reconcile' | 'summaries';
+export interface TickJobData {
+  kind: Exclude<RealJobKind, 'backfill'>;
+  data: SyncJobData | ResourceJobData;
+}
+export type JobKind = 'tick' | RealJobKind;
+
+/**
+ * Attempts and backoff for retriable failures (fatal ones throw UnrecoverableError and never retry).
+ * Finished jobs are kept for a while so the dashboard can show them, then trimmed.
+ */
+export const JOB_DEFAULTS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 30_000 },
+  removeOnComplete: { count: 200, age: 7 * 86_400 },
+  removeOnFail: { count: 500, age: 30 * 86_400 },
+};
+
+/** At most one queued-or-running job per kind and resource: overlapping ticks add nothing. */
+export function deduplicationId(kind: RealJobKind, resource: ResourceName | undefined): string {
+  return `${kind}:${resource ?? 'all'}`;
+}
+
+/** BullMQ needs `maxRetriesPerRequest: null` on connections a Worker blocks on. */
+export function connectRedis(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null });
+}
+
+/** For short CLI commands: fail within seconds when Redis is down instead of waiting for it forever. */
+export function connectRedisBriefly(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, retryStrategy: (attempt) => (attempt > 2 ? null : 200) });
+}
+
+export function openQueue(connection: Redis, prefix: string): Queue {
+  return new Queue(QUEUE_NAME, { connection, prefix, defaultJobOptions: JOB_DEFAULTS });
+}
+
+/** Lease keys are per warehouse file: two warehouses (two organizations) never wait for each other. */
+export function warehouseId(warehousePath: string): string {
+  return createHash('sha256').update(resolve(warehousePath)).digest('hex').slice(0, 16);
+}
+
+export function warehouseLeaseKey(prefix: string, warehousePath: string): string {
+  return `${prefix}:lease:warehouse:${warehouseId(warehousePath)}`;
+}
+
+export function resourceLeaseKey(prefix: string, warehousePath: string, resource: ResourceName): string {
+  return `${prefix}:lease:walk:${warehouseId(warehousePath)}:${resource}`;
+}

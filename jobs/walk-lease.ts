@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ResourceName } from '../src/core/resources.js';
+import { acquireLease } from '../src/lease/index.js';
+import type { ResourceResult, WalkGuard } from '../src/sync/index.js';
+import type { Warehouse } from '../src/warehouse/types.js';
+import { resourceLeaseKey } from './queue.js';
+
+export interface WalkLeaseOptions {
+  redis: Redis;
+  prefix: string;
+  warehouse: Warehouse;
+  logger: Logger;
+  /** How long a crashed walker keeps the resource before the lease lapses. */
+  ttlMs: number;
+  /** How long to wait for a resource another process is walking; 0 skips at once. */
+  waitMs: number;
+  /** Stops the waiting (shutdown). */
+  signal?: AbortSignal;
+}
+
+/**
+ * One walk per resource at a time, across every process sharing the Redis: scheduled syncs, backfills,
+ * reconciles and manual `salesync sync`. The later one waits up to `waitMs`, then is skipped, says so, and is
+ * recorded in `sync_runs` as `skipped` (the walk already running covers what it would have fetched).
+ */
+export function walkLeaseGuard(options: WalkLeaseOptions): WalkGuard {
+  return async (resource, mode, walk) => {
+    const key = resourceLeaseKey(options.prefix, options.warehouse.path, resource);
+    let holder = 'another process';
+    const lease = await acquireLease(options.redis, key, {
+      ttlMs: options.ttlMs,
+      waitMs: options.waitMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+      onHeld: (who) => {
+        holder = who;
+        options.logger.info(
+          { resource, holder: who },
+          options.waitMs > 0
+            ? `${resource} is being walked by ${who}: waiting up to ${Math.ceil(options.waitMs / 1000)} s for it to finish`
+            : `${resource} is being walked by ${who}: skipping this run`,
+        );
+      },
+    });
+    if (!lease) return recordSkipped(options, resource, mode, holder);
+    try {
+      // Losing the lease (Redis lost it, or this process stalled past its ttl) stops the walk at its next page.
+      return await walk(lease.lost);
+    } finally {
+      await lease.release().catch((error: unknown) => options.logger.warn({ resource, err: String(error) }, 'could not release the walk lease; it lapses by itself'));
+    }
+  };
+}
+
+async function recordSkipped(options: WalkLeaseOptions, resource: ResourceName, mode: Parameters<WalkGuard>[1], holder: string): Promise<ResourceResult> {
+  const runMode = resource === 'users' && mode !== 'backfill' && mode !== 'reconcile' ? 'refresh' : mode;
+  const message = `skipped: ${holder} was walking ${resource}`;
+  options.logger.warn({ resource, holder, mode: runMode }, message);
+  const now = new Date();
+  const runId = await options.warehouse.startRun({ resource, mode: runMode, startedAt: now });
+  await options.warehouse.finishRun(runId, {
+    finishedAt: new Date(), pages: 0, records: 0, requests: 0, retries: 0, rateLimited: 0, outcome: 'skipped',
+    errorCode: 'walk_in_progress', errorMessage: message,
+  });
+  return {
+    resource, mode: runMode === 'reconcile' ? 'full' : runMode, outcome: 'skipped', resumed: false, pages: 0, records: 0, written: 0,
+    details: 0, requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
+  };
+}

@@ -1,0 +1,80 @@
+import { ConfigError } from '../../core/errors.js';
+import { resourceDescriptor } from '../../core/resources.js';
+import type { ResourceResult } from '../../sync/index.js';
+import { backfillRequest, processBackfillJob } from '../../../jobs/backfill-job.js';
+import { createJobEnvironment } from '../../../jobs/job-environment.js';
+import { connectRedis, connectRedisBriefly, deduplicationId, openQueue } from '../../../jobs/queue.js';
+import { walkLeaseGuard } from '../../../jobs/walk-lease.js';
+import { BackfillProgressLine } from '../backfill-progress.js';
+import type { CliRuntime } from '../runtime.js';
+import { formatDuration } from '../table.js';
+
+export interface BackfillFlags {
+  since?: string;
+  until?: string;
+  wait?: boolean;
+}
+
+/**
+ * `salesync backfill <resource>`: queue a backfill job for the workers, or with `--wait` run it here, in the
+ * foreground, with a progress line. Either way it takes the resource's lease when Redis is in use, resumes
+ * from its own checkpoint, and never moves the incremental watermark.
+ */
+export async function backfillCommand(runtime: CliRuntime, resource: string, flags: BackfillFlags): Promise<ResourceResult | null> {
+  const request = backfillRequest(resource, flags.since, flags.until);
+  const { config } = runtime;
+  if (!flags.wait) {
+    if (!config.redisUrl) {
+      throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: without --wait a backfill is queued for the workers; set REDIS_URL, or add --wait to run it here');
+    }
+    const redis = connectRedisBriefly(config.redisUrl);
+    const queue = openQueue(redis, config.redisPrefix);
+    try {
+      const job = await queue.add('backfill', request, { deduplication: { id: deduplicationId('backfill', request.resource) } });
+      runtime.logger.info({ job: job.id, ...request }, 'backfill queued');
+      runtime.out(`queued: backfill of ${request.resource} (job ${job.id}); a worker runs it (see the dashboard, or \`salesync status\`)`);
+      return null;
+    } finally {
+      await queue.close();
+      await redis.quit().catch(() => redis.disconnect());
+    }
+  }
+
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : null;
+  const jobs = createJobEnvironment(config, { logger: runtime.logger, signal: runtime.signal, redis });
+  runtime.display?.stop();
+  const line = runtime.interactive
+    ? new BackfillProgressLine(process.stderr, await expectedRecords(jobs.env.warehouse, request.resource, request.since), config.perKeyPerMinute)
+    : null;
+  try {
+    const guard = redis
+      ? walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: jobs.env.warehouse, logger: runtime.logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal: runtime.signal })
+      : undefined;
+    const result = await processBackfillJob({ ...jobs.backfillDeps, ...(line ? { progress: line } : {}) }, jobs.env.settings, request, guard);
+    line?.stop();
+    runtime.out(
+      `backfill of ${result.resource}: ${result.outcome}${result.resumed ? ' (resumed)' : ''}, ${result.pages} pages, ${result.written} written, ` +
+        `${result.requests} requests in ${formatDuration(result.durationMs)}`,
+    );
+    if (result.error) throw result.error;
+    return result;
+  } finally {
+    line?.stop();
+    await jobs.close();
+    await redis?.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** What the warehouse already holds in the window: the best guess of what the walk will bring. */
+async function expectedRecords(warehouse: { query(sql: string): Promise<Record<string, unknown>[]> }, resource: string, since: string | null): Promise<number | null> {
+  const table = resourceDescriptor(resource as Parameters<typeof resourceDescriptor>[0]).table;
+  try {
+    const where = since === null ? '' : ` WHERE updated_at >= CAST('${since.replace(/'/g, "''")}' AS TIMESTAMPTZ)`;
+    const rows = await warehouse.query(`SELECT count(*)::BIGINT AS n FROM "${table}"${where}`);
+    const n = Number(rows[0]?.n ?? 0);
+    return n > 0 ? n : null;
+  } catch {
+    // No table yet (a first backfill): nothing to estimate from.
+    return null;
+  }
+}

@@ -1,0 +1,46 @@
+import { createSyncEnvironment, runReconcile, type ReconcileReport } from '../../sync/index.js';
+import type { CliRuntime } from '../runtime.js';
+import { formatDuration, formatTable } from '../table.js';
+import { parseResources } from './sync.js';
+
+/** `salesync reconcile [resource...] [--deep]`: a complete sweep per resource; drift is in the table and sync_runs. */
+export async function reconcileCommand(runtime: CliRuntime, names: string[], options: { deep?: boolean }): Promise<ReconcileReport> {
+  const resources = parseResources(names);
+  const env = createSyncEnvironment(runtime.config, {
+    logger: runtime.logger,
+    signal: runtime.signal,
+    // A deep sweep is mostly single views: spend the summaries lane, so the scheduled walks keep their budget.
+    ...(options.deep ? { lane: 'summaries' as const } : {}),
+    ...(runtime.display ? { progress: runtime.display } : {}),
+  });
+  const report = await runReconcile(env.deps, env.settings, {
+    resources,
+    deep: options.deep === true,
+    concurrency: runtime.config.resourceConcurrency,
+  });
+  runtime.display?.stop();
+  if (runtime.interactive) runtime.out(formatReconcileReport(report));
+  const failed = report.results.filter((r) => r.error);
+  const failure = failed.find((r) => r.error?.disposition === 'fatal') ?? failed[0];
+  if (failure?.error) throw failure.error;
+  return report;
+}
+
+export function formatReconcileReport(report: ReconcileReport): string {
+  const table = formatTable(
+    ['resource', 'mode', 'outcome', 'pages', 'written', 'changed', 'deleted', 'summaries', 'requests', 'time'],
+    report.results.map((r) => [
+      r.resource,
+      (r.deep && r.mode === 'reconcile' ? 'reconcile --deep' : r.mode) + (r.resumed ? ' (resumed)' : ''),
+      r.outcome,
+      r.pages,
+      r.written,
+      r.changed,
+      r.deleted,
+      r.summariesChanged,
+      r.requests,
+      formatDuration(r.durationMs),
+    ]),
+  );
+  return `${table}\n\n${report.requests.toLocaleString('en-US')} requests in ${formatDuration(report.durationMs)}`;
+}

@@ -1,0 +1,54 @@
+import { ConfigError } from '../../core/errors.js';
+import { connectRedisBriefly, openQueue } from '../../../jobs/queue.js';
+import { defaultSchedules, listSchedules, registerSchedules, removeSchedules, type ScheduleRow } from '../../../jobs/schedules.js';
+import type { CliRuntime } from '../runtime.js';
+import { formatTable } from '../table.js';
+
+/** `salesync schedule`: register the Job Schedulers (idempotent); `--list` shows them, `--remove` removes them. */
+export async function scheduleCommand(runtime: CliRuntime, options: { list?: boolean; remove?: boolean; json?: boolean }): Promise<ScheduleRow[]> {
+  const { config } = runtime;
+  if (!config.redisUrl) {
+    throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: schedules live in Redis (e.g. REDIS_URL=redis://localhost:6379)');
+  }
+  const redis = connectRedisBriefly(config.redisUrl);
+  const queue = openQueue(redis, config.redisPrefix);
+  try {
+    if (options.remove) {
+      const removed = await removeSchedules(queue);
+      runtime.logger.info({ removed }, 'schedules removed');
+      runtime.out(`removed ${removed.length} schedule${removed.length === 1 ? '' : 's'}`);
+      return [];
+    }
+    if (!options.list) {
+      const { upserted, removed } = await registerSchedules(queue, defaultSchedules(config));
+      runtime.logger.info({ upserted: upserted.length, removed }, 'schedules registered');
+    }
+    const rows = await listSchedules(queue);
+    runtime.out(options.json ? JSON.stringify(rows, null, 2) : formatSchedules(rows));
+    return rows;
+  } finally {
+    await queue.close();
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+function formatSchedules(rows: readonly ScheduleRow[]): string {
+  if (rows.length === 0) return 'no schedules: run `salesync schedule` to register them';
+  return formatTable(
+    ['schedule', 'every', 'cron', 'time zone', 'next'],
+    rows.map((r) => [
+      r.id,
+      r.every === null ? null : humanEvery(r.every),
+      r.pattern,
+      r.tz,
+      r.next === null ? null : new Date(r.next).toISOString().replace('T', ' ').slice(0, 19),
+    ]),
+  );
+}
+
+function humanEvery(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}

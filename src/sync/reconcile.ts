@@ -1,0 +1,262 @@
+import pLimit from 'p-limit';
+import type { ListPage } from '../api/types.js';
+import { SalesyncError } from '../core/errors.js';
+import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
+import type { MeetingLogSummary, ServiceRecord, WalkCheckpoint } from '../core/types.js';
+import type { ResourceState } from '../warehouse/types.js';
+import { withMeetingLogDetails } from './meeting-log-details.js';
+import { silentProgress, type ResourceProgress } from './progress.js';
+import { checkConnection } from './run-sync.js';
+import { syncResource, toSalesyncError, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { shouldFlush } from './window.js';
+
+/**
+ * A reconcile sweep lists every record of a resource (no `updated_after`) and compares each with the mirror by
+ * content hash: it finds what incremental walks cannot see (link changes, predicted values: `updated_at` does
+ * not move) and, once complete, what vanished (the service announces no deletions).
+ */
+export interface ReconcileOptions {
+  /**
+   * Meeting logs: fetch every log's single view, not only those whose `updated_at` moved, so summaries
+   * generated or regenerated on any log (outside the summaries job's window) are caught. One GET per log.
+   * @defaultValue false
+   */
+  deep?: boolean;
+}
+
+export interface ReconcileResult extends Omit<ResourceResult, 'mode'> {
+  /** `refresh` for users: their every run is already a complete listing. */
+  mode: 'reconcile' | 'refresh';
+  deep: boolean;
+  /** Drift: rows whose content differed from the mirror (missed changes, missed records, records back). */
+  changed: number;
+  /** Rows marked deleted because a complete sweep no longer listed them. */
+  deleted: number;
+  /** Meeting logs whose summaries differed from the mirror. */
+  summariesChanged: number;
+}
+
+export interface ReconcileRunOptions extends ReconcileOptions {
+  resources: readonly ResourceName[];
+  /** Resources swept at once. */
+  concurrency: number;
+}
+
+export interface ReconcileReport {
+  ok: boolean;
+  results: ReconcileResult[];
+  /** Requests of the whole run, the connection check included. */
+  requests: number;
+  durationMs: number;
+}
+
+/** The sync_state row of a resource's sweep: its own cursor, so it never touches the incremental walk's state. */
+export function reconcileStateKey(resource: RecordResourceName): string {
+  return `${resource}#reconcile`;
+}
+
+export interface SweepPlan {
+  /** Cursor to continue from; null starts a fresh sweep. */
+  after: string | null;
+  /** Server time the interrupted sweep started at (a fresh sweep learns it from its first response). */
+  startedAt: string | null;
+  resumed: boolean;
+}
+
+/** An interrupted sweep resumes from its checkpoint (its seen ids are in the warehouse); otherwise start afresh. Pure. */
+export function planSweep(state: Pick<ResourceState, 'walk'>): SweepPlan {
+  const walk = state.walk;
+  if (walk && walk.cursor !== null && walk.updatedAfter === null) {
+    return { after: walk.cursor, startedAt: walk.startedAt, resumed: true };
+  }
+  return { after: null, startedAt: null, resumed: false };
+}
+
+/** Failures that no other resource can succeed past (as in runSync). */
+const STOPS_EVERYONE = new Set(['unauthorized', 'forbidden', 'invalid_api_key_format', 'service_unreachable', 'warehouse_locked']);
+
+/** Check the connection, then sweep the resources in parallel. */
+export async function runReconcile(deps: SyncDeps, settings: SyncSettings, options: ReconcileRunOptions): Promise<ReconcileReport> {
+  const started = Date.now();
+  const check = deps.makeApi();
+  await checkConnection(check, deps.signal);
+  await deps.warehouse.ensureSchema();
+  const stopAll = new AbortController();
+  const signal = deps.signal ? AbortSignal.any([deps.signal, stopAll.signal]) : stopAll.signal;
+  const limit = pLimit(options.concurrency);
+  const results = await Promise.all(
+    options.resources.map((resource) =>
+      limit(async () => {
+        const result = signal.aborted
+          ? skipped(resource, options.deep === true)
+          : await reconcileResource({ ...deps, signal }, settings, resource, options);
+        if (result.error && STOPS_EVERYONE.has(result.error.code)) stopAll.abort(result.error);
+        return result;
+      }),
+    ),
+  );
+  return {
+    ok: results.every((r) => r.outcome === 'succeeded'),
+    results,
+    requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0),
+    durationMs: Date.now() - started,
+  };
+}
+
+/**
+ * Sweep one resource, recording the run (mode `reconcile`, with `changed` and `deleted`) in `sync_runs`.
+ * Never moves the incremental watermark. Never throws for walk failures: the result says what happened.
+ */
+export async function reconcileResource(
+  deps: SyncDeps,
+  settings: SyncSettings,
+  resource: ResourceName,
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult> {
+  const deep = options.deep === true;
+  if (resource === 'users') {
+    // Users have no updated_at: every run is already a complete listing that marks the vanished.
+    const refreshed = await syncResource(deps, settings, 'users', 'full');
+    return { ...refreshed, mode: 'refresh', deep, changed: 0, deleted: 0, summariesChanged: 0 };
+  }
+
+  const now = deps.now ?? (() => new Date());
+  const started = now();
+  const api = deps.makeApi();
+  const log = deps.logger.child({ resource, reconcile: true });
+  const sink = deps.progress ?? silentProgress;
+  const stateKey = reconcileStateKey(resource);
+  const result: ReconcileResult = {
+    resource, mode: 'reconcile', deep, outcome: 'running', resumed: false, pages: 0, records: 0, written: 0, details: 0,
+    requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null, changed: 0, deleted: 0, summariesChanged: 0,
+  };
+  const progress: ResourceProgress = {
+    resource, phase: 'properties', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: started.getTime(), resumed: false,
+  };
+  const report = (phase = progress.phase) => {
+    progress.phase = phase;
+    progress.requests = api.stats().requests;
+    sink.update({ ...progress });
+  };
+
+  const runId = await deps.warehouse.startRun({ resource, mode: 'reconcile', startedAt: started });
+  try {
+    await sweep();
+    result.outcome = 'succeeded';
+  } catch (error) {
+    const aborted = deps.signal?.aborted === true;
+    result.outcome = aborted ? 'interrupted' : 'failed';
+    if (!aborted) result.error = toSalesyncError(error);
+  }
+  const stats = api.stats();
+  Object.assign(result, { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited });
+  result.durationMs = now().getTime() - started.getTime();
+  report(result.outcome === 'succeeded' ? 'done' : result.outcome === 'interrupted' ? 'interrupted' : 'failed');
+  try {
+    await deps.warehouse.finishRun(runId, {
+      finishedAt: now(), pages: result.pages, records: result.written, requests: result.requests, retries: result.retries,
+      rateLimited: result.rateLimited, outcome: result.outcome, errorCode: result.error?.code ?? null,
+      errorMessage: result.error?.message ?? null, changed: result.changed, deleted: result.deleted,
+    });
+  } catch (error) {
+    log.warn({ err: toSalesyncError(error).message }, 'could not record the reconcile in sync_runs');
+  }
+  const line = {
+    outcome: result.outcome, deep, resumed: result.resumed, pages: result.pages, written: result.written, changed: result.changed,
+    deleted: result.deleted, summariesChanged: result.summariesChanged, requests: result.requests,
+  };
+  if (result.error) log.error({ ...line, code: result.error.code, err: result.error.message }, 'reconcile failed');
+  else if (result.outcome === 'interrupted') log.info(line, 'reconcile interrupted; nothing marked deleted, the next run resumes from its checkpoint');
+  else if (result.changed > 0 || result.deleted > 0) log.warn(line, 'reconcile found drift the incremental walks could not see');
+  else log.info(line, 'reconcile finished');
+  return result;
+
+  async function sweep(): Promise<void> {
+    const records = resource as RecordResourceName;
+    const { warehouse, signal } = deps;
+    report('properties');
+    const { definitions, serverDate } = await api.listProperties(records, signal);
+    await warehouse.applyPropertyDefinitions(records, definitions);
+    const plan = planSweep(await warehouse.readState(resource, stateKey));
+    result.resumed = progress.resumed = plan.resumed;
+    log.info({ deep, resumed: plan.resumed }, plan.resumed ? 'resuming reconcile sweep from its checkpoint' : 'reconcile sweep started');
+    // The sweep's start on the server's clock: rows updated since are never marked deleted by it.
+    const startedAt = plan.startedAt ?? serverDate ?? now().toISOString();
+    const hasSummaries = resourceDescriptor(resource).hasSummaries;
+
+    let buffer: ServiceRecord[] = [];
+    let summaries = new Map<string, MeetingLogSummary[]>();
+    let bufferCursor: string | null = plan.after;
+    let bufferSince = 0;
+    let fresh = !plan.resumed;
+    const commit = async (cursor: string | null) => {
+      const checkpoint: WalkCheckpoint = { cursor, updatedAfter: null, startedAt, mode: 'full' };
+      report('committing');
+      // completeWatermark here lands on the sweep's own state row (last sweep), never on the resource's.
+      const committed = await warehouse.commitBatch(records, {
+        records: buffer,
+        ...(hasSummaries ? { summaries } : {}),
+        checkpoint,
+        ...(cursor === null ? { completeWatermark: startedAt } : {}),
+        stateKey,
+        sweep: { key: stateKey, startedAt, fresh },
+      });
+      fresh = false;
+      result.written += committed.written;
+      result.changed += committed.changed;
+      result.deleted += committed.deleted;
+      result.summariesChanged += committed.summariesChanged;
+      progress.written = result.written;
+      buffer = [];
+      summaries = new Map();
+      report('walking');
+    };
+
+    report('walking');
+    try {
+      const pages = api.listPages(records, { updatedAfter: null, after: plan.after, ...(signal ? { signal } : {}) });
+      for await (const page of pages as AsyncGenerator<ListPage<ServiceRecord>>) {
+        let listed = page.results;
+        if (hasSummaries && listed.length > 0) {
+          // Deep: every log's single view; otherwise only logs whose updated_at moved (link-only changes use the list).
+          const stored = deep ? new Map<string, string>() : await warehouse.storedUpdatedAt(records, listed.map((r) => r.id));
+          const detailed = await withMeetingLogDetails(api, listed, stored, settings.detailConcurrency, log, signal);
+          listed = detailed.records;
+          for (const [id, s] of detailed.summaries) summaries.set(id, s);
+          result.details += detailed.fetched;
+        }
+        if (buffer.length === 0) bufferSince = Date.now();
+        buffer.push(...listed);
+        bufferCursor = page.nextCursor;
+        result.pages = progress.pages = result.pages + 1;
+        result.records = progress.records = result.records + page.results.length;
+        const done = page.nextCursor === null;
+        if (shouldFlush(buffer.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
+          await commit(page.nextCursor);
+        } else {
+          report('walking');
+        }
+        if (done) return;
+        signal?.throwIfAborted();
+      }
+    } catch (error) {
+      // Pages already fetched are whole and valid: keep them (and their seen ids), so a rerun resumes after them.
+      if (buffer.length > 0 && bufferCursor !== null && !(error instanceof SalesyncError && error.code.startsWith('warehouse'))) {
+        try {
+          await commit(bufferCursor);
+        } catch (commitError) {
+          log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
+        }
+      }
+      throw error;
+    }
+  }
+}
+
+function skipped(resource: ResourceName, deep: boolean): ReconcileResult {
+  return {
+    resource, mode: resource === 'users' ? 'refresh' : 'reconcile', deep, outcome: 'interrupted', resumed: false, pages: 0,
+    records: 0, written: 0, details: 0, requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
+    changed: 0, deleted: 0, summariesChanged: 0,
+  };
+}

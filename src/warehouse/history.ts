@@ -1,0 +1,53 @@
+/**
+ * `<table>_history`: every version of a record the warehouse has observed, one row per (id, updated_at),
+ * written from the staged batch inside the commit that upserts it. A version is what moved `updated_at`:
+ * changes the service makes silently (links, predictions) are not versions of their own.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdentifier } from './identifiers.js';
+
+export function historyTableName(table: string): string {
+  return `${table}_history`;
+}
+
+async function tableExists(connection: DuckDBConnection, table: string): Promise<boolean> {
+  const reader = await connection.runAndReadAll(
+    `SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
+    [table],
+  );
+  return Number(reader.getRowObjects()[0]?.n ?? 0) > 0;
+}
+
+/**
+ * Create the history table when missing. A warehouse that had rows before history existed starts its
+ * history from them, so every stored row is also a version.
+ */
+export async function ensureHistoryTable(connection: DuckDBConnection, table: string): Promise<void> {
+  const history = historyTableName(table);
+  if (await tableExists(connection, history)) return;
+  await connection.run(
+    `CREATE TABLE ${quoteIdentifier(history)} (
+       id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ,
+       PRIMARY KEY (id, updated_at))`,
+  );
+  if (await tableExists(connection, table)) {
+    await connection.run(
+      `INSERT INTO ${quoteIdentifier(history)} (id, updated_at, properties, observed_at)
+       SELECT id, updated_at, _properties, _synced_at FROM ${quoteIdentifier(table)} WHERE updated_at IS NOT NULL`,
+    );
+  }
+}
+
+/**
+ * Add the staged records' versions not seen before. `stage` holds the record table's staging columns
+ * (`id`, `updated_at`, `_properties`, `_synced_at`); a version older than the stored row still counts
+ * (a late page), so call this before such rows are dropped from the stage.
+ */
+export async function recordHistory(connection: DuckDBConnection, table: string, stage: string): Promise<void> {
+  await ensureHistoryTable(connection, table);
+  await connection.run(
+    `INSERT INTO ${quoteIdentifier(historyTableName(table))} (id, updated_at, properties, observed_at)
+     SELECT id, updated_at, _properties, _synced_at FROM ${quoteIdentifier(stage)} WHERE updated_at IS NOT NULL
+     ON CONFLICT DO NOTHING`,
+  );
+}

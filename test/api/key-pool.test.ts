@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSalesApi, keyFingerprint, SalesApiError } from '../../src/api/index.js';
+import type { RateLimiter } from '../../src/core/rate-limiter.js';
+import { loadConfig, requireService } from '../../src/config.js';
+import { TokenBucketLimiter } from '../../src/limiter/index.js';
+import {
+  TEST_KEY,
+  capturedLogger,
+  errorBody,
+  listBody,
+  record,
+  recordId,
+  rejectionOf,
+  sendJson,
+  startFakeService,
+  type FakeService,
+  type Handler,
+} from './fake-service.js';
+
+const KEY_A = TEST_KEY;
+const KEY_B = `sk_${'Zy9xW8vU7t'.repeat(5)}`;
+const KEY_C = `sk_${'Qq1Rr2Ss3T'.repeat(5)}`;
+
+const services: FakeService[] = [];
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.close()));
+});
+
+/** Round-robins over whatever keys it is offered, and records each offer. */
+function rotatingLimiter(): RateLimiter & { offered: string[][] } {
+  let turn = 0;
+  const offered: string[][] = [];
+  return {
+    offered,
+    async acquire(keyIds) {
+      offered.push([...keyIds]);
+      return { keyId: keyIds[turn++ % keyIds.length]!, waitedMs: 0 };
+    },
+    observe: () => undefined,
+    pause: () => undefined,
+  };
+}
+
+const bearer = (key: string) => `Bearer ${key}`;
+
+async function serve(handler: Handler): Promise<FakeService> {
+  const service = await startFakeService(handler);
+  services.push(service);
+  return service;
+}
+
+const ok: Handler = (_req, res) => sendJson(res, 200, listBody([record(recordId(1))], null));
+
+describe('a pool of API keys', () => {
+  it('offers every key to the limiter and sends each request on the key it granted', async () => {
+    const service = await serve(ok);
+    const limiter = rotatingLimiter();
+    const { logger } = capturedLogger();
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKeys: [KEY_A, KEY_B], limiter, logger });
+    for (let i = 0; i < 4; i++) await api.listPage('deals');
+
+    expect(limiter.offered[0]).toEqual([keyFingerprint(KEY_A), keyFingerprint(KEY_B)]);
+    expect(service.requests.map((r) => r.headers.authorization)).toEqual([bearer(KEY_A), bearer(KEY_B), bearer(KEY_A), bearer(KEY_B)]);
+    expect(api.keyFingerprint).toBe(keyFingerprint(KEY_A));
+    expect(api.keyFingerprints).toEqual([keyFingerprint(KEY_A), keyFingerprint(KEY_B)]);
+    expect(api.stats()).toMatchObject({ requests: 4, retries: 0 });
+  });
+
+  it('drops a key answering 401 (logged by fingerprint only) and retries the request on another', async () => {
+    const service = await serve((req, res) =>
+      req.headers.authorization === bearer(KEY_B)
+        ? sendJson(res, 401, errorBody('unauthorized', 'APIキーが無効です。'))
+        : ok(req, res),
+    );
+    const limiter = rotatingLimiter();
+    const { logger, lines } = capturedLogger();
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKeys: [KEY_B, KEY_A, KEY_C], limiter, logger });
+
+    const page = await api.listPage('deals');
+    expect(page.results).toHaveLength(1);
+    for (let i = 0; i < 3; i++) await api.listPage('deals');
+
+    const warning = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 40);
+    expect(warning).toMatchObject({ keyFingerprint: keyFingerprint(KEY_B), keysLeft: 2 });
+    expect(lines.join('\n')).not.toContain(KEY_B);
+    // Only the two good keys are offered once the bad one answered 401.
+    expect(limiter.offered.at(-1)).toEqual([keyFingerprint(KEY_A), keyFingerprint(KEY_C)]);
+    expect(service.requests.filter((r) => r.headers.authorization === bearer(KEY_B))).toHaveLength(1);
+  });
+
+  it('fails with unauthorized, naming the last key by fingerprint, when every key is rejected', async () => {
+    const service = await serve((_req, res) => sendJson(res, 401, errorBody('unauthorized', 'APIキーが無効です。')));
+    const { logger } = capturedLogger();
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKeys: [KEY_A, KEY_B], limiter: rotatingLimiter(), logger });
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(SalesApiError);
+    expect(error).toMatchObject({ code: 'unauthorized', disposition: 'fatal' });
+    const { message } = error as Error;
+    expect(message).toMatch(/sk_…[0-9a-f]{8}/);
+    expect(message).not.toContain(KEY_A);
+    expect(message).not.toContain(KEY_B);
+    expect(service.requests).toHaveLength(2);
+  });
+
+  it('checks the format of every key before any request, naming its position and never its value', () => {
+    const { logger } = capturedLogger();
+    const bad = 'sk_short';
+    let caught: unknown;
+    try {
+      createSalesApi({ baseUrl: 'http://127.0.0.1:1', apiKeys: [KEY_A, bad], limiter: rotatingLimiter(), logger });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ code: 'invalid_api_key_format' });
+    expect((caught as Error).message).toMatch(/^key 2 of 2: /);
+    expect((caught as Error).message).not.toContain(bad);
+  });
+
+  it('spreads real traffic over two keys through the in-process limiter', async () => {
+    const service = await serve(ok);
+    const { logger } = capturedLogger();
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 60, perOrgPerMinute: 10_000, burst: 5 });
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKeys: [KEY_A, KEY_B], limiter, logger });
+    // Ten requests fit in two bursts of five without waiting.
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 10 }, () => api.listPage('deals')));
+    expect(Date.now() - started).toBeLessThan(900);
+    const byKey = (key: string) => service.requests.filter((r) => r.headers.authorization === bearer(key)).length;
+    expect([byKey(KEY_A), byKey(KEY_B)]).toEqual([5, 5]);
+  });
+});
+
+describe('SALES_API_KEY with several keys', () => {
+  it('splits a comma-separated list, trimming spaces, first key first', () => {
+    const service = requireService(loadConfig({ SALES_API_BASE_URL: 'http://x', SALES_API_KEY: ` ${KEY_A} , ${KEY_B},` }));
+    expect(service.apiKeys).toEqual([KEY_A, KEY_B]);
+    expect(service.apiKey).toBe(KEY_A);
+  });
+
+  it('reads the lanes\' shares and rejects a share outside (0, 1]', () => {
+    expect(loadConfig({})).toMatchObject({ backfillShare: 0.5, summariesShare: 0.25, redisUrl: null, redisPrefix: 'salesync' });
+    expect(loadConfig({ SALESYNC_BACKFILL_SHARE: '0.3', SALESYNC_SUMMARIES_SHARE: '1' })).toMatchObject({ backfillShare: 0.3, summariesShare: 1 });
+    expect(() => loadConfig({ SALESYNC_BACKFILL_SHARE: '1.5' })).toThrow(/SALESYNC_BACKFILL_SHARE/);
+    expect(() => loadConfig({ SALESYNC_SUMMARIES_SHARE: '0' })).toThrow(/SALESYNC_SUMMARIES_SHARE/);
+  });
+});
