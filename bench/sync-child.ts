@@ -9,6 +9,7 @@ const config = loadConfig(process.env);
 const env = createSyncEnvironment(config, { logger: pino({ level: 'warn' }) });
 const started = performance.now();
 const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: config.resourceConcurrency });
+await env.close();
 const elapsedMs = performance.now() - started;
 process.stdout.write(
   `${JSON.stringify({

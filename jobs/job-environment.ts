@@ -42,6 +42,7 @@ export function createJobEnvironment(config: Config, options: JobEnvironmentOpti
     backfillDeps: onLane('backfill'),
     summariesDeps: onLane('summaries'),
     close: async () => {
+      await env.warehouse.close();
       const closable = shared as RateLimiter & { close?: () => Promise<void> };
       await closable.close?.();
     },

@@ -34,6 +34,8 @@ export interface Config {
   retryLimit: number;
   /** SALES_API_RETRY_DELAY: first backoff delay, doubled each retry with full jitter. @defaultValue 500ms */
   retryBaseDelayMs: number;
+  /** SALESYNC_LINGER: how long a run keeps the warehouse file open after a write, for its next one. @defaultValue 500ms */
+  lingerMs: number;
   /** SALESYNC_LOCK_TIMEOUT: how long a writer waits for a warehouse file held by another process. @defaultValue 5m */
   lockTimeoutMs: number;
   /**
@@ -90,6 +92,7 @@ export const DEFAULT_CONFIG: Config = {
   requestTimeoutMs: 30_000,
   retryLimit: 5,
   retryBaseDelayMs: 500,
+  lingerMs: 500,
   lockTimeoutMs: 5 * 60_000,
   snapshotPath: null,
   summariesWindowMs: 14 * 24 * 60 * 60_000,
@@ -176,6 +179,7 @@ export function loadConfig(env: Env, overrides: Partial<Config> = {}): Config {
     requestTimeoutMs: duration(env, 'SALES_API_TIMEOUT'),
     retryLimit: integer(env, 'SALES_API_RETRIES', 0),
     retryBaseDelayMs: duration(env, 'SALES_API_RETRY_DELAY'),
+    lingerMs: duration(env, 'SALESYNC_LINGER'),
     lockTimeoutMs: duration(env, 'SALESYNC_LOCK_TIMEOUT'),
     snapshotPath: text(env, 'WAREHOUSE_SNAPSHOT_PATH'),
     summariesWindowMs: duration(env, 'SALESYNC_SUMMARIES_WINDOW'),

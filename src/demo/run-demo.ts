@@ -66,7 +66,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         ...(options.progress ? { progress: options.progress } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      const report = await runSync(env.deps, env.settings, { resources: ['users', 'companies', 'contacts', 'deals', 'meeting-logs', 'contact-activities'], mode, concurrency: config.resourceConcurrency });
+      const report = await runSync(env.deps, env.settings, { resources: ['users', 'companies', 'contacts', 'deals', 'meeting-logs', 'contact-activities'], mode, concurrency: config.resourceConcurrency }).finally(() => env.close());
       const failure = primaryFailure(report);
       if (failure?.error) throw failure.error;
       return { report, warehouse: env.warehouse };

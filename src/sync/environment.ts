@@ -13,6 +13,8 @@ import type { SummariesOptions } from './summaries.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
 export interface SyncEnvironment {
+  /** Release the warehouse file and the limiter's resources: call when the run (or the worker) is done. */
+  close(): Promise<void>;
   deps: SyncDeps;
   settings: SyncSettings;
   limiter: RateLimiter;
@@ -36,8 +38,17 @@ export interface EnvironmentOptions {
   lane?: RateLane;
 }
 
-export function createWarehouse(config: Config, logger: Logger): Warehouse {
-  return openWarehouse({ path: config.warehousePath, lockTimeoutMs: config.lockTimeoutMs, logger });
+/**
+ * A warehouse for `config`. Runs (`forRun`) keep the file open between their calls for `lingerMs`; readers
+ * (status, query, export) open and close per call. Whoever makes a run's warehouse closes it when done.
+ */
+export function createWarehouse(config: Config, logger: Logger, options: { forRun?: boolean } = {}): Warehouse {
+  return openWarehouse({
+    path: config.warehousePath,
+    lockTimeoutMs: config.lockTimeoutMs,
+    lingerMs: options.forRun ? config.lingerMs : 0,
+    logger,
+  });
 }
 
 /** The limiter's settings from a Config: the service's limits, the lanes' shares, the Redis key prefix. */
@@ -66,8 +77,12 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
     });
   // Fail on a malformed key now, before anything else happens.
   makeApi();
-  const warehouse = createWarehouse(config, options.logger);
+  const warehouse = createWarehouse(config, options.logger, { forRun: true });
   return {
+    close: async () => {
+      await warehouse.close();
+      await (limiter as { close?: () => Promise<void> }).close?.();
+    },
     limiter,
     warehouse,
     deps: {

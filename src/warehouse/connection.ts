@@ -79,8 +79,13 @@ async function createInstance(options: OpenOptions, readOnly: boolean): Promise<
   }
 }
 
-/** Open the file, run `work` on one connection, and close everything again, whatever happens. */
-export async function withDatabase<T>(options: OpenOptions, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+interface Session {
+  instance: DuckDBInstance;
+  connection: DuckDBConnection;
+  readOnly: boolean;
+}
+
+async function openSession(options: OpenOptions): Promise<Session> {
   const { path } = options;
   const existed = existsSync(path);
   // READ_ONLY cannot create the file, nor replay a WAL left by a crash: those opens go read-write.
@@ -100,12 +105,81 @@ export async function withDatabase<T>(options: OpenOptions, work: (connection: D
       // Session time zone fixed so naive timestamps and TIMESTAMPTZ text never depend on the host.
       await connection.run(`SET TimeZone = 'UTC'`);
       if (!readOnly && options.onWriteOpen) await options.onWriteOpen(connection);
-      return await work(connection);
-    } finally {
+      return { instance, connection, readOnly };
+    } catch (error) {
       connection.closeSync();
+      throw error;
     }
-  } finally {
+  } catch (error) {
     instance.closeSync();
+    throw error;
+  }
+}
+
+function closeSession(session: Session): void {
+  try {
+    session.connection.closeSync();
+  } finally {
+    session.instance.closeSync();
+  }
+}
+
+/** Open the file, run `work` on one connection, and close everything again, whatever happens. */
+export async function withDatabase<T>(options: OpenOptions, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  const session = await openSession(options);
+  try {
+    return await work(session.connection);
+  } finally {
+    closeSession(session);
+  }
+}
+
+/**
+ * The file handle of one writer. Opening and closing costs tens of milliseconds (more with a checkpoint), and a
+ * run makes dozens of calls in a row, so after a write the file stays open for `lingerMs` in case the next call
+ * comes soon; it is released once the writer goes quiet, so readers get every gap between runs. Reads made while
+ * nothing lingers open READ_ONLY and close at once: a reader never holds the file longer than its query.
+ * Callers serialize `use` (the warehouse's queue): one operation at a time.
+ */
+export class LingeringDatabase {
+  private session: Session | null = null;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: Omit<OpenOptions, 'access'>,
+    private readonly lingerMs: number,
+  ) {}
+
+  async use<T>(access: AccessMode, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.cancelLinger();
+    if (this.session && access === 'write' && this.session.readOnly) this.close();
+    this.session ??= await openSession({ ...this.options, access });
+    const session = this.session;
+    try {
+      return await work(session.connection);
+    } catch (error) {
+      // After a failure the connection's state is unknown: start the next call from a fresh open.
+      this.close();
+      throw error;
+    } finally {
+      if (this.session === session) {
+        if (session.readOnly || this.lingerMs <= 0) this.close();
+        else this.timer = setTimeout(() => this.close(), this.lingerMs).unref();
+      }
+    }
+  }
+
+  /** Release the file now (a lingering handle too). */
+  close(): void {
+    this.cancelLinger();
+    const session = this.session;
+    this.session = null;
+    if (session) closeSession(session);
+  }
+
+  private cancelLinger(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
 

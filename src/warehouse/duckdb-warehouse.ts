@@ -7,7 +7,7 @@ import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { PropertyDefinition, ServiceUser } from '../core/types.js';
 import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
-import { inTransaction, withDatabase, type AccessMode } from './connection.js';
+import { inTransaction, LingeringDatabase, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
 import { dedupeLatest } from './rows.js';
 import {
@@ -46,23 +46,28 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   let schemaSql: string | undefined;
   // This Warehouse's queue of operations (instance state, not module state).
   let tail: Promise<unknown> = Promise.resolve();
+  const openOptions = {
+    path,
+    lockTimeoutMs,
+    ...(logger ? { logger } : {}),
+    onWriteOpen: async (connection: DuckDBConnection) => {
+      schemaSql ??= fixedSchemaSql();
+      await ensureFixedSchema(connection, schemaSql);
+    },
+  };
+  const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
 
-  function serialized<T>(operation: string, access: AccessMode, work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  /**
+   * `strict-read`: a genuinely READ_ONLY open whatever lingers (user SQL must not be able to write), closed after.
+   */
+  function serialized<T>(operation: string, access: AccessMode | 'strict-read', work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     const run = async (): Promise<T> => {
       try {
-        return await withDatabase(
-          {
-            path,
-            access,
-            lockTimeoutMs,
-            ...(logger ? { logger } : {}),
-            onWriteOpen: async (connection) => {
-              schemaSql ??= fixedSchemaSql();
-              await ensureFixedSchema(connection, schemaSql);
-            },
-          },
-          work,
-        );
+        if (access === 'strict-read') {
+          database.close();
+          return await withDatabase({ ...openOptions, access: 'read' }, work);
+        }
+        return await database.use(access, work);
       } catch (error) {
         if (error instanceof SalesyncError) throw error;
         const message = error instanceof Error ? error.message : String(error);
@@ -188,7 +193,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       }),
 
     query: (sql: string) =>
-      serialized('query', 'read', async (connection) => {
+      serialized('query', 'strict-read', async (connection) => {
         const reader = await connection.runAndReadAll(sql);
         return reader.getRowObjects().map(rowToJsonFriendly);
       }),
@@ -202,5 +207,15 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     exportParquet: (directory: string) =>
       serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
+
+    close: () => {
+      // After every queued call, release the file (a lingering handle included).
+      const closed = tail.then(
+        () => database.close(),
+        () => database.close(),
+      );
+      tail = closed.catch(() => undefined);
+      return closed;
+    },
   };
 }

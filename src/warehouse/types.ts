@@ -111,6 +111,11 @@ export interface WarehouseOptions {
    * @defaultValue 300000
    */
   lockTimeoutMs?: number;
+  /**
+   * How long the file stays open after a write, for the next call of the same run. 0 closes after every call.
+   * @defaultValue 0
+   */
+  lingerMs?: number;
   logger?: import('pino').Logger;
 }
 
@@ -153,4 +158,6 @@ export interface Warehouse {
   publishSnapshot(target: string): Promise<SnapshotResult>;
   /** Write one Parquet file per table and view into `directory`, all from one read transaction. */
   exportParquet(directory: string): Promise<ExportedFile[]>;
+  /** Release the file now, after the calls already queued (a writer's lingering handle included). */
+  close(): Promise<void>;
 }

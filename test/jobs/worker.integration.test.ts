@@ -59,7 +59,8 @@ describe('salesync worker', () => {
   it('with `schedule`, keeps the warehouse fresh with no manual step; a standby worker waits for the owner', async () => {
     const harness = await startHarness({ size: { meetingLogs: 60 } });
     const prefix = `${redis.prefix}-fresh`;
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_TTL: '3s' });
+    // Schedules every 2 s keep the worker writing all the time; without a linger the test's reads find gaps.
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_TTL: '3s', SALESYNC_LINGER: '0' });
     const scheduled = await runCli(['schedule', '--sync-every', '2s', '--users-every', '2s'], env);
     expect(scheduled.code, scheduled.output).toBe(0);
     expect(scheduled.output).toMatch(/salesync:sync:deals/);

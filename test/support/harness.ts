@@ -36,11 +36,23 @@ export async function startHarness(simulatorOptions: SimulatorOptions = {}, conf
     perKeyPerMinute: simulatorOptions.perKeyPerMinute ?? FAST.perKeyPerMinute,
     perOrgPerMinute: simulatorOptions.perOrgPerMinute ?? FAST.perOrgPerMinute,
     requestTimeoutMs: 5000,
+    // Tests read through other warehouse handles in this process: only `sync()` (which closes) lingers.
+    lingerMs: 0,
     ...configOverrides,
   };
   const logger = pino({ level: 'silent' });
-  const env = (overrides: Partial<Config> = {}, signal?: AbortSignal) =>
-    createSyncEnvironment({ ...config, ...overrides }, { logger, ...(signal ? { signal } : {}) });
+  // One live warehouse per file in this process: a new environment releases the ones made before it
+  // (DuckDB would let two handles of one file coexist in a process, each with its own stale view).
+  const made: SyncEnvironment[] = [];
+  const releaseAll = async () => {
+    await Promise.all(made.splice(0).map((e) => e.close()));
+  };
+  const env = (overrides: Partial<Config> = {}, signal?: AbortSignal) => {
+    void releaseAll();
+    const e = createSyncEnvironment({ ...config, ...overrides }, { logger, ...(signal ? { signal } : {}) });
+    made.push(e);
+    return e;
+  };
   return {
     sim,
     url,
@@ -48,14 +60,15 @@ export async function startHarness(simulatorOptions: SimulatorOptions = {}, conf
     config,
     env,
     async sync(options = {}) {
-      const e = env(options.config, options.signal);
+      const e = env({ lingerMs: DEFAULT_CONFIG.lingerMs, ...options.config }, options.signal);
       return runSync(e.deps, e.settings, {
         resources: options.resources ?? RESOURCE_NAMES,
         mode: options.mode ?? 'incremental',
         concurrency: 3,
-      });
+      }).finally(() => e.close());
     },
     async close() {
+      await releaseAll();
       await sim.close();
       await rm(dir, { recursive: true, force: true });
     },

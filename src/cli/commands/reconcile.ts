@@ -17,7 +17,7 @@ export async function reconcileCommand(runtime: CliRuntime, names: string[], opt
     resources,
     deep: options.deep === true,
     concurrency: runtime.config.resourceConcurrency,
-  });
+  }).finally(() => env.close());
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReconcileReport(report));
   const failed = report.results.filter((r) => r.error);

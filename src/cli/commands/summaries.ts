@@ -10,7 +10,7 @@ export async function summariesCommand(runtime: CliRuntime): Promise<SummariesRe
     lane: 'summaries',
     ...(runtime.display ? { progress: runtime.display } : {}),
   });
-  const result = await refreshSummaries(env.deps, env.settings, env.summaries ?? {});
+  const result = await refreshSummaries(env.deps, env.settings, env.summaries ?? {}).finally(() => env.close());
   runtime.display?.stop();
   if (runtime.interactive) {
     runtime.out(

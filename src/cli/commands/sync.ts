@@ -22,8 +22,9 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
   // worker's (it waits up to SALESYNC_LEASE_WAIT, then is skipped). Without: today's in-process behaviour.
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : null;
   let report: SyncReport;
+  let env: ReturnType<typeof createSyncEnvironment> | undefined;
   try {
-    const env = createSyncEnvironment(config, {
+    env = createSyncEnvironment(config, {
       logger: runtime.logger,
       signal: runtime.signal,
       ...(runtime.display ? { progress: runtime.display } : {}),
@@ -38,8 +39,8 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
       concurrency: config.resourceConcurrency,
       ...(guard ? { guard } : {}),
     });
-    await (env.limiter as { close?: () => Promise<void> }).close?.();
   } finally {
+    await env?.close();
     await redis?.quit().catch(() => redis.disconnect());
   }
   runtime.display?.stop();
