@@ -62,10 +62,16 @@ export function resolveBudget(options: LimiterBudgetOptions): ResolvedBudget {
   };
 }
 
-/** The lane's own bucket, or null for `sync` (limited only by its keys and the organization). */
-export function laneParams(budget: ResolvedBudget, lane: RateLane): GcraParams | null {
+/**
+ * The lane's own bucket, or null for `sync` (limited only by its keys and the organization). A share is of what
+ * the keys in use can actually spend, min(organization, keys × per key): with one key at 1000/min a backfill
+ * gets 500/min, not half of the organization's 5000 (which one key could never reach, leaving the schedule
+ * nothing reserved).
+ */
+export function laneParams(budget: ResolvedBudget, lane: RateLane, keyCount = 1): GcraParams | null {
   if (lane === 'sync') return null;
+  const capacity = Math.min(budget.perOrgPerMinute, Math.max(1, keyCount) * budget.perKeyPerMinute);
   // At least one request a minute, so a tiny share of a tiny limit still moves.
-  const perMinute = Math.max(1, Math.floor(budget.perOrgPerMinute * budget.laneShares[lane]));
+  const perMinute = Math.max(1, Math.floor(capacity * budget.laneShares[lane]));
   return gcraParams(perMinute, budget.burst);
 }

@@ -251,7 +251,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
   }
 
   private async tryAcquire(waiter: Waiter): Promise<AcquireReply> {
-    const lane = laneParams(this.budget, waiter.lane);
+    const lane = laneParams(this.budget, waiter.lane, waiter.keyIds.length);
     const keys = [`${this.tag}:org`, `${this.tag}:lane:${waiter.lane}`, ...waiter.keyIds.map((id) => this.keyBucket(id))];
     const args: Array<string | number> = [
       this.orgParams.intervalMs,

@@ -105,14 +105,16 @@ export class TokenBucketLimiter implements RateLimiter {
     return bucket;
   }
 
-  private laneBucket(lane: RateLane): Bucket | null {
-    const params = laneParams(this.budget, lane);
+  private laneBucket(lane: RateLane, keyCount: number): Bucket | null {
+    const params = laneParams(this.budget, lane, keyCount);
     if (!params) return null;
     let bucket = this.lanes.get(lane);
     if (!bucket) {
       bucket = { gcra: { tat: 0 }, params };
       this.lanes.set(lane, bucket);
     }
+    // The pool can shrink (a key answering 401): the cap follows the keys still in use.
+    bucket.params = params;
     return bucket;
   }
 
@@ -141,7 +143,7 @@ export class TokenBucketLimiter implements RateLimiter {
         i += 1;
         continue;
       }
-      const lane = this.laneBucket(waiter.lane);
+      const lane = this.laneBucket(waiter.lane, waiter.keyIds.length);
       const choice = this.choose(waiter, now);
       const wait = Math.max(choice.wait, gcraWait(this.org.gcra, this.org.params, now), lane ? gcraWait(lane.gcra, lane.params, now) : 0);
       if (wait > 0) {

@@ -183,6 +183,15 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     expect(byLane.summaries).toBeGreaterThanOrEqual(280);
   });
 
+  it('reserves the schedule its share even when one key, not the organization, is the limit', async () => {
+    // One key at 1000/min against an organization of 5000/min: half of what the key can do is the backfill's.
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 1000, perOrgPerMinute: 5000, now: () => Date.now() });
+    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill', inFlight: 8 }, { keys: ['a'] }], 60_000);
+    const byLane = countBy(grants, (g) => g.lane);
+    expect(byLane.backfill).toBeLessThanOrEqual(500);
+    expect(byLane.sync).toBeGreaterThanOrEqual(470);
+  });
+
   it('never lets a waiting backfill hold back a sync request behind it', async () => {
     // 6/min for the backfill: its burst is 3 (half its limit), so 3 grants empty its lane but not the org.
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.005 }, now: () => Date.now() });

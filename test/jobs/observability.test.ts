@@ -1,0 +1,56 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.js';
+import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { cliEnv, runCli, startCli, waitFor } from './helpers.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let redis: TestRedis;
+let harness: Harness;
+beforeAll(async () => {
+  redis = await startTestRedis();
+  harness = await startHarness({ seed: 61, size: { deals: 300, companies: 50, contacts: 50, meetingLogs: 5, contactActivities: 20, users: 5 } });
+});
+afterAll(async () => {
+  await harness?.close();
+  await redis?.stop();
+});
+
+describe('worker visibility', () => {
+  it('serves Prometheus metrics that count the records its jobs wrote, and the bull-board dashboard', async () => {
+    const [dashboardPort, metricsPort] = [await freePort(), await freePort()];
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-obs`, {
+      SALESYNC_DASHBOARD_PORT: String(dashboardPort),
+      SALESYNC_METRICS_PORT: String(metricsPort),
+    });
+    const worker = startCli(['worker'], env);
+    try {
+      await waitFor(async () => worker.output(), (o) => o.includes('worker started'), 20_000, 'the worker to start');
+      const queued = await runCli(['backfill', 'deals'], env);
+      expect(queued.code, queued.output).toBe(0);
+
+      const metrics = await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(),
+        (text) => /salesync_records_written_total\{[^}]*resource="deals"[^}]*\} 300/.test(text),
+        30_000,
+        'the backfill to show in the metrics',
+      );
+      expect(metrics).toMatch(/salesync_requests_total/);
+      expect(metrics).toMatch(/salesync_run_duration_seconds/);
+
+      const dashboard = await fetch(`http://127.0.0.1:${dashboardPort}/`);
+      expect(dashboard.status).toBe(200);
+      expect(await dashboard.text()).toMatch(/<html/i);
+    } finally {
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited, worker.output()).toBe(0);
+    }
+  });
+});
