@@ -1,5 +1,6 @@
 /** SQL of reconcile sweeps and of the summaries job: what a complete sweep did not see, and what awaits summaries. */
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
+import { SalesyncError } from '../core/errors.js';
 import { quoteIdentifier } from './identifiers.js';
 
 /**
@@ -15,6 +16,26 @@ export async function markUnseenDeleted(
   sweepStartedAt: string,
   deletedAt: string,
 ): Promise<number> {
+  // A sweep that listed nothing at all while live rows exist is far likelier a service glitch (an empty page
+  // answered for a full list) than every record deleted at once: refuse, inside the transaction, so nothing
+  // of this batch is written and every row stays as it was.
+  const seen = await connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM reconcile_seen WHERE sweep_key = $1`, [sweepKey]);
+  if (Number(seen.getRowObjects()[0]?.n ?? 0) === 0) {
+    const live = await connection.runAndReadAll(
+      `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(table)} WHERE _deleted_at IS NULL AND updated_at < CAST($1 AS TIMESTAMPTZ)`,
+      [sweepStartedAt],
+    );
+    const rows = Number(live.getRowObjects()[0]?.n ?? 0);
+    if (rows > 0) {
+      throw new SalesyncError(
+        'reconcile_empty_sweep',
+        `A complete reconcile sweep of ${table} listed no records while the warehouse holds ${rows} live rows; ` +
+          `nothing was marked deleted. Check the service (and the key's access); if it really holds no ${table} now, ` +
+          `mark them yourself: UPDATE "${table}" SET _deleted_at = now() WHERE _deleted_at IS NULL.`,
+        { context: { table, liveRows: rows } },
+      );
+    }
+  }
   const result = await connection.run(
     `UPDATE ${quoteIdentifier(table)} SET _deleted_at = CAST($3 AS TIMESTAMPTZ)
      WHERE _deleted_at IS NULL AND updated_at < CAST($2 AS TIMESTAMPTZ)

@@ -43,6 +43,12 @@ const deletedIds = async () =>
   (await warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL ORDER BY id`)).map((r) => r.id);
 
 describe('reconcile sweep in the warehouse', () => {
+  it('refuses to mark every row deleted when a complete sweep listed nothing, and changes nothing', async () => {
+    await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')]));
+    await expect(warehouse.commitBatch('deals', sweepBatch([], null, true))).rejects.toMatchObject({ code: 'reconcile_empty_sweep' });
+    expect(await deletedIds()).toEqual([]);
+  });
+
   it('writes only changed rows, counts them, and marks ids unseen by the complete sweep', async () => {
     await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z'), deal(3, '2026-01-01T00:00:00Z')]));
     const syncedBefore = await warehouse.query(`SELECT id, CAST(_synced_at AS VARCHAR) AS s FROM deals ORDER BY id`);
