@@ -4,7 +4,9 @@ import { resourceDescriptor, type RecordResourceName } from '../core/resources.j
 import type { MeetingLogSummary, ServiceRecord, WalkCheckpoint } from '../core/types.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import { silentProgress, type ResourceProgress } from './progress.js';
-import { toSalesyncError, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { toSalesyncError } from './errors.js';
+import { settleRun } from './settle-run.js';
+import { type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
 import { shouldFlush } from './window.js';
 
 /**
@@ -56,26 +58,12 @@ export async function backfillResource(
   };
 
   const runId = await deps.warehouse.startRun({ resource, mode: 'backfill', startedAt: started });
-  try {
-    await walkWindow();
-    result.outcome = 'succeeded';
-  } catch (error) {
-    const aborted = deps.signal?.aborted === true;
-    result.outcome = aborted ? 'interrupted' : 'failed';
-    if (!aborted) result.error = toSalesyncError(error);
-  }
-  const stats = api.stats();
-  Object.assign(result, { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited });
-  result.durationMs = now().getTime() - started.getTime();
-  report(result.outcome === 'succeeded' ? 'done' : result.outcome === 'interrupted' ? 'interrupted' : 'failed');
-  try {
-    await deps.warehouse.finishRun(runId, {
-      finishedAt: now(), pages: result.pages, records: result.written, requests: result.requests, retries: result.retries,
-      rateLimited: result.rateLimited, outcome: result.outcome, errorCode: result.error?.code ?? null, errorMessage: result.error?.message ?? null,
-    });
-  } catch (error) {
-    log.warn({ err: toSalesyncError(error).message }, 'could not record the backfill in sync_runs');
-  }
+  await settleRun(
+    { warehouse: deps.warehouse, api, signal: deps.signal, log, runId, started, now, report, what: 'the backfill' },
+    result,
+    walkWindow,
+    (r) => ({ pages: r.pages, records: r.written }),
+  );
   const line = { outcome: result.outcome, since: options.since, until: options.until, resumed: result.resumed, pages: result.pages, written: result.written, requests: result.requests };
   if (result.error) log.error({ ...line, code: result.error.code, err: result.error.message }, 'backfill failed');
   else log.info(line, result.outcome === 'interrupted' ? 'backfill interrupted; rerun it to resume from its checkpoint' : 'backfill finished');

@@ -1,6 +1,7 @@
 export { runSync, checkConnection, primaryFailure } from './run-sync.js';
 export type { SyncReport, SyncRunOptions, WalkGuard } from './run-sync.js';
-export { syncResource, toSalesyncError } from './sync-resource.js';
+export { syncResource } from './sync-resource.js';
+export { toSalesyncError } from './errors.js';
 export { backfillResource, backfillStateKey } from './backfill.js';
 export type { BackfillOptions } from './backfill.js';
 export type { ResourceResult, SyncDeps, SyncSettings } from './sync-resource.js';

@@ -7,7 +7,9 @@ import type { ResourceState } from '../warehouse/types.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import { silentProgress, type ResourceProgress } from './progress.js';
 import { checkConnection } from './run-sync.js';
-import { syncResource, toSalesyncError, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { toSalesyncError } from './errors.js';
+import { settleRun } from './settle-run.js';
+import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
 import { shouldFlush } from './window.js';
 
 /**
@@ -140,27 +142,12 @@ export async function reconcileResource(
   };
 
   const runId = await deps.warehouse.startRun({ resource, mode: 'reconcile', startedAt: started });
-  try {
-    await sweep();
-    result.outcome = 'succeeded';
-  } catch (error) {
-    const aborted = deps.signal?.aborted === true;
-    result.outcome = aborted ? 'interrupted' : 'failed';
-    if (!aborted) result.error = toSalesyncError(error);
-  }
-  const stats = api.stats();
-  Object.assign(result, { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited });
-  result.durationMs = now().getTime() - started.getTime();
-  report(result.outcome === 'succeeded' ? 'done' : result.outcome === 'interrupted' ? 'interrupted' : 'failed');
-  try {
-    await deps.warehouse.finishRun(runId, {
-      finishedAt: now(), pages: result.pages, records: result.written, requests: result.requests, retries: result.retries,
-      rateLimited: result.rateLimited, outcome: result.outcome, errorCode: result.error?.code ?? null,
-      errorMessage: result.error?.message ?? null, changed: result.changed, deleted: result.deleted,
-    });
-  } catch (error) {
-    log.warn({ err: toSalesyncError(error).message }, 'could not record the reconcile in sync_runs');
-  }
+  await settleRun(
+    { warehouse: deps.warehouse, api, signal: deps.signal, log, runId, started, now, report, what: 'the reconcile' },
+    result,
+    sweep,
+    (r) => ({ pages: r.pages, records: r.written, changed: r.changed, deleted: r.deleted }),
+  );
   const line = {
     outcome: result.outcome, deep, resumed: result.resumed, pages: result.pages, written: result.written, changed: result.changed,
     deleted: result.deleted, summariesChanged: result.summariesChanged, requests: result.requests,

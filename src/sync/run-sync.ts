@@ -4,7 +4,8 @@ import type { ResourceName } from '../core/resources.js';
 import type { WalkMode } from '../core/types.js';
 import type { SalesyncError } from '../core/errors.js';
 import type { SnapshotResult } from '../warehouse/index.js';
-import { syncResource, toSalesyncError, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { toSalesyncError } from './errors.js';
+import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
 
 export interface SyncRunOptions {
   resources: readonly ResourceName[];

@@ -6,7 +6,9 @@ import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
 import type { RunOutcome } from '../warehouse/types.js';
 import { logsNeedingDetail } from './meeting-log-details.js';
 import { silentProgress, type ResourceProgress } from './progress.js';
-import { toSalesyncError, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { toSalesyncError } from './errors.js';
+import { settleRun } from './settle-run.js';
+import { type SyncDeps, type SyncSettings } from './sync-resource.js';
 
 /** @defaultValue of `SummariesOptions.windowMs`: 14 days. */
 export const DEFAULT_SUMMARIES_WINDOW_MS = 14 * 24 * 60 * 60_000;
@@ -84,48 +86,35 @@ export async function refreshSummaries(deps: SyncDeps, settings: SyncSettings, o
   });
   await warehouse.ensureSchema();
   const runId = await warehouse.startRun({ resource: 'meeting-logs', mode: 'summaries', startedAt: started });
-  try {
-    await warehouse.applyPropertyDefinitions('meeting-logs', definitions);
-    const windowStart = summariesWindowStart(serverDate ?? now().toISOString(), windowMs);
-    const stored = await warehouse.logsAwaitingSummaries(windowStart, finalStatuses);
-    result.candidates = stored.size;
-    log.info({ windowStart, candidates: stored.size, finalStatuses }, 'refreshing pending summaries');
-    const ids = [...stored.keys()];
-    for (let start = 0; start < ids.length; start += LOGS_PER_COMMIT) {
-      signal?.throwIfAborted();
-      report('walking');
-      const chunk = ids.slice(start, start + LOGS_PER_COMMIT);
-      const { views, vanished } = await fetchSingleViews(api, chunk, settings.detailConcurrency, signal);
-      result.fetched += chunk.length;
-      result.vanished += vanished;
-      report('committing');
-      const summaries = new Map<string, MeetingLogSummary[]>(views.map((v) => [v.record.id, v.summaries]));
-      const moved = logsNeedingDetail(views.map((v) => v.record), stored);
-      const committed = await warehouse.commitBatch('meeting-logs', { records: moved, summaries });
-      result.written += committed.written;
-      result.summariesChanged += committed.summariesChanged;
-      progress.records = result.fetched;
-      progress.written = result.summariesChanged;
-    }
-    result.outcome = 'succeeded';
-  } catch (error) {
-    const aborted = signal?.aborted === true;
-    result.outcome = aborted ? 'interrupted' : 'failed';
-    if (!aborted) result.error = toSalesyncError(error);
-  }
-  const stats = api.stats();
-  Object.assign(result, { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited });
-  result.durationMs = now().getTime() - started.getTime();
-  report(result.outcome === 'succeeded' ? 'done' : result.outcome === 'interrupted' ? 'interrupted' : 'failed');
-  try {
-    await warehouse.finishRun(runId, {
-      finishedAt: now(), pages: 0, records: result.fetched, requests: result.requests, retries: result.retries,
-      rateLimited: result.rateLimited, outcome: result.outcome, errorCode: result.error?.code ?? null,
-      errorMessage: result.error?.message ?? null, changed: result.summariesChanged, deleted: null,
-    });
-  } catch (error) {
-    log.warn({ err: toSalesyncError(error).message }, 'could not record the summaries run in sync_runs');
-  }
+  await settleRun(
+    { warehouse, api, signal, log, runId, started, now, report, what: 'the summaries run' },
+    result,
+    async () => {
+      await warehouse.applyPropertyDefinitions('meeting-logs', definitions);
+      const windowStart = summariesWindowStart(serverDate ?? now().toISOString(), windowMs);
+      const stored = await warehouse.logsAwaitingSummaries(windowStart, finalStatuses);
+      result.candidates = stored.size;
+      log.info({ windowStart, candidates: stored.size, finalStatuses }, 'refreshing pending summaries');
+      const ids = [...stored.keys()];
+      for (let start = 0; start < ids.length; start += LOGS_PER_COMMIT) {
+        signal?.throwIfAborted();
+        report('walking');
+        const chunk = ids.slice(start, start + LOGS_PER_COMMIT);
+        const { views, vanished } = await fetchSingleViews(api, chunk, settings.detailConcurrency, signal);
+        result.fetched += chunk.length;
+        result.vanished += vanished;
+        report('committing');
+        const summaries = new Map<string, MeetingLogSummary[]>(views.map((v) => [v.record.id, v.summaries]));
+        const moved = logsNeedingDetail(views.map((v) => v.record), stored);
+        const committed = await warehouse.commitBatch('meeting-logs', { records: moved, summaries });
+        result.written += committed.written;
+        result.summariesChanged += committed.summariesChanged;
+        progress.records = result.fetched;
+        progress.written = result.summariesChanged;
+      }
+    },
+    (r) => ({ pages: 0, records: r.fetched, changed: r.summariesChanged, deleted: null }),
+  );
   const line = { outcome: result.outcome, candidates: result.candidates, fetched: result.fetched, changed: result.summariesChanged, vanished: result.vanished, requests: result.requests };
   if (result.error) log.error({ ...line, code: result.error.code, err: result.error.message }, 'summaries refresh failed');
   else log.info(line, 'summaries refresh finished');

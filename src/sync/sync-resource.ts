@@ -5,6 +5,8 @@ import { resourceDescriptor, type RecordResourceName, type ResourceName } from '
 import type { MeetingLogSummary, ServiceRecord, ServiceUser, WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { RunOutcome, Warehouse } from '../warehouse/types.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
+import { toSalesyncError } from './errors.js';
+import { settleRun } from './settle-run.js';
 import { silentProgress, type ProgressSink, type ResourceProgress } from './progress.js';
 import { nextWatermark, planWalk, shouldFlush } from './window.js';
 
@@ -94,42 +96,15 @@ export async function syncResource(deps: SyncDeps, settings: SyncSettings, resou
   };
 
   const runId = await deps.warehouse.startRun({ resource, mode: runMode, startedAt: started });
-  try {
-    if (resource === 'users') {
-      await refreshUsers(api, deps, result, progress, report);
-    } else {
-      await walkRecords(api, deps, settings, resource, mode, result, progress, report, log);
-    }
-    result.outcome = 'succeeded';
-  } catch (error) {
-    const aborted = deps.signal?.aborted === true;
-    result.outcome = aborted ? 'interrupted' : 'failed';
-    if (!aborted) result.error = toSalesyncError(error);
-  }
-  const stats = api.stats();
-  result.requests = stats.requests;
-  result.retries = stats.retries;
-  result.rateLimited = stats.rateLimited;
-  result.durationMs = now().getTime() - started.getTime();
-  report(result.outcome === 'succeeded' ? 'done' : result.outcome === 'interrupted' ? 'interrupted' : 'failed');
-
-  const finish = {
-    finishedAt: now(),
-    pages: result.pages,
-    records: result.written,
-    requests: result.requests,
-    retries: result.retries,
-    rateLimited: result.rateLimited,
-    outcome: result.outcome,
-    errorCode: result.error?.code ?? null,
-    errorMessage: result.error?.message ?? null,
-  };
-  try {
-    await deps.warehouse.finishRun(runId, finish);
-  } catch (error) {
-    // The run's data is already committed or rolled back; a lost run row must not hide the walk's own outcome.
-    log.warn({ err: toSalesyncError(error).message }, 'could not record the run in sync_runs');
-  }
+  await settleRun(
+    { warehouse: deps.warehouse, api, signal: deps.signal, log, runId, started, now, report, what: 'the run' },
+    result,
+    () =>
+      resource === 'users'
+        ? refreshUsers(api, deps, result, progress, report)
+        : walkRecords(api, deps, settings, resource, mode, result, progress, report, log),
+    (r) => ({ pages: r.pages, records: r.written }),
+  );
   const logLine = { outcome: result.outcome, mode: result.mode, resumed: result.resumed, pages: result.pages, written: result.written, requests: result.requests, retries: result.retries, rateLimited: result.rateLimited, durationMs: result.durationMs };
   if (result.error) log.error({ ...logLine, code: result.error.code, err: result.error.message }, 'walk failed');
   else log.info(logLine, result.outcome === 'interrupted' ? 'walk interrupted; the next run resumes from its checkpoint' : 'walk finished');
@@ -256,8 +231,3 @@ async function refreshUsers(
   result.watermark = serverDate;
 }
 
-export function toSalesyncError(error: unknown): SalesyncError {
-  if (error instanceof SalesyncError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new SalesyncError('internal', message, { cause: error });
-}
