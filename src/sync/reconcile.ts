@@ -1,4 +1,3 @@
-import pLimit from 'p-limit';
 import type { ListPage } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
@@ -6,7 +5,7 @@ import type { MeetingLogSummary, ServiceRecord, WalkCheckpoint } from '../core/t
 import type { ResourceState } from '../warehouse/types.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import { silentProgress, type ResourceProgress } from './progress.js';
-import { checkConnection } from './run-sync.js';
+import { walkResources } from './run-sync.js';
 import { toSalesyncError } from './errors.js';
 import { settleRun } from './settle-run.js';
 import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
@@ -74,33 +73,20 @@ export function planSweep(state: Pick<ResourceState, 'walk'>): SweepPlan {
   return { after: null, startedAt: null, resumed: false };
 }
 
-/** Failures that no other resource can succeed past (as in runSync). */
-const STOPS_EVERYONE = new Set(['unauthorized', 'forbidden', 'invalid_api_key_format', 'service_unreachable', 'warehouse_locked']);
-
 /** Check the connection, then sweep the resources in parallel. */
 export async function runReconcile(deps: SyncDeps, settings: SyncSettings, options: ReconcileRunOptions): Promise<ReconcileReport> {
   const started = Date.now();
-  const check = deps.makeApi();
-  await checkConnection(check, deps.signal);
-  await deps.warehouse.ensureSchema();
-  const stopAll = new AbortController();
-  const signal = deps.signal ? AbortSignal.any([deps.signal, stopAll.signal]) : stopAll.signal;
-  const limit = pLimit(options.concurrency);
-  const results = await Promise.all(
-    options.resources.map((resource) =>
-      limit(async () => {
-        const result = signal.aborted
-          ? skipped(resource, options.deep === true)
-          : await reconcileResource({ ...deps, signal }, settings, resource, options);
-        if (result.error && STOPS_EVERYONE.has(result.error.code)) stopAll.abort(result.error);
-        return result;
-      }),
-    ),
+  const { results, requests } = await walkResources(
+    deps,
+    options.resources,
+    options.concurrency,
+    (resource, signal) => reconcileResource({ ...deps, signal }, settings, resource, options),
+    (resource) => skipped(resource, options.deep === true),
   );
   return {
     ok: results.every((r) => r.outcome === 'succeeded'),
     results,
-    requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0),
+    requests,
     durationMs: Date.now() - started,
   };
 }

@@ -41,30 +41,56 @@ export interface SyncReport {
 /** Failures that no other resource can succeed past: stop everyone rather than spend requests on them. */
 const STOPS_EVERYONE = new Set(['unauthorized', 'forbidden', 'invalid_api_key_format', 'service_unreachable', 'warehouse_locked']);
 
+export interface WalkedResources<R> {
+  results: R[];
+  /** Requests of every walk, the connection check included. */
+  requests: number;
+}
+
 /**
- * Check the connection, then walk the resources in parallel. A wrong key or an unreachable service fails
- * here, before the warehouse file is touched at all.
+ * Check the connection, then run `walkOne` for every resource, `concurrency` at a time. A failure no other
+ * resource can get past (a bad key, an unreachable service, a held file) aborts the walks under way, and the
+ * ones not started yet come back as `skipped`. A wrong key fails here, before the warehouse file is touched.
  */
-export async function runSync(deps: SyncDeps, settings: SyncSettings, options: SyncRunOptions): Promise<SyncReport> {
-  const started = Date.now();
+export async function walkResources<R extends { error?: SalesyncError | undefined; requests: number }>(
+  deps: SyncDeps,
+  resources: readonly ResourceName[],
+  concurrency: number,
+  walkOne: (resource: ResourceName, signal: AbortSignal) => Promise<R>,
+  skipped: (resource: ResourceName) => R,
+): Promise<WalkedResources<R>> {
   const check = deps.makeApi();
   await checkConnection(check, deps.signal);
   await deps.warehouse.ensureSchema();
-
   const stopAll = new AbortController();
   const signal = deps.signal ? AbortSignal.any([deps.signal, stopAll.signal]) : stopAll.signal;
-  const limit = pLimit(options.concurrency);
+  const limit = pLimit(concurrency);
   const results = await Promise.all(
-    options.resources.map((resource) =>
+    resources.map((resource) =>
       limit(async () => {
-        if (signal.aborted) return skipped(resource, options.mode);
-        const walk = (guardSignal: AbortSignal) =>
-          syncResource({ ...deps, signal: AbortSignal.any([signal, guardSignal]) }, settings, resource, options.mode);
-        const result = options.guard ? await options.guard(resource, options.mode, walk) : await walk(signal);
+        if (signal.aborted) return skipped(resource);
+        const result = await walkOne(resource, signal);
         if (result.error && STOPS_EVERYONE.has(result.error.code)) stopAll.abort(result.error);
         return result;
       }),
     ),
+  );
+  return { results, requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0) };
+}
+
+/** Walk the resources incrementally (or fully), then publish the snapshot when every one succeeded. */
+export async function runSync(deps: SyncDeps, settings: SyncSettings, options: SyncRunOptions): Promise<SyncReport> {
+  const started = Date.now();
+  const { results, requests } = await walkResources(
+    deps,
+    options.resources,
+    options.concurrency,
+    (resource, signal) => {
+      const walk = (guardSignal: AbortSignal) =>
+        syncResource({ ...deps, signal: AbortSignal.any([signal, guardSignal]) }, settings, resource, options.mode);
+      return options.guard ? options.guard(resource, options.mode, walk) : walk(signal);
+    },
+    (resource) => skipped(resource, options.mode),
   );
   const ok = results.every((r) => r.outcome === 'succeeded');
   // Only a complete run is published: readers of the snapshot never see a run half-way.
@@ -72,7 +98,7 @@ export async function runSync(deps: SyncDeps, settings: SyncSettings, options: S
   return {
     ok: ok && !published.snapshotError,
     results,
-    requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0),
+    requests,
     durationMs: Date.now() - started,
     ...published,
   };
