@@ -1,13 +1,9 @@
-import type { ListPage } from '../api/types.js';
-import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName } from '../core/resources.js';
-import type { MeetingLogSummary, ServiceRecord, WalkCheckpoint } from '../core/types.js';
-import { withMeetingLogDetails } from './meeting-log-details.js';
+import type { WalkCheckpoint } from '../core/types.js';
 import { silentProgress, type ResourceProgress } from './progress.js';
-import { toSalesyncError } from './errors.js';
 import { settleRun } from './settle-run.js';
+import { walkPages } from './walk-pages.js';
 import { type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
-import { shouldFlush } from './window.js';
 
 /**
  * A backfill replays one resource's records updated at or after `since` (everything when null).
@@ -84,58 +80,30 @@ export async function backfillResource(
     log.info({ since: options.since, until: options.until, resumed: resume }, resume ? 'resuming backfill from its checkpoint' : 'backfill started');
     const hasSummaries = resourceDescriptor(resource).hasSummaries;
 
-    let buffer: ServiceRecord[] = [];
-    let summaries = new Map<string, MeetingLogSummary[]>();
-    let bufferCursor: string | null = resume ? walk.cursor : null;
-    let bufferSince = 0;
-    const commit = async (cursor: string | null) => {
-      const checkpoint: WalkCheckpoint = { cursor, updatedAfter: options.since, startedAt, mode };
-      report('committing');
-      // No completeWatermark, ever: the incremental walk's watermark is not ours to move.
-      const { written } = await warehouse.commitBatch(resource, { records: buffer, ...(hasSummaries ? { summaries } : {}), checkpoint, stateKey });
-      result.written += written;
-      progress.written = result.written;
-      buffer = [];
-      summaries = new Map();
-      report('walking');
-    };
-
-    report('walking');
-    try {
-      const pages = api.listPages(resource, { updatedAfter: options.since, after: bufferCursor, ...(signal ? { signal } : {}) });
-      for await (const page of pages as AsyncGenerator<ListPage<ServiceRecord>>) {
-        let records = page.results;
-        if (hasSummaries && records.length > 0) {
-          const stored = await warehouse.storedUpdatedAt(resource, records.map((r) => r.id));
-          const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
-          records = detailed.records;
-          for (const [id, s] of detailed.summaries) summaries.set(id, s);
-          result.details += detailed.fetched;
-        }
-        if (buffer.length === 0) bufferSince = Date.now();
-        buffer.push(...records);
-        bufferCursor = page.nextCursor;
-        result.pages = progress.pages = result.pages + 1;
-        result.records = progress.records = result.records + page.results.length;
-        const done = page.nextCursor === null;
-        if (shouldFlush(buffer.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
-          await commit(page.nextCursor);
-        } else {
-          report('walking');
-        }
-        if (done) return;
-        signal?.throwIfAborted();
-      }
-    } catch (error) {
-      // Pages already fetched are whole and valid: keep them, so a rerun resumes after them.
-      if (buffer.length > 0 && !(error instanceof SalesyncError && error.code.startsWith('warehouse'))) {
-        try {
-          await commit(bufferCursor);
-        } catch (commitError) {
-          log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
-        }
-      }
-      throw error;
-    }
+    await walkPages({
+      api,
+      warehouse,
+      resource,
+      updatedAfter: options.since,
+      after: resume ? walk.cursor : null,
+      settings,
+      signal,
+      log,
+      counters: result,
+      progress,
+      report,
+      commit: async (pages, cursor) => {
+        const checkpoint: WalkCheckpoint = { cursor, updatedAfter: options.since, startedAt, mode };
+        // No completeWatermark, ever: the incremental walk's watermark is not ours to move.
+        const { written } = await warehouse.commitBatch(resource, {
+          records: pages.records,
+          ...(hasSummaries ? { summaries: pages.summaries } : {}),
+          checkpoint,
+          stateKey,
+        });
+        result.written += written;
+        progress.written = result.written;
+      },
+    });
   }
 }

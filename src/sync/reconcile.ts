@@ -1,15 +1,11 @@
-import type { ListPage } from '../api/types.js';
-import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
-import type { MeetingLogSummary, ServiceRecord, WalkCheckpoint } from '../core/types.js';
+import type { WalkCheckpoint } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
-import { withMeetingLogDetails } from './meeting-log-details.js';
 import { silentProgress, type ResourceProgress } from './progress.js';
 import { walkResources } from './run-sync.js';
-import { toSalesyncError } from './errors.js';
 import { settleRun } from './settle-run.js';
+import { walkPages } from './walk-pages.js';
 import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
-import { shouldFlush } from './window.js';
 
 /**
  * A reconcile sweep lists every record of a resource (no `updated_after`) and compares each with the mirror by
@@ -157,72 +153,40 @@ export async function reconcileResource(
     const startedAt = plan.startedAt ?? serverDate ?? now().toISOString();
     const hasSummaries = resourceDescriptor(resource).hasSummaries;
 
-    let buffer: ServiceRecord[] = [];
-    let summaries = new Map<string, MeetingLogSummary[]>();
-    let bufferCursor: string | null = plan.after;
-    let bufferSince = 0;
     let fresh = !plan.resumed;
-    const commit = async (cursor: string | null) => {
-      const checkpoint: WalkCheckpoint = { cursor, updatedAfter: null, startedAt, mode: 'full' };
-      report('committing');
-      // completeWatermark here lands on the sweep's own state row (last sweep), never on the resource's.
-      const committed = await warehouse.commitBatch(records, {
-        records: buffer,
-        ...(hasSummaries ? { summaries } : {}),
-        checkpoint,
-        ...(cursor === null ? { completeWatermark: startedAt } : {}),
-        stateKey,
-        sweep: { key: stateKey, startedAt, fresh },
-      });
-      fresh = false;
-      result.written += committed.written;
-      result.changed += committed.changed;
-      result.deleted += committed.deleted;
-      result.summariesChanged += committed.summariesChanged;
-      progress.written = result.written;
-      buffer = [];
-      summaries = new Map();
-      report('walking');
-    };
-
-    report('walking');
-    try {
-      const pages = api.listPages(records, { updatedAfter: null, after: plan.after, ...(signal ? { signal } : {}) });
-      for await (const page of pages as AsyncGenerator<ListPage<ServiceRecord>>) {
-        let listed = page.results;
-        if (hasSummaries && listed.length > 0) {
-          // Deep: every log's single view; otherwise only logs whose updated_at moved (link-only changes use the list).
-          const stored = deep ? new Map<string, string>() : await warehouse.storedUpdatedAt(records, listed.map((r) => r.id));
-          const detailed = await withMeetingLogDetails(api, listed, stored, settings.detailConcurrency, log, signal);
-          listed = detailed.records;
-          for (const [id, s] of detailed.summaries) summaries.set(id, s);
-          result.details += detailed.fetched;
-        }
-        if (buffer.length === 0) bufferSince = Date.now();
-        buffer.push(...listed);
-        bufferCursor = page.nextCursor;
-        result.pages = progress.pages = result.pages + 1;
-        result.records = progress.records = result.records + page.results.length;
-        const done = page.nextCursor === null;
-        if (shouldFlush(buffer.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
-          await commit(page.nextCursor);
-        } else {
-          report('walking');
-        }
-        if (done) return;
-        signal?.throwIfAborted();
-      }
-    } catch (error) {
-      // Pages already fetched are whole and valid: keep them (and their seen ids), so a rerun resumes after them.
-      if (buffer.length > 0 && bufferCursor !== null && !(error instanceof SalesyncError && error.code.startsWith('warehouse'))) {
-        try {
-          await commit(bufferCursor);
-        } catch (commitError) {
-          log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
-        }
-      }
-      throw error;
-    }
+    await walkPages({
+      api,
+      warehouse,
+      resource: records,
+      updatedAfter: null,
+      after: plan.after,
+      settings,
+      signal,
+      log,
+      counters: result,
+      progress,
+      report,
+      // Deep: every log's single view; otherwise only logs whose updated_at moved (link-only changes use the list).
+      allDetails: deep,
+      commit: async (pages, cursor) => {
+        const checkpoint: WalkCheckpoint = { cursor, updatedAfter: null, startedAt, mode: 'full' };
+        // completeWatermark here lands on the sweep's own state row (last sweep), never on the resource's.
+        const committed = await warehouse.commitBatch(records, {
+          records: pages.records,
+          ...(hasSummaries ? { summaries: pages.summaries } : {}),
+          checkpoint,
+          ...(cursor === null ? { completeWatermark: startedAt } : {}),
+          stateKey,
+          sweep: { key: stateKey, startedAt, fresh },
+        });
+        fresh = false;
+        result.written += committed.written;
+        result.changed += committed.changed;
+        result.deleted += committed.deleted;
+        result.summariesChanged += committed.summariesChanged;
+        progress.written = result.written;
+      },
+    });
   }
 }
 

@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
-import type { ListPage, SalesApi } from '../api/types.js';
+import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
-import type { MeetingLogSummary, ServiceRecord, ServiceUser, WalkCheckpoint, WalkMode } from '../core/types.js';
+import type { ServiceUser, WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { RunOutcome, Warehouse } from '../warehouse/types.js';
-import { withMeetingLogDetails } from './meeting-log-details.js';
-import { toSalesyncError } from './errors.js';
 import { settleRun } from './settle-run.js';
+import { walkPages } from './walk-pages.js';
 import { silentProgress, type ProgressSink, type ResourceProgress } from './progress.js';
-import { nextWatermark, planWalk, shouldFlush } from './window.js';
+import { nextWatermark, planWalk } from './window.js';
 
 export interface SyncDeps {
   /** A fresh client per walk, so each run counts its own requests; all share one limiter. */
@@ -140,69 +139,36 @@ async function walkRecords(
   let startedAt = plan.startedAt ?? serverDate;
   const hasSummaries = resourceDescriptor(resource).hasSummaries;
 
-  let buffer: ServiceRecord[] = [];
-  let summaries = new Map<string, MeetingLogSummary[]>();
-  let bufferCursor: string | null = plan.after;
-  let bufferSince = 0;
-
-  const commit = async (cursor: string | null, complete: boolean) => {
-    if (startedAt === null) throw new SalesyncError('invalid_response', 'the service sent no Date header: cannot place a watermark on its clock');
-    const checkpoint: WalkCheckpoint = { cursor: complete ? null : cursor, updatedAfter: plan.updatedAfter, startedAt, mode };
-    report('committing');
-    const { written } = await warehouse.commitBatch(resource, {
-      records: buffer,
-      ...(hasSummaries ? { summaries } : {}),
-      checkpoint,
-      ...(complete ? { completeWatermark: nextWatermark(startedAt) } : {}),
-    });
-    result.written += written;
-    progress.written = result.written;
-    if (complete) result.watermark = nextWatermark(startedAt);
-    buffer = [];
-    summaries = new Map();
-    report('walking');
-  };
-
-  report('walking');
-  try {
-    const pages = api.listPages(resource, { updatedAfter: plan.updatedAfter, after: plan.after, ...(signal ? { signal } : {}) });
-    for await (const page of pages as AsyncGenerator<ListPage<ServiceRecord>>) {
+  await walkPages({
+    api,
+    warehouse,
+    resource,
+    updatedAfter: plan.updatedAfter,
+    after: plan.after,
+    settings,
+    signal,
+    log,
+    counters: result,
+    progress,
+    report,
+    onPage: (page) => {
       startedAt ??= page.serverDate;
-      let records = page.results;
-      if (hasSummaries && records.length > 0) {
-        const stored = await warehouse.storedUpdatedAt(resource, records.map((r) => r.id));
-        const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
-        records = detailed.records;
-        for (const [id, s] of detailed.summaries) summaries.set(id, s);
-        result.details += detailed.fetched;
-      }
-      if (buffer.length === 0) bufferSince = Date.now();
-      buffer.push(...records);
-      bufferCursor = page.nextCursor;
-      result.pages += 1;
-      result.records += page.results.length;
-      progress.pages = result.pages;
-      progress.records = result.records;
-      const done = page.nextCursor === null;
-      if (shouldFlush(buffer.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
-        await commit(page.nextCursor, done);
-      } else {
-        report('walking');
-      }
-      if (done) return;
-      signal?.throwIfAborted();
-    }
-  } catch (error) {
-    // Pages already fetched are whole and valid: keep them, so a rerun resumes after them.
-    if (buffer.length > 0 && !(error instanceof SalesyncError && error.code.startsWith('warehouse'))) {
-      try {
-        await commit(bufferCursor, false);
-      } catch (commitError) {
-        log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
-      }
-    }
-    throw error;
-  }
+    },
+    commit: async (pages, cursor) => {
+      if (startedAt === null) throw new SalesyncError('invalid_response', 'the service sent no Date header: cannot place a watermark on its clock');
+      const complete = cursor === null;
+      const checkpoint: WalkCheckpoint = { cursor, updatedAfter: plan.updatedAfter, startedAt, mode };
+      const { written } = await warehouse.commitBatch(resource, {
+        records: pages.records,
+        ...(hasSummaries ? { summaries: pages.summaries } : {}),
+        checkpoint,
+        ...(complete ? { completeWatermark: nextWatermark(startedAt) } : {}),
+      });
+      result.written += written;
+      progress.written = result.written;
+      if (complete) result.watermark = nextWatermark(startedAt);
+    },
+  });
 }
 
 async function refreshUsers(

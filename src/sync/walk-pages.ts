@@ -1,0 +1,101 @@
+import type { Logger } from 'pino';
+import type { ListPage, SalesApi } from '../api/types.js';
+import { SalesyncError } from '../core/errors.js';
+import { resourceDescriptor, type RecordResourceName } from '../core/resources.js';
+import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
+import type { Warehouse } from '../warehouse/types.js';
+import { toSalesyncError } from './errors.js';
+import { withMeetingLogDetails } from './meeting-log-details.js';
+import type { ResourcePhase, ResourceProgress } from './progress.js';
+import type { SyncSettings } from './sync-resource.js';
+import { shouldFlush } from './window.js';
+
+/** Pages fetched since the last commit: committed together with the cursor that follows them. */
+export interface BufferedPages {
+  records: ServiceRecord[];
+  /** Meeting logs: the summaries of each log whose single view was fetched. */
+  summaries: Map<string, MeetingLogSummary[]>;
+}
+
+export interface PageWalk {
+  api: SalesApi;
+  warehouse: Warehouse;
+  resource: RecordResourceName;
+  updatedAfter: string | null;
+  /** Cursor to continue from (a resumed walk), or null for the first page. */
+  after: string | null;
+  settings: SyncSettings;
+  signal?: AbortSignal | undefined;
+  log: Logger;
+  /** Counted as pages arrive. */
+  counters: { pages: number; records: number; details: number };
+  progress: ResourceProgress;
+  report: (phase: ResourcePhase) => void;
+  /** Fetch every listed log's single view (a deep sweep), not only those whose `updated_at` moved. */
+  allDetails?: boolean;
+  /** Sees each page before its records are buffered (e.g. its server date). */
+  onPage?: (page: ListPage<ServiceRecord>) => void;
+  /** Commit the buffered pages with the cursor that follows them; `null` means the walk is complete. */
+  commit(pages: BufferedPages, cursor: string | null): Promise<void>;
+}
+
+/**
+ * Walk a list to its end: buffer pages, commit them (with their cursor) whenever the flush policy says so and
+ * always at the end. On a failure, the whole pages already fetched are committed before rethrowing, so a rerun
+ * resumes after them; a warehouse failure is not retried here, and the final commit is never made from here.
+ */
+export async function walkPages(walk: PageWalk): Promise<void> {
+  const { api, warehouse, resource, settings, signal, log, counters, progress, report } = walk;
+  const hasSummaries = resourceDescriptor(resource).hasSummaries;
+  let buffer: BufferedPages = { records: [], summaries: new Map() };
+  let bufferCursor: string | null = walk.after;
+  let bufferSince = 0;
+  const commit = async (cursor: string | null) => {
+    report('committing');
+    const pages = buffer;
+    buffer = { records: [], summaries: new Map() };
+    await walk.commit(pages, cursor);
+    report('walking');
+  };
+
+  report('walking');
+  try {
+    const pages = api.listPages(resource, { updatedAfter: walk.updatedAfter, after: walk.after, ...(signal ? { signal } : {}) });
+    for await (const page of pages) {
+      walk.onPage?.(page);
+      let records = page.results;
+      if (hasSummaries && records.length > 0) {
+        // Only logs that are new or whose updated_at moved need their single view (unless every one is asked for).
+        const stored = walk.allDetails ? new Map<string, string>() : await warehouse.storedUpdatedAt(resource, records.map((r) => r.id));
+        const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
+        records = detailed.records;
+        for (const [id, s] of detailed.summaries) buffer.summaries.set(id, s);
+        counters.details += detailed.fetched;
+      }
+      if (buffer.records.length === 0) bufferSince = Date.now();
+      buffer.records.push(...records);
+      bufferCursor = page.nextCursor;
+      progress.pages = counters.pages += 1;
+      progress.records = counters.records += page.results.length;
+      const done = page.nextCursor === null;
+      if (shouldFlush(buffer.records.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
+        await commit(page.nextCursor);
+      } else {
+        report('walking');
+      }
+      if (done) return;
+      signal?.throwIfAborted();
+    }
+  } catch (error) {
+    // Pages already fetched are whole and valid: keep them, so a rerun resumes after them.
+    const keep = buffer.records.length > 0 && bufferCursor !== null && !(error instanceof SalesyncError && error.code.startsWith('warehouse'));
+    if (keep) {
+      try {
+        await commit(bufferCursor);
+      } catch (commitError) {
+        log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
+      }
+    }
+    throw error;
+  }
+}
