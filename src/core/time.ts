@@ -88,8 +88,36 @@ export function microsToIso(micros: bigint): string {
 
 /** The canonical form of an instant (see `microsToIso`), or null when the text is not an instant. */
 export function canonicalInstant(text: string): string | null {
-  const micros = parseInstantMicros(text);
-  return micros === null ? null : microsToIso(micros);
+  // Hot path of every load (a few per record): years 1000-9999 go through Date.UTC in plain numbers, the
+  // fraction stays text; anything else takes the exact bigint path.
+  const m = INSTANT.exec(text);
+  if (!m) return null;
+  const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
+  const year = Number(ys);
+  const month = Number(mos);
+  const day = Number(ds);
+  const hour = Number(hs);
+  const minute = Number(mis);
+  const second = ss === undefined ? 0 : Number(ss);
+  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
+  const fraction = (frac ?? '').slice(0, 6).padEnd(6, '0');
+  if (zulu === 'Z' && frac?.length === 6 && text[10] === 'T' && text[19] === '.') {
+    return text; // already canonical
+  }
+  let offsetMinutes = 0;
+  if (zulu === undefined && sign !== undefined) {
+    const oh = Number(ohs);
+    const om = oms === undefined ? 0 : Number(oms);
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const epochMs = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  const shifted = new Date(epochMs).toISOString();
+  if (year < 1000 || shifted.length !== 24) {
+    const micros = parseInstantMicros(text);
+    return micros === null ? null : microsToIso(micros);
+  }
+  return `${shifted.slice(0, 19)}.${fraction}Z`;
 }
 
 /** Days since 1970-01-01 of a strict `YYYY-MM-DD` calendar date, or null. */

@@ -1,5 +1,5 @@
 /** Record → row: pure decisions about what each column holds. No I/O. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { MeetingLogSummary, PropertyValue, ServiceRecord } from '../core/types.js';
 import { SalesyncError } from '../core/errors.js';
 import type { ColumnPlan } from './types.js';
@@ -85,35 +85,79 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
+ * `canonicalJson(properties)`, fast for the usual flat object: JSON.stringify with the sorted keys as its
+ * allow-list writes them in that order natively. Nested values take the general path.
+ */
+function canonicalProperties(properties: Record<string, PropertyValue>): string {
+  const keys = Object.keys(properties);
+  for (const key of keys) {
+    const value = properties[key];
+    if (value !== null && typeof value === 'object') return canonicalJson(properties);
+  }
+  return JSON.stringify(properties, keys.sort());
+}
+
+/**
  * What a record says, as one hash: raw properties (canonical JSON) and both timestamps as instants (an offset
  * change alone is not a change). A reconcile sweep compares it with the stored row's and writes only on a
  * difference, which also catches changes that never moved `updated_at` (links, predicted values).
+ * `createdAt` / `updatedAt`: the record's canonical instants when the caller has them already.
  */
-export function contentHash(record: ServiceRecord): string {
-  const content = canonicalJson({
-    properties: record.properties,
-    created_at: canonicalInstant(record.created_at) ?? record.created_at,
-    updated_at: canonicalInstant(record.updated_at) ?? record.updated_at,
-  });
-  return createHash('sha256').update(content).digest('hex');
+export function contentHash(
+  record: ServiceRecord,
+  createdAt: string | null = canonicalInstant(record.created_at),
+  updatedAt: string | null = canonicalInstant(record.updated_at),
+): string {
+  // The text canonicalJson({ properties, created_at, updated_at }) would give, built directly.
+  const content =
+    `{"created_at":${JSON.stringify(createdAt ?? record.created_at) ?? 'null'},` +
+    `"properties":${canonicalProperties(record.properties)},` +
+    `"updated_at":${JSON.stringify(updatedAt ?? record.updated_at) ?? 'null'}}`;
+  return hash('sha256', content, 'hex');
+}
+
+/**
+ * One record's cells in `recordColumns(plan)` order. `syncedAt` must already be canonical (one per batch).
+ */
+export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): CellValue[] {
+  const createdAt = canonicalInstant(record.created_at);
+  const updatedAt = canonicalInstant(record.updated_at);
+  const cells: CellValue[] = [record.id, createdAt, updatedAt];
+  const properties = record.properties;
+  for (const p of plan) {
+    const value = Object.hasOwn(properties, p.apiName) ? properties[p.apiName] : undefined;
+    cells.push(toColumnValue(value, p.sqlType as SqlType));
+  }
+  cells.push(JSON.stringify(properties), syncedAt, null, contentHash(record, createdAt, updatedAt));
+  return cells;
 }
 
 /** One record as a row keyed by column name (see `recordColumns`). `syncedAt` is an ISO instant. */
 export function recordToRow(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): StagedRow {
   // No prototype: a property may be named `__proto__`, and must land in the row like any other.
   const row: StagedRow = Object.create(null) as StagedRow;
-  row.id = record.id;
-  row.created_at = canonicalInstant(record.created_at);
-  row.updated_at = canonicalInstant(record.updated_at);
-  for (const p of plan) {
-    const value = Object.hasOwn(record.properties, p.apiName) ? record.properties[p.apiName] : undefined;
-    row[p.columnName] = toColumnValue(value, p.sqlType as SqlType);
-  }
-  row._properties = JSON.stringify(record.properties);
-  row._synced_at = canonicalInstant(syncedAt);
-  row._deleted_at = null;
-  row._content_hash = contentHash(record);
+  const cells = recordCells(record, plan, canonicalInstant(syncedAt) ?? syncedAt);
+  recordColumns(plan).forEach((column, i) => {
+    row[column.name] = cells[i];
+  });
   return row;
+}
+
+/**
+ * Writes rows as NDJSON objects keyed by column name, for DuckDB's `read_json`: one pass of string
+ * building, no intermediate objects (a property may be named `__proto__`, which an object would swallow).
+ */
+export function ndjsonEncoder(columns: readonly StageColumn[]): (cells: readonly CellValue[]) => string {
+  const prefixes = columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
+  return (cells) => {
+    let line = '';
+    for (let i = 0; i < prefixes.length; i++) {
+      const cell = cells[i];
+      line += prefixes[i];
+      line += cell === null || cell === undefined ? 'null' : typeof cell === 'string' ? JSON.stringify(cell) : String(cell);
+    }
+    return `${line}}`;
+  };
 }
 
 /**

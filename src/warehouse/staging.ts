@@ -1,8 +1,14 @@
 /**
- * Bulk staging: rows go into a TEMP table through a DataChunk appender, then one set-based statement moves
- * them. Never row by row (FIELD-NOTES: 80 rows/s row-by-row vs tens of thousands staged). A TEMP table because
- * the appender checks constraints at flush, and an existing key in a PK table would fail there.
+ * Bulk staging: rows go into a TEMP table, then one set-based statement moves them. Never row by row
+ * (FIELD-NOTES: 80 rows/s row-by-row vs tens of thousands staged). Record batches go through NDJSON and
+ * DuckDB's `read_json` (the fastest path measured: no per-value crossing from JS into DuckDB); small,
+ * nested ones (summaries) through a DataChunk appender. A TEMP table because the appender checks
+ * constraints at flush, and an existing key in a PK table would fail there.
  */
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   dateValue,
   DuckDBDataChunk,
@@ -66,5 +72,41 @@ export async function stageRows(
     appender.flushSync();
   } finally {
     appender.closeSync();
+  }
+}
+
+const sqlString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+/** The type `read_json` parses a column as: JSON columns arrive as text and are cast on insert. */
+function readJsonType(column: StageColumn): string {
+  return column.sqlType === 'JSON' ? 'VARCHAR' : column.sqlType;
+}
+
+/**
+ * Create (or replace) TEMP table `name` with `columns` from NDJSON `lines` (see `ndjsonEncoder`), through a
+ * private temporary file that is removed afterwards. Every column's type is given, so nothing is guessed.
+ */
+export async function stageNdjson(
+  connection: DuckDBConnection,
+  name: string,
+  columns: readonly StageColumn[],
+  lines: readonly string[],
+): Promise<void> {
+  const definition = columns.map((c) => `${quoteIdentifier(c.name)} ${readJsonType(c)}`).join(', ');
+  if (lines.length === 0) {
+    await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${definition})`);
+    return;
+  }
+  const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
+  const types = `{${columns.map((c) => `${sqlString(c.name)}: ${sqlString(readJsonType(c))}`).join(', ')}}`;
+  try {
+    await writeFile(file, lines.join('\n'), { mode: 0o600 });
+    await connection.run(
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} AS
+       SELECT * FROM read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${types},
+                               maximum_object_size = 1073741824)`,
+    );
+  } finally {
+    await rm(file, { force: true });
   }
 }

@@ -41,3 +41,28 @@ describe('parseDateDays', () => {
     expect(parseDateDays('2023-02-29')).toBeNull();
   });
 });
+
+describe('canonicalInstant', () => {
+  it('agrees with the exact bigint path on every shape of input (offsets, precision, edge years)', () => {
+    let state = 12345; // seeded, so a failure replays
+    const random = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return Math.floor((state / 2 ** 32) * n);
+    };
+    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    const samples = ['0001-01-01T00:00:00Z', '0999-12-31T23:59:59.9999999-01:00', '1000-01-01T00:30:00+01:00', '9999-12-31T23:59:59.999999-09:00', '2024-02-29T23:59:59,5+0930', '2024-03-01 00:00z', '2024-13-01T00:00:00Z', '2023-02-29T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:00:00+24:00'];
+    for (let i = 0; i < 2000; i++) {
+      const frac = ['', '.' + String(random(1e9)).padStart(9, '0').slice(0, 1 + random(9))][random(2)];
+      const offset = ['Z', '', `+${pad(random(15))}:${pad(random(60))}`, `-${pad(random(13))}${pad(random(60))}`, `+${pad(random(15))}`][random(5)];
+      samples.push(`${pad(1 + random(9999), 4)}-${pad(1 + random(12))}-${pad(1 + random(31))}T${pad(random(24))}:${pad(random(60))}:${pad(random(60))}${frac}${offset}`);
+    }
+    for (const text of samples) {
+      const micros = parseInstantMicros(text);
+      expect(canonicalInstant(text), text).toBe(micros === null ? null : microsToIso(micros));
+    }
+  });
+
+  it('returns a canonical instant unchanged', () => {
+    expect(canonicalInstant('2025-06-01T00:00:00.123456Z')).toBe('2025-06-01T00:00:00.123456Z');
+  });
+});
