@@ -41,8 +41,9 @@ export interface PageWalk {
 
 /**
  * Walk a list to its end: buffer pages, commit them (with their cursor) whenever the flush policy says so and
- * always at the end. On a failure, the whole pages already fetched are committed before rethrowing, so a rerun
- * resumes after them; a warehouse failure is not retried here, and the final commit is never made from here.
+ * always at the end. A commit runs while the next pages are fetched (one in flight at a time, in order), so the
+ * service and the warehouse work side by side. On a failure, the whole pages already fetched are committed
+ * before rethrowing, so a rerun resumes after them; a warehouse failure is not retried here.
  */
 export async function walkPages(walk: PageWalk): Promise<void> {
   const { api, warehouse, resource, settings, signal, log, counters, progress, report } = walk;
@@ -50,18 +51,36 @@ export async function walkPages(walk: PageWalk): Promise<void> {
   let buffer: BufferedPages = { records: [], summaries: new Map() };
   let bufferCursor: string | null = walk.after;
   let bufferSince = 0;
-  const commit = async (cursor: string | null) => {
+  // The commit in flight; its failure is kept and rethrown at the next step rather than left unobserved.
+  let inFlight: Promise<void> | null = null;
+  const commitFailure: { failed: boolean; error?: unknown } = { failed: false };
+  const settle = async () => {
+    if (inFlight) {
+      const pending = inFlight;
+      inFlight = null;
+      await pending;
+    }
+    if (commitFailure.failed) throw commitFailure.error;
+  };
+  const startCommit = async (cursor: string | null) => {
+    await settle();
     report('committing');
     const pages = buffer;
     buffer = { records: [], summaries: new Map() };
-    await walk.commit(pages, cursor);
-    report('walking');
+    inFlight = walk.commit(pages, cursor).then(
+      () => report('walking'),
+      (error: unknown) => {
+        commitFailure.failed = true;
+        commitFailure.error = error;
+      },
+    );
   };
 
   report('walking');
   try {
     const pages = api.listPages(resource, { updatedAfter: walk.updatedAfter, after: walk.after, ...(signal ? { signal } : {}) });
     for await (const page of pages) {
+      if (commitFailure.failed) throw commitFailure.error;
       walk.onPage?.(page);
       let records = page.results;
       if (hasSummaries && records.length > 0) {
@@ -73,25 +92,34 @@ export async function walkPages(walk: PageWalk): Promise<void> {
         counters.details += detailed.fetched;
       }
       if (buffer.records.length === 0) bufferSince = Date.now();
-      buffer.records.push(...records);
+      for (const record of records) buffer.records.push(record);
       bufferCursor = page.nextCursor;
       progress.pages = counters.pages += 1;
       progress.records = counters.records += page.results.length;
       const done = page.nextCursor === null;
       if (shouldFlush(buffer.records.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
-        await commit(page.nextCursor);
+        await startCommit(page.nextCursor);
       } else {
         report('walking');
       }
-      if (done) return;
+      if (done) break;
       signal?.throwIfAborted();
     }
+    await settle();
   } catch (error) {
-    // Pages already fetched are whole and valid: keep them, so a rerun resumes after them.
-    const keep = buffer.records.length > 0 && bufferCursor !== null && !(error instanceof SalesyncError && error.code.startsWith('warehouse'));
-    if (keep) {
+    // Pages already fetched are whole and valid: keep them, so a rerun resumes after them. Not after a
+    // warehouse failure (the commit in flight included): writing again would only fail again.
+    let warehouseFailed = error instanceof SalesyncError && error.code.startsWith('warehouse');
+    try {
+      await settle();
+    } catch (commitError) {
+      warehouseFailed = true;
+      if (commitError !== error) log.warn({ err: toSalesyncError(commitError).message }, 'the commit in flight failed too');
+    }
+    if (!warehouseFailed && buffer.records.length > 0 && bufferCursor !== null) {
       try {
-        await commit(bufferCursor);
+        await startCommit(bufferCursor);
+        await settle();
       } catch (commitError) {
         log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
       }
