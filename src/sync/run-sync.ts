@@ -39,7 +39,14 @@ export interface SyncReport {
 }
 
 /** Failures that no other resource can succeed past: stop everyone rather than spend requests on them. */
-const STOPS_EVERYONE = new Set(['unauthorized', 'forbidden', 'invalid_api_key_format', 'service_unreachable', 'warehouse_locked']);
+const STOPS_EVERYONE = new Set([
+  'unauthorized',
+  'forbidden',
+  'invalid_api_key_format',
+  'service_unreachable',
+  'warehouse_locked',
+  'warehouse_disk_full',
+]);
 
 export interface WalkedResources<R> {
   results: R[];

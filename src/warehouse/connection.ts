@@ -42,6 +42,47 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The OS's words for a full disk, a quota or a file-size limit (ENOSPC, EDQUOT, EFBIG), as DuckDB passes them on. */
+const DISK_FULL = /No space left on device|Disk quota exceeded|File too large|\b(?:ENOSPC|EDQUOT|EFBIG)\b/i;
+
+export function isDiskFull(message: string): boolean {
+  return DISK_FULL.test(message);
+}
+
+/**
+ * A DuckDB failure as a SalesyncError: a full disk gets a code of its own (the operator's fix is space, not a bug
+ * report); anything else is `warehouse_error`. `what` names the operation, e.g. `commitBatch`.
+ */
+export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
+  const message = messageOf(error);
+  if (isDiskFull(message)) {
+    return new SalesyncError(
+      'warehouse_disk_full',
+      `The disk holding the warehouse ${path} is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
+        'Every commit before this one is kept: free space or raise the limit, then run again; walks resume from their last checkpoint.',
+      { disposition: 'retriable', cause: error, context: { path, operation: what } },
+    );
+  }
+  return new SalesyncError('warehouse_error', `Warehouse ${what} on ${path} failed: ${message}`, {
+    cause: error,
+    context: { path, operation: what },
+  });
+}
+
+/**
+ * DuckDB creates the WAL (and any spill files) beside the warehouse with mode 0666 & ~umask: under the usual
+ * umask 022 they would be world-readable while they hold the same sales data as the 0600 file. From the first
+ * write open on, this process creates files for its owner only.
+ */
+function restrictNewFilesToOwner(): void {
+  try {
+    const previous = process.umask(0o077);
+    process.umask(previous | 0o077);
+  } catch {
+    // Worker threads may not change the umask; the file itself is still chmod-ed below.
+  }
+}
+
 async function createInstance(options: OpenOptions, readOnly: boolean): Promise<DuckDBInstance> {
   const { path, lockTimeoutMs, logger } = options;
   const started = Date.now();
@@ -52,6 +93,7 @@ async function createInstance(options: OpenOptions, readOnly: boolean): Promise<
     } catch (error) {
       const message = messageOf(error);
       if (!isLockConflict(message)) {
+        if (isDiskFull(message)) throw warehouseFailure(path, 'open', error);
         throw new SalesyncError('warehouse_error', `Could not open the warehouse ${path}: ${message}`, {
           cause: error,
           context: { path },
@@ -90,7 +132,10 @@ async function openSession(options: OpenOptions): Promise<Session> {
   const existed = existsSync(path);
   // READ_ONLY cannot create the file, nor replay a WAL left by a crash: those opens go read-write.
   const readOnly = options.access === 'read' && existed && !existsSync(`${path}.wal`);
-  if (!readOnly) mkdirSync(dirname(path), { recursive: true });
+  if (!readOnly) {
+    restrictNewFilesToOwner();
+    mkdirSync(dirname(path), { recursive: true });
+  }
   const instance = await createInstance(options, readOnly);
   try {
     if (!existed) {

@@ -7,7 +7,7 @@ import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { PropertyDefinition, ServiceUser } from '../core/types.js';
 import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
-import { inTransaction, LingeringDatabase, withDatabase, type AccessMode } from './connection.js';
+import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
 import { dedupeLatest } from './rows.js';
 import {
@@ -70,11 +70,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return await database.use(access, work);
       } catch (error) {
         if (error instanceof SalesyncError) throw error;
-        const message = error instanceof Error ? error.message : String(error);
-        throw new SalesyncError('warehouse_error', `Warehouse ${operation} on ${path} failed: ${message}`, {
-          cause: error,
-          context: { path, operation },
-        });
+        throw warehouseFailure(path, operation, error);
       }
     };
     const result = tail.then(run, run);

@@ -1,0 +1,65 @@
+/**
+ * What the warehouse does about the file system: the WAL beside the file is as private as the file, and a full
+ * disk (or a quota, or a file-size limit) is reported under a code of its own. The chaos suite
+ * (test/chaos/faults.chaos.test.ts) runs a real sync into a full disk; this file pins the pieces.
+ */
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SalesyncError } from '../../src/core/errors.js';
+import { isDiskFull, warehouseFailure } from '../../src/warehouse/connection.js';
+import { openWarehouse } from '../../src/warehouse/index.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'salesync-file-safety-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('warehouse files', () => {
+  it('creates the WAL owner-only (0600) like the file, even under the usual umask 022', async () => {
+    // Under 022 DuckDB's 0666 would leave the WAL world-readable while it holds the same rows as the file.
+    const previous = process.umask(0o022);
+    const warehouse = openWarehouse({ path: join(dir, 'w.duckdb'), lockTimeoutMs: 1000, lingerMs: 60_000 });
+    try {
+      await warehouse.ensureSchema();
+      await warehouse.startRun({ resource: 'deals', mode: 'full', startedAt: new Date() });
+      // Still lingering open, so the commit is in the WAL, not yet checkpointed into the file.
+      expect(existsSync(`${warehouse.path}.wal`)).toBe(true);
+      expect(statSync(`${warehouse.path}.wal`).mode & 0o777).toBe(0o600);
+      expect(statSync(warehouse.path).mode & 0o777).toBe(0o600);
+    } finally {
+      await warehouse.close();
+      process.umask(previous);
+    }
+  });
+});
+
+describe('a full disk', () => {
+  const diskFull = [
+    'TransactionContext Error: Failed to commit: Could not write file "/d/w.duckdb.wal": No space left on device',
+    'TransactionContext Error: Failed to commit: Could not write file "/d/w.duckdb.wal": File too large',
+    'IO Error: Could not write file "/d/w.duckdb": Disk quota exceeded',
+    'FATAL Error: database has been invalidated because of a previous fatal error. Original error: "Could not write file: No space left on device"',
+  ];
+
+  it.each(diskFull)('is warehouse_disk_full, retriable, one line naming the path and the fix: %s', (message) => {
+    expect(isDiskFull(message)).toBe(true);
+    const error = warehouseFailure('/d/w.duckdb', 'commitBatch', new Error(message));
+    expect(error).toBeInstanceOf(SalesyncError);
+    expect(error.code).toBe('warehouse_disk_full');
+    expect(error.disposition).toBe('retriable');
+    expect(error.message).toContain('/d/w.duckdb');
+    expect(error.message).toMatch(/free space or raise the limit/);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('leaves every other DuckDB failure warehouse_error', () => {
+    const error = warehouseFailure('/d/w.duckdb', 'query', new Error('Parser Error: syntax error at or near "SELEC"'));
+    expect(error.code).toBe('warehouse_error');
+    expect(isDiskFull('Catalog Error: Table with name spaceship does not exist')).toBe(false);
+  });
+});
