@@ -139,6 +139,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         });
         return;
       }
+      case 'forbidden':
+        // What the spec's 403 looks like: no role of the spec denies a read, so only a fault can stand for it.
+        stats.record(method, path, token, 403);
+        sendJson(res, 403, { error: { code: 'forbidden', message: MESSAGES.forbidden } });
+        return;
       default: {
         const status = faults.errorStatus(kind);
         stats.record(method, path, token, status);

@@ -87,7 +87,9 @@ export type FaultKind =
   | 'reset'
   | 'malformed'
   | 'html'
-  | 'rateLimit';
+  | 'rateLimit'
+  /** Scripted only (failNext): 403 `forbidden`, a key denied one path (by a gateway policy or a narrower scope). */
+  | 'forbidden';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'error',
@@ -99,6 +101,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'malformed',
   'html',
   'rateLimit',
+  'forbidden',
 ];
 
 /**

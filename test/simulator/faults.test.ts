@@ -50,6 +50,16 @@ describe('faults', () => {
     expect(await res.text()).toMatch(/<html>/);
   });
 
+  test('a scripted forbidden fault answers 403 with the forbidden envelope on the matching path only', async () => {
+    const sim = await start();
+    sim.admin.failNext(1, 'forbidden', '/v1/meeting-logs/');
+    expect((await call(sim, 'GET', '/v1/deals/')).status).toBe(200);
+    const reply = await call(sim, 'GET', '/v1/meeting-logs/');
+    expect(reply.status).toBe(403);
+    expect(reply.body.error.code).toBe('forbidden');
+    expect(sim.admin.stats().faults).toEqual({ forbidden: 1 });
+  });
+
   test('a spurious 429 carries Retry-After: 1 and the rate_limited envelope', async () => {
     const sim = await start();
     sim.admin.failNext(1, 'rateLimit');
