@@ -36,6 +36,8 @@ export interface SyncChildResult {
   records: number;
   elapsedMs: number;
   maxRssMb: number;
+  /** Peak JS heap used, sampled every 100 ms. */
+  maxHeapMb: number;
   errors: string[];
 }
 
@@ -47,6 +49,8 @@ export async function runChildSync(url: string, warehousePath: string, env: Reco
       SALES_API_BASE_URL: url,
       SALES_API_KEY: DEFAULT_KEYS.read,
       WAREHOUSE_PATH: warehousePath,
+      // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench).
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_'))),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -8,8 +8,14 @@ import { createSyncEnvironment, runSync } from '../src/sync/index.js';
 const config = loadConfig(process.env);
 const env = createSyncEnvironment(config, { logger: pino({ level: 'warn' }) });
 const started = performance.now();
+// Peak JS heap beside peak RSS: what the sync holds, as opposed to DuckDB's native memory.
+let maxHeapMb = 0;
+const sampler = setInterval(() => {
+  maxHeapMb = Math.max(maxHeapMb, process.memoryUsage().heapUsed / 2 ** 20);
+}, 100);
 const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: config.resourceConcurrency });
 await env.close();
+clearInterval(sampler);
 const elapsedMs = performance.now() - started;
 process.stdout.write(
   `${JSON.stringify({
@@ -19,6 +25,7 @@ process.stdout.write(
     elapsedMs,
     // resourceUsage().maxRSS is in kilobytes.
     maxRssMb: process.resourceUsage().maxRSS / 1024,
+    maxHeapMb,
     errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code}`),
   })}\n`,
 );

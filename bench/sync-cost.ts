@@ -18,6 +18,7 @@ export function spreadSize(total: number) {
 export interface MemoryResult {
   records: number;
   maxRssMb: number;
+  maxHeapMb: number;
   elapsedMs: number;
 }
 
@@ -31,7 +32,7 @@ export async function benchMemory(records: number): Promise<MemoryResult> {
       SALES_API_ORG_RATE_LIMIT: '100000000',
     });
     assertOk(result);
-    return { records: result.records, maxRssMb: result.maxRssMb, elapsedMs: result.elapsedMs };
+    return { records: result.records, maxRssMb: result.maxRssMb, maxHeapMb: result.maxHeapMb, elapsedMs: result.elapsedMs };
   } finally {
     await sim.stop();
     await rm(dir, { recursive: true, force: true });

@@ -24,7 +24,7 @@ export interface Config {
   perKeyPerMinute: number;
   /** SALES_API_ORG_RATE_LIMIT: requests per minute for the organization. @defaultValue 5000 */
   perOrgPerMinute: number;
-  /** SALESYNC_FLUSH_ROWS: rows buffered before one warehouse commit. @defaultValue 5000 */
+  /** SALESYNC_FLUSH_ROWS: rows buffered before one warehouse commit. @defaultValue 2000 */
   flushRows: number;
   /** SALESYNC_FLUSH_INTERVAL: longest a fetched page waits for its commit. @defaultValue 5s */
   flushIntervalMs: number;
@@ -36,6 +36,11 @@ export interface Config {
   retryBaseDelayMs: number;
   /** SALESYNC_LINGER: how long a run keeps the warehouse file open after a write, for its next one. @defaultValue 500ms */
   lingerMs: number;
+  /**
+   * SALESYNC_DUCKDB_MEMORY: DuckDB's memory limit in this process (`256MB`, `1GB`); past it, DuckDB evicts
+   * cached blocks and spills to temporary files, so a long sync stays flat. @defaultValue 128MB
+   */
+  warehouseMemoryLimit: string;
   /** SALESYNC_LOCK_TIMEOUT: how long a writer waits for a warehouse file held by another process. @defaultValue 5m */
   lockTimeoutMs: number;
   /**
@@ -87,12 +92,13 @@ export const DEFAULT_CONFIG: Config = {
   detailConcurrency: 8,
   perKeyPerMinute: 1000,
   perOrgPerMinute: 5000,
-  flushRows: 5000,
+  flushRows: 2000,
   flushIntervalMs: 5000,
   requestTimeoutMs: 30_000,
   retryLimit: 5,
   retryBaseDelayMs: 500,
   lingerMs: 500,
+  warehouseMemoryLimit: '128MB',
   lockTimeoutMs: 5 * 60_000,
   snapshotPath: null,
   summariesWindowMs: 14 * 24 * 60 * 60_000,
@@ -148,6 +154,16 @@ function list(env: Env, name: string): string[] | undefined {
   return values;
 }
 
+/** A DuckDB memory size such as `128MB`, `1.5GB` or `512MiB`. */
+function memorySize(env: Env, name: string): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(raw)) {
+    throw new ConfigError('invalid_config', `${name} must be a size such as 128MB or 1GB (got "${raw}")`, { name });
+  }
+  return raw;
+}
+
 function fraction(env: Env, name: string): number | undefined {
   const raw = text(env, name);
   if (raw === undefined) return undefined;
@@ -180,6 +196,7 @@ export function loadConfig(env: Env, overrides: Partial<Config> = {}): Config {
     retryLimit: integer(env, 'SALES_API_RETRIES', 0),
     retryBaseDelayMs: duration(env, 'SALES_API_RETRY_DELAY'),
     lingerMs: duration(env, 'SALESYNC_LINGER'),
+    warehouseMemoryLimit: memorySize(env, 'SALESYNC_DUCKDB_MEMORY'),
     lockTimeoutMs: duration(env, 'SALESYNC_LOCK_TIMEOUT'),
     snapshotPath: text(env, 'WAREHOUSE_SNAPSHOT_PATH'),
     summariesWindowMs: duration(env, 'SALESYNC_SUMMARIES_WINDOW'),

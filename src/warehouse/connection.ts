@@ -17,11 +17,16 @@ export interface OpenOptions {
   access: AccessMode;
   lockTimeoutMs: number;
   logger?: Logger;
+  /** DuckDB `memory_limit`, e.g. `200MB`. @defaultValue DuckDB's own */
+  memoryLimit?: string;
   /** Runs after every read-write open, before the work (the fixed schema). */
   onWriteOpen?: (connection: DuckDBConnection) => Promise<void>;
 }
 
 const LOCK_CONFLICT = 'Could not set lock on file';
+
+/** WAL size at which a writer folds it into the file (see openSession). */
+export const CHECKPOINT_THRESHOLD = '64MB';
 
 export function isLockConflict(message: string): boolean {
   return message.includes(LOCK_CONFLICT);
@@ -89,7 +94,9 @@ async function createInstance(options: OpenOptions, readOnly: boolean): Promise<
   let warned = false;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await DuckDBInstance.create(path, readOnly ? { access_mode: 'READ_ONLY' } : {});
+      const settings: Record<string, string> = readOnly ? { access_mode: 'READ_ONLY' } : {};
+      if (options.memoryLimit) settings.memory_limit = options.memoryLimit;
+      return await DuckDBInstance.create(path, settings);
     } catch (error) {
       const message = messageOf(error);
       if (!isLockConflict(message)) {
@@ -149,6 +156,10 @@ async function openSession(options: OpenOptions): Promise<Session> {
     try {
       // Session time zone fixed so naive timestamps and TIMESTAMPTZ text never depend on the host.
       await connection.run(`SET TimeZone = 'UTC'`);
+      // DuckDB checkpoints once the WAL passes 16 MB: during a bulk load that was most of the commit time.
+      // A larger WAL is still durable (every commit syncs it); it is folded in when the writer closes, or at
+      // this size.
+      if (!readOnly) await connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
       if (!readOnly && options.onWriteOpen) await options.onWriteOpen(connection);
       return { instance, connection, readOnly };
     } catch (error) {

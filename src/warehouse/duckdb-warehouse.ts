@@ -22,6 +22,7 @@ import {
 import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state.js';
 import { insertRun, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
+import { ensureHistoryTable } from './history.js';
 import { clearSeen, markUnseenDeleted, selectLogsAwaitingSummaries } from './reconcile.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
@@ -50,6 +51,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     path,
     lockTimeoutMs,
     ...(logger ? { logger } : {}),
+    ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}),
     onWriteOpen: async (connection: DuckDBConnection) => {
       schemaSql ??= fixedSchemaSql();
       await ensureFixedSchema(connection, schemaSql);
@@ -80,14 +82,25 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   const nowIso = (): string => new Date().toISOString();
 
+  // What a write session has already checked, so a run's many commits skip it: tables known to exist and
+  // each resource's column plan. Per connection (a new session checks again, as another process may have
+  // written in between), and filled only after a commit, since a rolled-back transaction created nothing.
+  const sessionFacts = new WeakMap<DuckDBConnection, { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]> }>();
+  const factsOf = (connection: DuckDBConnection) => {
+    let facts = sessionFacts.get(connection);
+    if (!facts) sessionFacts.set(connection, (facts = { tables: new Set(), plans: new Map() }));
+    return facts;
+  };
+
   return {
     path,
 
     ensureSchema: () => serialized('ensureSchema', 'write', async () => undefined),
 
     applyPropertyDefinitions: (resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]> =>
-      serialized('applyPropertyDefinitions', 'write', (connection) =>
-        inTransaction(connection, async () => {
+      serialized('applyPropertyDefinitions', 'write', (connection) => {
+        factsOf(connection).plans.delete(resource);
+        return inTransaction(connection, async () => {
           const now = nowIso();
           const before = await readAssignments(connection, resource);
           const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger);
@@ -95,8 +108,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           // Every view, not just this resource's: views show linked resources' names too.
           await rebuildViews(connection);
           return plan;
-        }),
-      ),
+        });
+      }),
 
     commitBatch: (resource: RecordResourceName, batch: PageBatch) => {
       // Validate before opening: a batch that cannot be written never takes the file.
@@ -106,12 +119,17 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       } catch (error) {
         return Promise.reject(error);
       }
-      return serialized('commitBatch', 'write', (connection) =>
-        inTransaction(connection, async () => {
-          const table = tableOf(resource);
+      return serialized('commitBatch', 'write', async (connection) => {
+        const facts = factsOf(connection);
+        const table = tableOf(resource);
+        const known = facts.tables.has(table);
+        const plan = facts.plans.get(resource) ?? planFromAssignments(await readAssignments(connection, resource));
+        const result = await inTransaction(connection, async () => {
           const now = nowIso();
-          await ensureRecordTable(connection, table);
-          const plan = planFromAssignments(await readAssignments(connection, resource));
+          if (!known) {
+            await ensureRecordTable(connection, table);
+            await ensureHistoryTable(connection, table);
+          }
           if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
           const sweep = batch.sweep;
           if (sweep?.fresh) await clearSeen(connection, sweep.key);
@@ -120,8 +138,11 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           // Only a complete sweep knows what vanished: its last batch marks, in the same transaction.
           const deleted = sweep && batch.checkpoint?.cursor === null ? await markUnseenDeleted(connection, table, sweep.key, sweep.startedAt, now) : 0;
           return { written, changed, deleted, summariesChanged } satisfies CommitResult;
-        }),
-      );
+        });
+        facts.tables.add(table);
+        facts.plans.set(resource, plan);
+        return result;
+      });
     },
 
     replaceUsers: (users: ServiceUser[], completedAt: string) =>

@@ -27,8 +27,7 @@ export async function ensureHistoryTable(connection: DuckDBConnection, table: st
   if (await tableExists(connection, history)) return;
   await connection.run(
     `CREATE TABLE ${quoteIdentifier(history)} (
-       id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ,
-       PRIMARY KEY (id, updated_at))`,
+       id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ)`,
   );
   if (await tableExists(connection, table)) {
     await connection.run(
@@ -41,13 +40,14 @@ export async function ensureHistoryTable(connection: DuckDBConnection, table: st
 /**
  * Add the staged records' versions not seen before. `stage` holds the record table's staging columns
  * (`id`, `updated_at`, `_properties`, `_synced_at`); a version older than the stored row still counts
- * (a late page), so call this before such rows are dropped from the stage.
+ * (a late page), so call this before such rows are dropped from the stage. The history table must exist
+ * (`ensureHistoryTable`).
  */
 export async function recordHistory(connection: DuckDBConnection, table: string, stage: string): Promise<void> {
-  await ensureHistoryTable(connection, table);
   await connection.run(
     `INSERT INTO ${quoteIdentifier(historyTableName(table))} (id, updated_at, properties, observed_at)
-     SELECT id, updated_at, _properties, _synced_at FROM ${quoteIdentifier(stage)} WHERE updated_at IS NOT NULL
-     ON CONFLICT DO NOTHING`,
+     SELECT s.id, s.updated_at, s._properties, s._synced_at FROM ${quoteIdentifier(stage)} AS s
+     WHERE s.updated_at IS NOT NULL AND NOT EXISTS (
+       SELECT 1 FROM ${quoteIdentifier(historyTableName(table))} AS h WHERE h.id = s.id AND h.updated_at = s.updated_at)`,
   );
 }

@@ -46,7 +46,8 @@ export async function ensureFixedSchema(connection: DuckDBConnection, sql: strin
 /** DDL of a record table: envelope, property columns in listing order, then the system columns. */
 export function recordTableDdl(table: string, plan: readonly ColumnPlan[]): string {
   const columns = [
-    'id VARCHAR PRIMARY KEY',
+    // Unique by construction, not by an index (see upsertRecords): DuckDB holds index keys in memory.
+    'id VARCHAR NOT NULL',
     'created_at TIMESTAMPTZ',
     'updated_at TIMESTAMPTZ',
     ...plan.map((p) => `${quoteIdentifier(p.columnName)} ${p.sqlType}`),

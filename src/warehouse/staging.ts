@@ -103,8 +103,7 @@ export async function stageNdjson(
     await writeFile(file, lines.join('\n'), { mode: 0o600 });
     await connection.run(
       `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} AS
-       SELECT * FROM read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${types},
-                               maximum_object_size = 1073741824)`,
+       SELECT * FROM read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${types})`,
     );
   } finally {
     await rm(file, { force: true });

@@ -116,6 +116,11 @@ export interface WarehouseOptions {
    * @defaultValue 0
    */
   lingerMs?: number;
+  /**
+   * DuckDB's `memory_limit` for this process's sessions (e.g. `200MB`): past it, DuckDB evicts cached blocks
+   * and spills to temporary files rather than growing. @defaultValue DuckDB's own (80 % of RAM)
+   */
+  memoryLimit?: string;
   logger?: import('pino').Logger;
 }
 

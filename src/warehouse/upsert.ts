@@ -29,8 +29,13 @@ export interface UpsertResult {
 
 /**
  * Stage the (already deduplicated) records, drop those older than the stored row (a late page must not
- * regress a row; equal timestamps rewrite idempotently), and upsert the rest in one statement.
- * Columns not in the plan (kept after a type change) are left as they are. Returns the rows written.
+ * regress a row; equal timestamps rewrite idempotently), then update the rows already there and append the
+ * rest. Columns not in the plan (kept after a type change) are left as they are. Returns the rows written.
+ *
+ * Ids stay unique by construction (a deduplicated batch, updated or appended in one transaction by the one
+ * writer the file lock allows), not by a PRIMARY KEY: DuckDB keeps every key of an index in memory, so a
+ * keyed table's footprint grows with the mirror (a 1M-record sync ran out of a 128 MB limit) and each append
+ * pays for index upkeep.
  */
 export async function upsertRecords(
   connection: DuckDBConnection,
@@ -78,10 +83,20 @@ export async function upsertRecords(
   const [totals] = counted.getRowObjects();
   const written = Number(totals?.n ?? 0);
   const changed = Number(totals?.changed ?? 0);
-  // BY NAME: only the staged columns are set, so columns kept after a type change keep their values.
-  // A batch of ids all new to the table (a first load) is a plain append: half the cost of a replace.
-  const verb = Number(totals?.existing ?? 0) === 0 ? 'INSERT' : 'INSERT OR REPLACE';
-  await connection.run(`${verb} INTO ${target} BY NAME SELECT * FROM ${stage}`);
+  const existing = Number(totals?.existing ?? 0);
+  if (existing > 0) {
+    // Only the staged columns are set, so columns kept after a type change keep their values.
+    const set = columns
+      .filter((c) => c.name !== 'id')
+      .map((c) => `${quoteIdentifier(c.name)} = s.${quoteIdentifier(c.name)}`)
+      .join(', ');
+    await connection.run(`UPDATE ${target} AS t SET ${set} FROM ${stage} AS s WHERE t.id = s.id`);
+  }
+  if (existing < written) {
+    // A batch of ids all new to the table (a first load) is a plain append.
+    const onlyNew = existing > 0 ? ` WHERE NOT EXISTS (SELECT 1 FROM ${target} AS t WHERE t.id = s.id)` : '';
+    await connection.run(`INSERT INTO ${target} BY NAME SELECT * FROM ${stage} AS s${onlyNew}`);
+  }
   await connection.run(`DROP TABLE ${stage}`);
   return { written, changed };
 }

@@ -103,6 +103,24 @@ describe('DuckDB warehouse', () => {
     ]);
   });
 
+  it('updates the stored ids of a mixed batch and appends the new ones, one row and one version each', async () => {
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'one' }), deal(2, '2026-01-01T00:00:00Z', { name: 'two' })]));
+    const mixed = [deal(2, '2026-01-02T00:00:00Z', { name: 'two v2', amount: 5 }), deal(3, '2026-01-02T00:00:00Z', { name: 'three' })];
+    expect(await warehouse.commitBatch('deals', batch(mixed))).toMatchObject({ written: 2, changed: 2 });
+    expect(await warehouse.commitBatch('deals', batch(mixed))).toMatchObject({ written: 2, changed: 0 });
+    expect(await warehouse.query(`SELECT id, name, amount FROM deals ORDER BY id`)).toEqual([
+      { id: ID(1), name: 'one', amount: null },
+      { id: ID(2), name: 'two v2', amount: 5 },
+      { id: ID(3), name: 'three', amount: null },
+    ]);
+    expect(await warehouse.query(`SELECT id, count(*)::INTEGER AS versions FROM deals_history GROUP BY id ORDER BY id`)).toEqual([
+      { id: ID(1), versions: 1 },
+      { id: ID(2), versions: 2 },
+      { id: ID(3), versions: 1 },
+    ]);
+  });
+
   it('keeps a stored row when a late page brings an older version of it', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-02T00:00:00.000002Z', { name: 'newer' })]));
