@@ -41,11 +41,8 @@ function validDate(year: number, month: number, day: number): boolean {
   return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
-/**
- * Epoch microseconds of an ISO 8601 date-time, honouring its offset; null when it is not one.
- * Digits beyond microseconds are truncated (as DuckDB's TIMESTAMPTZ does). No offset means UTC.
- */
-export function parseInstantMicros(text: string): bigint | null {
+/** The fields of an ISO 8601 date-time, validated; null when the text is not one. No offset means UTC. */
+function matchInstant(text: string): { year: number; month: number; day: number; seconds: number; fraction: string; offsetMinutes: number; zulu: boolean; fracDigits: number } | null {
   const m = INSTANT.exec(text);
   if (!m) return null;
   const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
@@ -63,11 +60,19 @@ export function parseInstantMicros(text: string): bigint | null {
     if (oh > 23 || om > 59) return null;
     offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  const micros = BigInt((frac ?? '').slice(0, 6).padEnd(6, '0'));
-  const seconds =
-    BigInt(daysFromCivil(year, month, day)) * SECONDS_PER_DAY +
-    BigInt(hour * 3600 + minute * 60 + second - offsetMinutes * 60);
-  return seconds * MICROS_PER_SECOND + micros;
+  const fraction = (frac ?? '').slice(0, 6).padEnd(6, '0');
+  return { year, month, day, seconds: hour * 3600 + minute * 60 + second, fraction, offsetMinutes, zulu: zulu === 'Z', fracDigits: frac?.length ?? 0 };
+}
+
+/**
+ * Epoch microseconds of an ISO 8601 date-time, honouring its offset; null when it is not one.
+ * Digits beyond microseconds are truncated (as DuckDB's TIMESTAMPTZ does). No offset means UTC.
+ */
+export function parseInstantMicros(text: string): bigint | null {
+  const t = matchInstant(text);
+  if (!t) return null;
+  const seconds = BigInt(daysFromCivil(t.year, t.month, t.day)) * SECONDS_PER_DAY + BigInt(t.seconds - t.offsetMinutes * 60);
+  return seconds * MICROS_PER_SECOND + BigInt(t.fraction);
 }
 
 /** `YYYY-MM-DDTHH:MM:SS.ffffffZ`: UTC, always six fractional digits, so equal instants give equal strings. */
@@ -90,34 +95,16 @@ export function microsToIso(micros: bigint): string {
 export function canonicalInstant(text: string): string | null {
   // Hot path of every load (a few per record): years 1000-9999 go through Date.UTC in plain numbers, the
   // fraction stays text; anything else takes the exact bigint path.
-  const m = INSTANT.exec(text);
-  if (!m) return null;
-  const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
-  const year = Number(ys);
-  const month = Number(mos);
-  const day = Number(ds);
-  const hour = Number(hs);
-  const minute = Number(mis);
-  const second = ss === undefined ? 0 : Number(ss);
-  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
-  const fraction = (frac ?? '').slice(0, 6).padEnd(6, '0');
-  if (zulu === 'Z' && frac?.length === 6 && text[10] === 'T' && text[19] === '.') {
-    return text; // already canonical
-  }
-  let offsetMinutes = 0;
-  if (zulu === undefined && sign !== undefined) {
-    const oh = Number(ohs);
-    const om = oms === undefined ? 0 : Number(oms);
-    if (oh > 23 || om > 59) return null;
-    offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const epochMs = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  const t = matchInstant(text);
+  if (!t) return null;
+  if (t.zulu && t.fracDigits === 6 && text[10] === 'T' && text[19] === '.') return text; // already canonical
+  const epochMs = Date.UTC(t.year, t.month - 1, t.day) + (t.seconds - t.offsetMinutes * 60) * 1000;
   const shifted = new Date(epochMs).toISOString();
-  if (year < 1000 || shifted.length !== 24) {
+  if (t.year < 1000 || shifted.length !== 24) {
     const micros = parseInstantMicros(text);
     return micros === null ? null : microsToIso(micros);
   }
-  return `${shifted.slice(0, 19)}.${fraction}Z`;
+  return `${shifted.slice(0, 19)}.${t.fraction}Z`;
 }
 
 /** Days since 1970-01-01 of a strict `YYYY-MM-DD` calendar date, or null. */
