@@ -37,18 +37,45 @@ export function deduplicationId(kind: RealJobKind, resource: ResourceName | unde
   return `${kind}:${resource ?? 'all'}`;
 }
 
+/** Where a connection says it lost Redis and got it back (pino's Logger fits). */
+export interface RedisLog {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
+
 /** BullMQ needs `maxRetriesPerRequest: null` on connections a Worker blocks on. */
-export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null });
+export function connectRedis(url: string, log?: RedisLog): Redis {
+  return reportErrors(new Redis(url, { maxRetriesPerRequest: null }), log);
 }
 
 /** For short CLI commands: fail within seconds when Redis is down instead of waiting for it forever. */
-export function connectRedisBriefly(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, retryStrategy: (attempt) => (attempt > 2 ? null : 200) });
+export function connectRedisBriefly(url: string, log?: RedisLog): Redis {
+  return reportErrors(new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, retryStrategy: (attempt) => (attempt > 2 ? null : 200) }), log);
+}
+
+/**
+ * ioredis prints an error event nobody listens to on stderr ("[ioredis] Unhandled error event: ..."), which would
+ * break the one-line failure a run promises. It reconnects by itself and the commands waiting on it fail or
+ * succeed on their own, so the connection only says, once per outage, that Redis went away and came back.
+ */
+function reportErrors(client: Redis, log: RedisLog | undefined): Redis {
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (!down) log?.warn({ err: error.message }, 'lost the connection to Redis; reconnecting');
+    down = true;
+  });
+  client.on('ready', () => {
+    if (down) log?.info({}, 'connected to Redis again');
+    down = false;
+  });
+  return client;
 }
 
 export function openQueue(connection: Redis, prefix: string): Queue {
-  return new Queue(QUEUE_NAME, { connection, prefix, defaultJobOptions: JOB_DEFAULTS });
+  const queue = new Queue(QUEUE_NAME, { connection, prefix, defaultJobOptions: JOB_DEFAULTS });
+  // Its errors are its connection's, reported there; without a listener BullMQ prints them raw on stderr.
+  queue.on('error', () => undefined);
+  return queue;
 }
 
 /** Lease keys are per warehouse file: two warehouses (two organizations) never wait for each other. */

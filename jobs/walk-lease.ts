@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { SalesyncError } from '../src/core/errors.js';
 import type { ResourceName } from '../src/core/resources.js';
 import { acquireLease } from '../src/lease/index.js';
 import type { ResourceResult, WalkGuard } from '../src/sync/index.js';
@@ -45,11 +46,27 @@ export function walkLeaseGuard(options: WalkLeaseOptions): WalkGuard {
     if (!lease) return recordSkipped(options, resource, mode, holder);
     try {
       // Losing the lease (Redis lost it, or this process stalled past its ttl) stops the walk at its next page.
-      return await walk(lease.lost);
+      const result = await walk(lease.lost);
+      return lease.lost.aborted && result.outcome === 'interrupted' && !result.error ? leaseLost(options, resource, result) : result;
     } finally {
       await lease.release().catch((error: unknown) => options.logger.warn({ resource, err: String(error) }, 'could not release the walk lease; it lapses by itself'));
     }
   };
+}
+
+/**
+ * A walk stopped because its lease vanished has not finished, and nobody asked it to stop: without an error a
+ * manual sync or backfill would exit 0 with the resource not walked to its end.
+ */
+function leaseLost(options: WalkLeaseOptions, resource: ResourceName, result: ResourceResult): ResourceResult {
+  const error = new SalesyncError(
+    'walk_lease_lost',
+    `lost the lease on walking ${resource} (Redis lost it, e.g. restarted, or this process stalled past SALESYNC_LEASE_TTL): ` +
+      'stopped so that no two processes walk it at once; what was fetched is committed, run it again to resume',
+    { disposition: 'retriable', context: { resource } },
+  );
+  options.logger.warn({ resource, code: error.code }, error.message);
+  return { ...result, error };
 }
 
 async function recordSkipped(options: WalkLeaseOptions, resource: ResourceName, mode: Parameters<WalkGuard>[1], holder: string): Promise<ResourceResult> {

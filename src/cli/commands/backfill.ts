@@ -40,7 +40,7 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
     }
   }
 
-  const redis = config.redisUrl ? connectRedis(config.redisUrl) : null;
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, runtime.logger) : null;
   const jobs = createJobEnvironment(config, { logger: runtime.logger, signal: runtime.signal, redis });
   runtime.display?.stop();
   const line = runtime.interactive

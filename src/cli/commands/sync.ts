@@ -20,7 +20,7 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
   const { config } = runtime;
   // With Redis: the limiter every process shares, and a lease per resource so this walk never overlaps a
   // worker's (it waits up to SALESYNC_LEASE_WAIT, then is skipped). Without: today's in-process behaviour.
-  const redis = config.redisUrl ? connectRedis(config.redisUrl) : null;
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, runtime.logger) : null;
   let report: SyncReport;
   let env: ReturnType<typeof createSyncEnvironment> | undefined;
   try {

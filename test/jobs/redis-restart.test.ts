@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedisBriefly, openQueue } from '../../jobs/queue.js';
+import { walkLeaseGuard } from '../../jobs/walk-lease.js';
+import type { ResourceResult } from '../../src/sync/index.js';
+import type { Warehouse } from '../../src/warehouse/types.js';
+import { startHarness } from '../support/harness.js';
+import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { cliEnv, startCli, waitFor } from './helpers.js';
+
+// Redis restarted without persistence loses every key: leases, the queue, the limiter's buckets.
+const silent = pino({ level: 'silent' });
+let redis: TestRedis;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+function interrupted(): ResourceResult {
+  return {
+    resource: 'deals', mode: 'incremental', outcome: 'interrupted', resumed: false, pages: 1, records: 200, written: 200, details: 0,
+    requests: 2, retries: 0, rateLimited: 0, durationMs: 10, watermark: null,
+  };
+}
+
+describe('connections', () => {
+  it('report a lost Redis once in the log and never print ioredis or BullMQ errors raw on stderr', async () => {
+    const warnings: string[] = [];
+    const log = { warn: (_: object, message: string) => warnings.push(message), info: () => undefined };
+    // Nothing listens on port 1: every attempt is refused until the client gives up.
+    const client = connectRedisBriefly('redis://127.0.0.1:1', log);
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    await expect(client.ping()).rejects.toThrow();
+    await ended;
+    expect(warnings).toEqual(['lost the connection to Redis; reconnecting']);
+    // An 'error' event nobody listens to is what ioredis and BullMQ print on stderr.
+    expect(client.listenerCount('error')).toBeGreaterThan(0);
+    const queue = openQueue(redis.connect(), `${redis.prefix}-errors`);
+    expect(queue.listenerCount('error')).toBeGreaterThan(0);
+    await queue.close();
+  });
+});
+
+describe('walk lease', () => {
+  it('a walk stopped because Redis lost its lease ends with walk_lease_lost, not as a clean interruption', async () => {
+    const client = redis.connect();
+    const guard = walkLeaseGuard({ redis: client, prefix: `${redis.prefix}-walk`, warehouse: { path: '/tmp/w.duckdb' } as Warehouse, logger: silent, ttlMs: 300, waitMs: 0 });
+    const lost = guard('deals', 'incremental', async (signal) => {
+      await redis.restart();
+      // The next renewal (every ttl / 3) finds the lease gone and aborts the walk, which stops like any interruption.
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return interrupted();
+    });
+    const result = await lost;
+    expect(result.outcome).toBe('interrupted');
+    expect(result.error?.code).toBe('walk_lease_lost');
+    expect(result.error?.disposition).toBe('retriable');
+    expect(result.error?.message).toMatch(/^lost the lease on walking deals \(Redis lost it/);
+
+    // Stopped by its own caller (a shutdown), with the lease held: an interruption, not an error.
+    const stopped = await guard('deals', 'incremental', async () => interrupted());
+    expect(stopped.error).toBeUndefined();
+  });
+});
+
+describe('worker and a Redis restart', () => {
+  it('a worker stopped while Redis restarts exits within seconds instead of waiting forever for BullMQ', async () => {
+    // Rate-limited meeting logs (one GET per log) keep the job running while Redis goes away.
+    const harness = await startHarness({ size: { meetingLogs: 300 }, perKeyPerMinute: 1200 });
+    const prefix = `${redis.prefix}-worker`;
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALES_API_RATE_LIMIT: '1200', SALESYNC_LEASE_TTL: '3s' });
+    const queue = openQueue(redis.connect(), prefix);
+    await queue.add('sync', { resource: 'meeting-logs', mode: 'incremental' });
+    const worker = startCli(['worker'], env);
+    await waitFor(async () => (await queue.getJobs(['active'])).length, (n) => n > 0, 30_000, 'the job to start');
+    await queue.close();
+
+    // SIGTERM while Redis is down: BullMQ's close then finds its blocking connection reconnecting and never ends.
+    const restarted = redis.restart();
+    await sleep(20);
+    worker.child.kill('SIGTERM');
+    await restarted;
+    const code = await Promise.race([worker.exited, sleep(20_000, 'still running' as const)]);
+    if (code === 'still running') worker.child.kill('SIGKILL');
+    expect(code, worker.output()).not.toBe('still running');
+    // 0 when its leases survived the restart's timing, else the one line naming the lost lease.
+    if (code !== 0) expect(worker.output()).toMatch(/^salesync: worker_lease_lost: lost the lease on .+$/m);
+    await harness.close();
+  }, 60_000);
+});
