@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RESOURCE_NAMES } from '../../src/core/resources.js';
-import { createSyncEnvironment } from '../../src/sync/index.js';
+import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../../src/core/resources.js';
+import { parseInstantMicros } from '../../src/core/time.js';
+import { createSyncEnvironment, createWarehouse } from '../../src/sync/index.js';
+import type { Warehouse } from '../../src/warehouse/types.js';
 import { pino } from 'pino';
 import { cliEnv, runCli } from '../support/cli.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
@@ -10,6 +12,12 @@ import { chaosReport, chaosTrials, seededRandom } from './chaos-settings.js';
 
 const SIZE = { deals: 900, companies: 300, contacts: 1300, meetingLogs: 60, contactActivities: 500, users: 10 };
 const FULL_WALK_PAGES = Object.values(SIZE).reduce((sum, n) => sum + Math.max(1, Math.ceil(n / 200)), 0);
+/** A backfill walks one resource: 20 pages of deals, committed one at a time (SALESYNC_FLUSH_ROWS). */
+const BACKFILL_SIZE = { deals: 4000, companies: 50, contacts: 50, meetingLogs: 10, contactActivities: 30, users: 5 };
+/** A reconcile sweeps every resource: 20 list pages, the deals' 10 the longest walk. */
+const RECONCILE_SIZE = { deals: 2000, companies: 300, contacts: 1000, meetingLogs: 40, contactActivities: 400, users: 10 };
+const PAGE = 200;
+const silent = pino({ level: 'silent' });
 
 describe('kill -9 at random moments', () => {
   let harness: Harness | undefined;
@@ -43,8 +51,179 @@ describe('kill -9 at random moments', () => {
     chaosReport('kill -9 during sync', { trials, killedMidRun: killed, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: FULL_WALK_PAGES });
     expect(killed).toBeGreaterThan(trials / 2);
   });
+
+  it('a backfill killed anywhere, with the service changing meanwhile, resumes from its own checkpoint to the exact truth and never moves the watermark', async () => {
+    await harness?.close();
+    harness = await startHarness({ seed: 302, size: BACKFILL_SIZE, faults: { latencyMs: 3 } });
+    const sim = harness.sim;
+    const random = seededRandom(302);
+    const trials = chaosTrials();
+    let killed = 0;
+    let resumed = 0;
+    let refetchedPages = 0;
+    let pagesPerWalk = 0;
+    const timing = await timeRun(['backfill', 'deals', '--wait'], cliEnv(harness, { WAREHOUSE_PATH: join(harness.dir, 'backfill-timed.duckdb') }));
+    for (let trial = 0; trial < trials; trial++) {
+      // A fresh warehouse each trial: the kill lands in a first load, where a lost page would be a missing row.
+      const warehousePath = join(harness.dir, `backfill-${trial}.duckdb`);
+      const env = cliEnv(harness, { WAREHOUSE_PATH: warehousePath, SALESYNC_FLUSH_ROWS: String(PAGE) });
+      const killAfterMs = killMoment(timing, random);
+      sim.admin.resetStats();
+      const first = await runCli(['backfill', 'deals', '--wait'], env, (kill) => setTimeout(kill, killAfterMs).unref());
+      if (first.signal === 'SIGKILL') killed += 1;
+      else expect(first.code, first.stderr).toBe(0);
+      // Changes that move updated_at, so the resumed walk meets them past its cursor (link changes and deletions
+      // move nothing: finding those is reconcile's job, not a backfill's).
+      sim.admin.mutateRandom(15, 2000 + trial, ['update', 'same-value', 'create', 'activity']);
+      const rerun = await runCli(['backfill', 'deals', '--wait'], env);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      if (/backfill of deals: succeeded \(resumed\)/.test(rerun.stdout)) resumed += 1;
+      const warehouse = createWarehouse({ ...harness.config, warehousePath }, silent);
+      await expectMirrorsTruth(warehouse, sim, { resources: ['deals'], users: false });
+      // The incremental walk's state is not the backfill's to touch, killed or not.
+      expect(await warehouse.readState('deals')).toMatchObject({ watermark: null, walk: null, lastCompletedAt: null });
+      pagesPerWalk = pagesOf(sim.admin.truth().records.deals.length);
+      refetchedPages += Math.max(0, (sim.admin.stats().byRoute['GET /v1/deals/'] ?? 0) - pagesPerWalk);
+    }
+    chaosReport('kill -9 during backfill', {
+      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: pagesPerWalk,
+    });
+    expect(killed).toBeGreaterThan(trials / 2);
+  });
+
+  it('a reconcile killed anywhere, with records deleted and relinked meanwhile, never marks a live record deleted, resumes marking exactly the deletions it can see, and the next sweep leaves the exact truth', async () => {
+    await harness?.close();
+    harness = await startHarness({ seed: 303, size: RECONCILE_SIZE, faults: { latencyMs: 3 } });
+    const sim = harness.sim;
+    const random = seededRandom(303);
+    const trials = chaosTrials();
+    // One warehouse for every trial, as in production: each trial's changes are drift for its sweeps to find.
+    const warehousePath = join(harness.dir, 'reconcile.duckdb');
+    const env = cliEnv(harness, { WAREHOUSE_PATH: warehousePath, SALESYNC_FLUSH_ROWS: String(PAGE) });
+    const synced = await runCli(['sync'], env);
+    expect(synced.code, synced.stderr).toBe(0);
+    const timing = await timeRun(['reconcile'], env);
+    const warehouse = createWarehouse({ ...harness.config, warehousePath }, silent);
+    // Every kind of change but regenerated summaries, which only `reconcile --deep` and `summaries` fetch.
+    const kinds = ['update', 'same-value', 'create', 'activity', 'link', 'delete'] as const;
+    let killed = 0;
+    let resumed = 0;
+    let deletedAfterKill = 0;
+    let leftToNextSweep = 0;
+    let refetchedPages = 0;
+    for (let trial = 0; trial < trials; trial++) {
+      sim.admin.mutateRandom(20, 3000 + trial, [...kinds]);
+      const killAfterMs = killMoment(timing, random);
+      sim.admin.resetStats();
+      const first = await runCli(['reconcile'], env, (kill) => setTimeout(kill, killAfterMs).unref());
+      if (first.signal === 'SIGKILL') killed += 1;
+      else expect(first.code, first.stderr).toBe(0);
+
+      // What the killed sweep left behind: the ids it had listed (committed with its pages) and the live rows.
+      const before = await sweepState(warehouse);
+      const deleted = deleteSome(sim, random, 3);
+      const changes = sim.admin.mutateRandom(15, 4000 + trial, [...kinds]);
+      deletedAfterKill += deleted.length + changes.filter((m) => m.kind === 'delete').length;
+
+      const rerun = await runCli(['reconcile'], env);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      if (rerun.stdout.includes('resuming reconcile sweep from its checkpoint')) resumed += 1;
+      refetchedPages += Math.max(0, recordListPages(sim.admin.stats().byRoute) - fullSweepPages(sim));
+      const truth = sim.admin.truth();
+      for (const resource of RECORD_RESOURCE_NAMES) {
+        // Every live record is live here; a vanished one is marked unless the resumed sweep had listed it before
+        // the kill (it cannot tell it went since) or it changed at or after its sweep's start: the next sweep's.
+        const startedAt = parseInstantMicros((await warehouse.readState(resource, `${resource}#reconcile`)).watermark ?? '') ?? 0n;
+        const kept = [...before[resource].live].filter(([id, updatedAt]) => before[resource].seen.has(id) || updatedAt >= startedAt).map(([id]) => id);
+        const expected = new Set([...truth.records[resource].map((r) => r.id), ...kept]);
+        expect(await liveIds(warehouse, resource), `${resource} after the rerun of trial ${trial}`).toEqual([...expected].sort());
+        leftToNextSweep += kept.filter((id) => !truth.records[resource].some((r) => r.id === id)).length;
+      }
+
+      const again = await runCli(['reconcile'], env);
+      expect(again.code, again.stderr).toBe(0);
+      await expectMirrorsTruth(warehouse, sim);
+    }
+    chaosReport('kill -9 during reconcile', {
+      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, deletedAfterKill, leftToNextSweep,
+      extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullSweep: fullSweepPages(sim),
+    });
+    expect(killed).toBeGreaterThan(trials / 2);
+  });
 });
 
 function listPages(byRoute: Record<string, number>): number {
   return RESOURCE_NAMES.reduce((sum, r) => sum + (byRoute[`GET /v1/${r}/`] ?? 0), 0);
+}
+
+interface RunTiming {
+  runMs: number;
+  /** When the first walk started: before it the process loads, opens the file and checks the connection. */
+  walkAtMs: number;
+}
+
+/** How a whole run of `args` goes on this machine: kill moments are drawn from it, however fast the machine. */
+async function timeRun(args: string[], env: Record<string, string>): Promise<RunTiming> {
+  const started = Date.now();
+  const run = await runCli(args, env);
+  expect(run.code, run.stderr).toBe(0);
+  const firstWalk = run.stdout.split('\n').find((line) => /"msg":"(reconcile sweep|backfill) started"/.test(line));
+  const walkAtMs = firstWalk ? Date.parse((JSON.parse(firstWalk) as { time: string }).time) - started : 0;
+  return { runMs: Date.now() - started, walkAtMs };
+}
+
+/** A moment late in the start-up or during the walk (the sync test above covers kills early in the start-up). */
+function killMoment(timing: RunTiming, random: () => number): number {
+  const from = timing.walkAtMs * 0.9;
+  return Math.floor(from + (timing.runMs * 0.95 - from) * random());
+}
+
+function pagesOf(records: number): number {
+  return Math.max(1, Math.ceil(records / PAGE));
+}
+
+/** List pages of the record resources (users are listed whole by every run, and answer the connection check). */
+function recordListPages(byRoute: Record<string, number>): number {
+  return RECORD_RESOURCE_NAMES.reduce((sum, r) => sum + (byRoute[`GET /v1/${r}/`] ?? 0), 0);
+}
+
+/** List pages of one complete sweep of the record resources at the service's current size. */
+function fullSweepPages(sim: Harness['sim']): number {
+  const truth = sim.admin.truth();
+  return RECORD_RESOURCE_NAMES.reduce((sum, r) => sum + pagesOf(truth.records[r].length), 0);
+}
+
+/** Delete `count` records of seeded random resources, as the service's users would. */
+function deleteSome(sim: Harness['sim'], random: () => number, count: number): Array<{ resource: RecordResourceName; id: string }> {
+  const truth = sim.admin.truth();
+  return Array.from({ length: count }, () => {
+    const resource = RECORD_RESOURCE_NAMES[Math.floor(random() * RECORD_RESOURCE_NAMES.length)]!;
+    const records = truth.records[resource];
+    const id = records.splice(Math.floor(random() * records.length), 1)[0]!.id;
+    sim.admin.deleteRecord(resource, id);
+    return { resource, id };
+  });
+}
+
+interface SweepState {
+  /** Ids the interrupted sweep had listed (reconcile_seen). */
+  seen: Set<string>;
+  /** Live rows: id → updated_at in epoch microseconds. */
+  live: Map<string, bigint>;
+}
+
+async function sweepState(warehouse: Warehouse): Promise<Record<RecordResourceName, SweepState>> {
+  const entries = await Promise.all(
+    RECORD_RESOURCE_NAMES.map(async (resource) => {
+      const seen = await warehouse.query(`SELECT id FROM reconcile_seen WHERE sweep_key = '${resource}#reconcile'`);
+      const live = await warehouse.query(`SELECT id, epoch_us(updated_at) AS u FROM "${resourceDescriptor(resource).table}" WHERE _deleted_at IS NULL`);
+      return [resource, { seen: new Set(seen.map((r) => String(r.id))), live: new Map(live.map((r) => [String(r.id), BigInt(r.u as bigint)])) }] as const;
+    }),
+  );
+  return Object.fromEntries(entries) as Record<RecordResourceName, SweepState>;
+}
+
+async function liveIds(warehouse: Warehouse, resource: RecordResourceName): Promise<string[]> {
+  const rows = await warehouse.query(`SELECT id FROM "${resourceDescriptor(resource).table}" WHERE _deleted_at IS NULL ORDER BY id`);
+  return rows.map((r) => String(r.id));
 }
