@@ -66,7 +66,6 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
     };
     const firstLoadRowsPerSec = await commitAll(records);
     const upsertRowsPerSec = await commitAll(touched(records));
-    await warehouse.close();
 
     // The same rows, as DuckDB itself would bulk-load them: NDJSON of the table, read back with its types.
     const ndjson = join(dir, 'deals.ndjson');

@@ -1,8 +1,8 @@
 import { resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import type { WalkCheckpoint } from '../core/types.js';
-import { silentProgress, type ResourceProgress } from './progress.js';
+import { trackProgress } from './progress.js';
 import { settleRun } from './settle-run.js';
-import { walkPages } from './walk-pages.js';
+import { refreshDefinitions, walkPages } from './walk-pages.js';
 import { type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
 
 /**
@@ -38,20 +38,12 @@ export async function backfillResource(
   const started = now();
   const api = deps.makeApi();
   const log = deps.logger.child({ resource, backfill: true });
-  const sink = deps.progress ?? silentProgress;
   const stateKey = backfillStateKey(resource);
   const result: ResourceResult = {
     resource, mode: 'backfill', outcome: 'running', resumed: false, pages: 0, records: 0, written: 0, details: 0,
     requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
   };
-  const progress: ResourceProgress = {
-    resource, phase: 'properties', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: started.getTime(), resumed: false,
-  };
-  const report = (phase = progress.phase) => {
-    progress.phase = phase;
-    progress.requests = api.stats().requests;
-    sink.update({ ...progress });
-  };
+  const { progress, report } = trackProgress(resource, started.getTime(), () => api.stats().requests, deps.progress);
 
   const runId = await deps.warehouse.startRun({ resource, mode: 'backfill', startedAt: started });
   await settleRun(
@@ -67,9 +59,7 @@ export async function backfillResource(
 
   async function walkWindow(): Promise<void> {
     const { warehouse, signal } = deps;
-    report('properties');
-    const { definitions, serverDate } = await api.listProperties(resource, signal);
-    await warehouse.applyPropertyDefinitions(resource, definitions);
+    const serverDate = await refreshDefinitions(api, warehouse, resource, report, signal);
     const mode = options.since === null ? 'full' : 'incremental';
     const state = await warehouse.readState(resource, stateKey);
     // Resume only the same window: a cursor is valid only for the query that made it.

@@ -20,3 +20,19 @@ export interface ProgressSink {
 }
 
 export const silentProgress: ProgressSink = { update: () => undefined };
+
+/** A walk's progress, and `report(phase)` that stamps the requests made so far and hands a copy to `sink`. */
+export function trackProgress(
+  resource: ResourceName,
+  startedAtMs: number,
+  requestsSoFar: () => number,
+  sink: ProgressSink = silentProgress,
+): { progress: ResourceProgress; report: (phase?: ResourcePhase) => void } {
+  const progress: ResourceProgress = { resource, phase: 'properties', pages: 0, records: 0, requests: 0, written: 0, startedAtMs, resumed: false };
+  const report = (phase: ResourcePhase = progress.phase) => {
+    progress.phase = phase;
+    progress.requests = requestsSoFar();
+    sink.update({ ...progress });
+  };
+  return { progress, report };
+}

@@ -1,10 +1,10 @@
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { WalkCheckpoint } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
-import { silentProgress, type ResourceProgress } from './progress.js';
+import { trackProgress } from './progress.js';
 import { walkResources } from './run-sync.js';
 import { settleRun } from './settle-run.js';
-import { walkPages } from './walk-pages.js';
+import { refreshDefinitions, walkPages } from './walk-pages.js';
 import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
 
 /**
@@ -108,20 +108,12 @@ export async function reconcileResource(
   const started = now();
   const api = deps.makeApi();
   const log = deps.logger.child({ resource, reconcile: true });
-  const sink = deps.progress ?? silentProgress;
   const stateKey = reconcileStateKey(resource);
   const result: ReconcileResult = {
     resource, mode: 'reconcile', deep, outcome: 'running', resumed: false, pages: 0, records: 0, written: 0, details: 0,
     requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null, changed: 0, deleted: 0, summariesChanged: 0,
   };
-  const progress: ResourceProgress = {
-    resource, phase: 'properties', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: started.getTime(), resumed: false,
-  };
-  const report = (phase = progress.phase) => {
-    progress.phase = phase;
-    progress.requests = api.stats().requests;
-    sink.update({ ...progress });
-  };
+  const { progress, report } = trackProgress(resource, started.getTime(), () => api.stats().requests, deps.progress);
 
   const runId = await deps.warehouse.startRun({ resource, mode: 'reconcile', startedAt: started });
   await settleRun(
@@ -143,9 +135,7 @@ export async function reconcileResource(
   async function sweep(): Promise<void> {
     const records = resource as RecordResourceName;
     const { warehouse, signal } = deps;
-    report('properties');
-    const { definitions, serverDate } = await api.listProperties(records, signal);
-    await warehouse.applyPropertyDefinitions(records, definitions);
+    const serverDate = await refreshDefinitions(api, warehouse, records, report, signal);
     const plan = planSweep(await warehouse.readState(resource, stateKey));
     result.resumed = progress.resumed = plan.resumed;
     log.info({ deep, resumed: plan.resumed }, plan.resumed ? 'resuming reconcile sweep from its checkpoint' : 'reconcile sweep started');

@@ -5,8 +5,8 @@ import { resourceDescriptor, type RecordResourceName, type ResourceName } from '
 import type { ServiceUser, WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { RunOutcome, Warehouse } from '../warehouse/types.js';
 import { settleRun } from './settle-run.js';
-import { walkPages } from './walk-pages.js';
-import { silentProgress, type ProgressSink, type ResourceProgress } from './progress.js';
+import { refreshDefinitions, walkPages } from './walk-pages.js';
+import { trackProgress, type ProgressSink, type ResourceProgress } from './progress.js';
 import { nextWatermark, planWalk } from './window.js';
 
 export interface SyncDeps {
@@ -61,16 +61,7 @@ export async function syncResource(deps: SyncDeps, settings: SyncSettings, resou
   const started = now();
   const api = deps.makeApi();
   const runMode = resourceDescriptor(resource).incremental ? mode : 'refresh';
-  const progress: ResourceProgress = {
-    resource,
-    phase: 'properties',
-    pages: 0,
-    records: 0,
-    requests: 0,
-    written: 0,
-    startedAtMs: started.getTime(),
-    resumed: false,
-  };
+  const { progress, report } = trackProgress(resource, started.getTime(), () => api.stats().requests, deps.progress);
   const result: ResourceResult = {
     resource,
     mode: runMode,
@@ -87,12 +78,6 @@ export async function syncResource(deps: SyncDeps, settings: SyncSettings, resou
     watermark: null,
   };
   const log = deps.logger.child({ resource });
-  const sink = deps.progress ?? silentProgress;
-  const report = (phase = progress.phase) => {
-    progress.phase = phase;
-    progress.requests = api.stats().requests;
-    sink.update({ ...progress });
-  };
 
   const runId = await deps.warehouse.startRun({ resource, mode: runMode, startedAt: started });
   await settleRun(
@@ -122,9 +107,7 @@ async function walkRecords(
   log: Logger,
 ): Promise<void> {
   const { warehouse, signal } = deps;
-  report('properties');
-  const { definitions, serverDate } = await api.listProperties(resource, signal);
-  await warehouse.applyPropertyDefinitions(resource, definitions);
+  const serverDate = await refreshDefinitions(api, warehouse, resource, report, signal);
 
   const state = await warehouse.readState(resource);
   result.watermark = state.watermark;

@@ -127,3 +127,20 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     throw error;
   }
 }
+
+/**
+ * Before a walk: list the resource's property definitions and apply them (columns, views). Returns the
+ * response's server date, the walk's start on the service's clock when it has no earlier one.
+ */
+export async function refreshDefinitions(
+  api: SalesApi,
+  warehouse: Warehouse,
+  resource: RecordResourceName,
+  report: (phase: ResourcePhase) => void,
+  signal?: AbortSignal,
+): Promise<string | null> {
+  report('properties');
+  const { definitions, serverDate } = await api.listProperties(resource, signal);
+  await warehouse.applyPropertyDefinitions(resource, definitions);
+  return serverDate;
+}

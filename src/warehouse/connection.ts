@@ -26,7 +26,7 @@ export interface OpenOptions {
 const LOCK_CONFLICT = 'Could not set lock on file';
 
 /** WAL size at which a writer folds it into the file (see openSession). */
-export const CHECKPOINT_THRESHOLD = '64MB';
+const CHECKPOINT_THRESHOLD = '64MB';
 
 export function isLockConflict(message: string): boolean {
   return message.includes(LOCK_CONFLICT);

@@ -51,13 +51,8 @@ describe('walkPages', () => {
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
     const commit = async (pages: BufferedPages, cursor: string | null) => {
       events.push(`commit ${cursor ?? 'end'} started`);
-      if (commits.length === 0 && cursor === 'cursor-1') {
-        commits.push({ ids: [], cursor });
-        await firstHeld;
-        commits[0] = { ids: pages.records.map((r) => r.id), cursor };
-      } else {
-        commits.push({ ids: pages.records.map((r) => r.id), cursor });
-      }
+      commits.push({ ids: pages.records.map((r) => r.id), cursor });
+      if (cursor === 'cursor-1') await firstHeld;
       events.push(`commit ${cursor ?? 'end'} done`);
     };
     const api = pagedApi(3, events);
