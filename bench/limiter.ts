@@ -1,6 +1,8 @@
 /**
  * How close the limiter gets to a limit without crossing it: the simulator at `--limit` requests/min per key,
- * hammered by 1 process (in-process bucket) and by 3 processes sharing one key through Redis (the Lua GCRA).
+ * hammered by 1 process (in-process bucket), by 3 processes sharing one key through Redis (the Lua GCRA), and
+ * by 1 process with a pool of 3 keys against an organization limit of 2 × `--limit` (the org binds).
+ * `npm run bench` runs the same scenarios as its `limiter` section.
  *
  *   npm run bench:limiter -- [--limit 600] [--seconds 65] [--concurrency 8]
  *
@@ -9,13 +11,14 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/core/paths.js';
 import { DEFAULT_KEYS, createSimulator } from '../src/simulator/index.js';
 import { startTestRedis, type TestRedis } from '../test/support/redis.js';
 import { spawnLimiterWorker, type WorkerReport } from './limiter-worker.js';
 import { summarizeWindow } from './window-stats.js';
 
-interface Flags {
+export interface Flags {
   limit: number;
   seconds: number;
   concurrency: number;
@@ -24,6 +27,8 @@ interface Flags {
 export interface LimiterBenchRow {
   processes: number;
   shared: 'in-process' | 'redis';
+  keys: number;
+  /** The limit measured against: the key's, or the organization's when a pool of keys is bounded by it. */
   limitPerMinute: number;
   seconds: number;
   requests: number;
@@ -37,7 +42,7 @@ export interface LimiterBenchRow {
 }
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { limit: 600, seconds: 65, concurrency: 8 };
+  const flags: Flags = { ...DEFAULT_LIMITER_FLAGS };
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i]?.replace(/^--/, '') as keyof Flags | undefined;
     const value = Number(argv[i + 1]);
@@ -49,12 +54,18 @@ function parseFlags(argv: string[]): Flags {
   return flags;
 }
 
-async function scenario(flags: Flags, processes: number, redis: TestRedis | null): Promise<LimiterBenchRow> {
-  // The org limit is far above the key's: the key is what is measured.
+async function scenario(flags: Flags, processes: number, redis: TestRedis | null, keyCount = 1): Promise<LimiterBenchRow> {
+  // One key: the org limit is far above the key's, so the key is what is measured. A pool: the org limit is
+  // below the keys' sum, so the organization is.
+  const pool = keyCount > 1;
+  const orgLimit = pool ? flags.limit * 2 : Math.max(5000, flags.limit * 2);
+  const measured = pool ? orgLimit : flags.limit;
+  const keys = pool ? Array.from({ length: keyCount }, (_, i) => `sk_BenchPool${i}${'x'.repeat(40)}`) : [DEFAULT_KEYS.read];
   const sim = createSimulator({
     perKeyPerMinute: flags.limit,
-    perOrgPerMinute: Math.max(5000, flags.limit * 2),
+    perOrgPerMinute: orgLimit,
     size: { deals: 20, companies: 5, contacts: 5, meetingLogs: 5, contactActivities: 5, users: 2 },
+    ...(pool ? { keys: keys.map((key) => ({ key, role: 'read' as const })) } : {}),
   });
   const { url } = await sim.listen(0);
   try {
@@ -65,11 +76,11 @@ async function scenario(flags: Flags, processes: number, redis: TestRedis | null
       Array.from({ length: processes }, () =>
         spawnLimiterWorker({
           baseUrl: url,
-          apiKeys: [DEFAULT_KEYS.read],
+          apiKeys: keys,
           redisUrl: redis?.url ?? null,
           prefix,
           perKeyPerMinute: flags.limit,
-          perOrgPerMinute: Math.max(5000, flags.limit * 2),
+          perOrgPerMinute: orgLimit,
           startAt,
           stopAt,
           concurrency: flags.concurrency,
@@ -77,11 +88,12 @@ async function scenario(flags: Flags, processes: number, redis: TestRedis | null
       ),
     );
     const grants = reports.flatMap((r) => r.grants);
-    const summary = summarizeWindow(grants, flags.limit, { startedAt: startAt, endedAt: stopAt });
+    const summary = summarizeWindow(grants, measured, { startedAt: startAt, endedAt: stopAt });
     return {
       processes,
       shared: redis ? 'redis' : 'in-process',
-      limitPerMinute: flags.limit,
+      keys: keyCount,
+      limitPerMinute: measured,
       seconds: flags.seconds,
       requests: summary.requests,
       rateRatio: round(summary.utilisation),
@@ -99,10 +111,12 @@ function round(value: number): number {
 }
 
 function table(rows: LimiterBenchRow[]): string {
-  const head = ['processes', 'limiter', 'requests', 'rate/min ÷ limit', 'max 60 s ÷ limit', '429s', 'failed'];
+  const head = ['processes', 'limiter', 'keys', 'limit/min', 'requests', 'rate/min ÷ limit', 'max 60 s ÷ limit', '429s', 'failed'];
   const body = rows.map((r) => [
     String(r.processes),
     r.shared,
+    String(r.keys),
+    String(r.limitPerMinute),
     String(r.requests),
     r.rateRatio.toFixed(3),
     r.maxWindowRatio.toFixed(3),
@@ -113,9 +127,8 @@ function table(rows: LimiterBenchRow[]): string {
   return [head, ...body].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')).join('\n');
 }
 
-async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
-  process.stdout.write(`limiter benchmark: ${flags.limit}/min per key, ${flags.seconds} s per scenario\n`);
+/** Every scenario: one process on one key, three processes sharing it through Redis, one pool of three keys. */
+export async function benchLimiter(flags: Flags): Promise<LimiterBenchRow[]> {
   const rows: LimiterBenchRow[] = [await scenario(flags, 1, null)];
   const redis = await startTestRedis();
   try {
@@ -123,6 +136,16 @@ async function main(): Promise<void> {
   } finally {
     await redis.stop();
   }
+  rows.push(await scenario(flags, 1, null, 3));
+  return rows;
+}
+
+export const DEFAULT_LIMITER_FLAGS: Flags = { limit: 600, seconds: 65, concurrency: 8 };
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  process.stdout.write(`limiter benchmark: ${flags.limit}/min per key, ${flags.seconds} s per scenario\n`);
+  const rows = await benchLimiter(flags);
   process.stdout.write(`${table(rows)}\n`);
   const dir = join(projectRoot(import.meta.url), 'bench', 'results');
   await mkdir(dir, { recursive: true });
@@ -130,7 +153,10 @@ async function main(): Promise<void> {
   process.stdout.write(`written to bench/results/limiter.json\n`);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exitCode = 1;
-});
+// Run as a script (npm run bench:limiter), not when imported by bench/run.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/core/paths.js';
 import { formatTable } from '../src/cli/table.js';
 import { loadConfig } from '../src/config.js';
+import { benchLimiter, DEFAULT_LIMITER_FLAGS } from './limiter.js';
 import { benchLoadSpeed } from './load-speed.js';
 import { benchRequestEfficiency } from './request-efficiency.js';
 import { benchEndToEnd, benchMemory } from './sync-cost.js';
@@ -33,6 +34,15 @@ if (wanted('efficiency')) {
   say('request efficiency: full and incremental sync against the minimum the interface allows ...');
   for (const r of await benchRequestEfficiency({ size: { deals: n(20_000), companies: n(5_000), contacts: n(20_000), contactActivities: n(5_000), meetingLogs: 400, users: 40 }, changes: 500 })) {
     rows.push({ section: 'efficiency', measure: `requests ÷ minimum, ${r.phase} sync`, value: fixed(r.ratio, 3), goal: '≤ 1.05', met: r.ratio <= 1.05, detail: `${r.requests} requests, minimum ${r.minimum} for ${r.records} records` });
+  }
+}
+
+if (wanted('limiter')) {
+  say('rate-limit use: 1 process, 3 processes sharing a key through Redis, a pool of 3 keys (about 3.5 min) ...');
+  for (const r of await benchLimiter(DEFAULT_LIMITER_FLAGS)) {
+    const who = r.keys > 1 ? `${r.keys}-key pool against the organization limit` : r.processes > 1 ? `${r.processes} processes sharing a key (Redis)` : '1 process';
+    const met = r.rateRatio >= 0.95 && r.rateLimited === 0;
+    rows.push({ section: 'limiter', measure: `requests/min ÷ limit, ${who}`, value: r.rateRatio, goal: '≥ 0.95, no 429', met, detail: `${r.rateLimited} × 429; busiest 60 s ${r.maxWindowRatio} × ${r.limitPerMinute}/min; ${r.requests} requests in ${r.seconds} s` });
   }
 }
 
