@@ -152,22 +152,24 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     }
   };
 
+  /**
+   * A public request. Latency is what a client measures: the answer leaves `latencyMs` after the request
+   * arrived, the service's own work included (it is handled at once, then held for the rest). Faults wait out
+   * the latency before they strike.
+   */
   const handlePublic = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
+    const arrived = performance.now();
     const method = req.method ?? 'GET';
     const token = bearerToken(req.headers.authorization);
     const decision = faults.decide(path);
-    if (decision.delayMs > 0) await sleep(decision.delayMs);
-    if (closing) return;
     if (decision.kind) {
-      injectFault(decision.kind, req, res, token);
+      if (decision.delayMs > 0) await sleep(decision.delayMs);
+      if (!closing) injectFault(decision.kind, req, res, token);
       return;
     }
 
     let headers: Record<string, string> = limiter.idleHeaders(nowMs());
-    const respond = (status: number, body: unknown): void => {
-      stats.record(method, path, token, status);
-      sendJson(res, status, body, headers);
-    };
+    let answer: { status: number; body: unknown };
     try {
       const rawBody = await readBody(req);
       const role = token === null ? undefined : keys.roleOf(token);
@@ -190,17 +192,24 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         body: () => (parsed ??= { value: parseJson(rawBody) }).value,
       });
       if (response.headers) headers = { ...headers, ...response.headers };
-      respond(response.status, response.body);
+      answer = { status: response.status, body: response.body };
     } catch (error) {
       if (error instanceof ServiceError) {
         if (error.headers) headers = { ...headers, ...error.headers };
-        respond(error.status, error.envelope());
+        answer = { status: error.status, body: error.envelope() };
       } else {
-        respond(500, { error: { code: 'internal_error', message: MESSAGES.internal_error } });
+        answer = { status: 500, body: { error: { code: 'internal_error', message: MESSAGES.internal_error } } };
         // Surface simulator bugs loudly in test output.
         console.error('[simulator] unexpected error', error);
       }
     }
+    const text = JSON.stringify(answer.body);
+    const remaining = decision.delayMs - (performance.now() - arrived);
+    if (remaining > 0) await sleep(remaining);
+    if (closing) return;
+    stats.record(method, path, token, answer.status);
+    res.writeHead(answer.status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
   };
 
   const handleAdminHttp = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {

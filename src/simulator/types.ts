@@ -109,7 +109,10 @@ export const FAULT_KINDS: readonly FaultKind[] = [
  * PRNG seeded by `seed`; the kinds are exclusive (one draw decides), so their sum is the share of faulted requests.
  */
 export interface FaultSettings {
-  /** Added to every public request before it is handled. @defaultValue 0 */
+  /**
+   * Every public request is answered this long after it arrived, the service's own work included (as a client
+   * measures latency); a fault strikes after it. @defaultValue 0
+   */
   latencyMs?: number;
   /** Uniform extra 0..latencyJitterMs on top of latencyMs. @defaultValue 0 */
   latencyJitterMs?: number;

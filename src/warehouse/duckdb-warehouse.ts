@@ -5,11 +5,11 @@
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
-import type { PropertyDefinition, ServiceUser } from '../core/types.js';
+import type { PropertyDefinition, ServiceRecord, ServiceUser } from '../core/types.js';
 import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
 import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
-import { dedupeLatest } from './rows.js';
+import { dedupeLatest, encodeRecords } from './rows.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -34,6 +34,24 @@ import { microsToIso } from '../core/time.js';
 
 /** @defaultValue of `WarehouseOptions.lockTimeoutMs`: five minutes. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 300_000;
+
+/** Plans that encode records the same way (column names, types and source properties, in order). */
+function samePlan(a: readonly ColumnPlan[], b: readonly ColumnPlan[]): boolean {
+  return a === b || (a.length === b.length && a.every((p, i) => p.columnName === b[i]!.columnName && p.sqlType === b[i]!.sqlType && p.apiName === b[i]!.apiName));
+}
+
+/** Records encoded per turn of the event loop: a large batch never holds up the pages other walks await. */
+const ENCODE_SLICE = 250;
+
+/** `encodeRecords`, a slice at a time, yielding to the event loop in between. */
+async function encodeInSlices(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (let start = 0; start < records.length; start += ENCODE_SLICE) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const line of encodeRecords(records.slice(start, start + ENCODE_SLICE), plan, syncedAt)) lines.push(line);
+  }
+  return lines;
+}
 
 function tableOf(resource: ResourceName): string {
   return resourceDescriptor(resource).table;
@@ -92,6 +110,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     return facts;
   };
 
+  // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
+  const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
+
   return {
     path,
 
@@ -119,11 +140,19 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       } catch (error) {
         return Promise.reject(error);
       }
+      // Encoded now, with the plan the last commit used, while earlier calls still hold the queue: a run's JS
+      // work overlaps DuckDB's. Re-encoded inside only if the plan turns out to have changed meanwhile.
+      const syncedAt = nowIso();
+      const guess = lastPlans.get(resource);
+      const early = guess ? encodeInSlices(records, guess, syncedAt) : undefined;
+      // Awaited below only if the plan still holds; a failure then surfaces there, never as an unhandled one.
+      early?.catch(() => undefined);
       return serialized('commitBatch', 'write', async (connection) => {
         const facts = factsOf(connection);
         const table = tableOf(resource);
         const known = facts.tables.has(table);
         const plan = facts.plans.get(resource) ?? planFromAssignments(await readAssignments(connection, resource));
+        const lines = early && samePlan(plan, guess!) ? await early : encodeRecords(records, plan, syncedAt);
         const result = await inTransaction(connection, async () => {
           const now = nowIso();
           if (!known) {
@@ -133,7 +162,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
           const sweep = batch.sweep;
           if (sweep?.fresh) await clearSeen(connection, sweep.key);
-          const { written, changed } = await upsertRecords(connection, table, plan, records, now, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
+          const { written, changed } = await upsertRecords(connection, table, plan, lines, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
           const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries) : 0;
           // Only a complete sweep knows what vanished: its last batch marks, in the same transaction.
           const deleted = sweep && batch.checkpoint?.cursor === null ? await markUnseenDeleted(connection, table, sweep.key, sweep.startedAt, now) : 0;
@@ -141,6 +170,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         });
         facts.tables.add(table);
         facts.plans.set(resource, plan);
+        lastPlans.set(resource, plan);
         return result;
       });
     },

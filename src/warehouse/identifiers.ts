@@ -11,6 +11,11 @@ export function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/** Double every `'` and wrap: any string becomes one SQL string literal (where a statement takes no parameters). */
+export function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
 /** Columns every record table has; no property may take these names (compared case-insensitively). */
 export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at', '_properties', '_synced_at', '_deleted_at', '_content_hash'] as const;
 

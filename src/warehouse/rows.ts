@@ -85,16 +85,19 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * `canonicalJson(properties)`, fast for the usual flat object: JSON.stringify with the sorted keys as its
- * allow-list writes them in that order natively. Nested values take the general path.
+ * `canonicalJson(properties)`, fast for the usual flat object: the same keys inserted in sorted order into a
+ * plain object, which JSON.stringify writes natively (an allow-list of keys takes its slow path). Nested
+ * values, and a key named `__proto__` (which a plain object would swallow), take the general path.
  */
 function canonicalProperties(properties: Record<string, PropertyValue>): string {
-  const keys = Object.keys(properties);
+  const keys = Object.keys(properties).sort();
+  const sorted: Record<string, PropertyValue> = {};
   for (const key of keys) {
-    const value = properties[key];
-    if (value !== null && typeof value === 'object') return canonicalJson(properties);
+    const value = properties[key]!;
+    if ((value !== null && typeof value === 'object') || key === '__proto__') return canonicalJson(properties);
+    sorted[key] = value;
   }
-  return JSON.stringify(properties, keys.sort());
+  return JSON.stringify(sorted);
 }
 
 /**
@@ -128,8 +131,16 @@ export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], 
     const value = Object.hasOwn(properties, p.apiName) ? properties[p.apiName] : undefined;
     cells.push(toColumnValue(value, p.sqlType as SqlType));
   }
+  // `_properties` keeps the service's own order; the hash takes the canonical one.
   cells.push(JSON.stringify(properties), syncedAt, null, contentHash(record, createdAt, updatedAt));
   return cells;
+}
+
+/** The records as NDJSON rows of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant. */
+export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): string[] {
+  const encode = ndjsonEncoder(recordColumns(plan));
+  const synced = canonicalInstant(syncedAt) ?? syncedAt;
+  return records.map((record) => encode(recordCells(record, plan, synced)));
 }
 
 /** One record as a row keyed by column name (see `recordColumns`). `syncedAt` is an ISO instant. */

@@ -18,7 +18,7 @@ import {
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { quoteIdentifier } from './identifiers.js';
+import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
@@ -75,36 +75,21 @@ export async function stageRows(
   }
 }
 
-const sqlString = (text: string): string => `'${text.replace(/'/g, "''")}'`;
-
 /** The type `read_json` parses a column as: JSON columns arrive as text and are cast on insert. */
 function readJsonType(column: StageColumn): string {
   return column.sqlType === 'JSON' ? 'VARCHAR' : column.sqlType;
 }
 
 /**
- * Create (or replace) TEMP table `name` with `columns` from NDJSON `lines` (see `ndjsonEncoder`), through a
- * private temporary file that is removed afterwards. Every column's type is given, so nothing is guessed.
+ * Run `work` with NDJSON `lines` (see `ndjsonEncoder`) in a private temporary file, removed afterwards; `work`
+ * gets the `read_json` source that reads them with every column's type given, so nothing is guessed.
  */
-export async function stageNdjson(
-  connection: DuckDBConnection,
-  name: string,
-  columns: readonly StageColumn[],
-  lines: readonly string[],
-): Promise<void> {
-  const definition = columns.map((c) => `${quoteIdentifier(c.name)} ${readJsonType(c)}`).join(', ');
-  if (lines.length === 0) {
-    await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${definition})`);
-    return;
-  }
+export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines: readonly string[], work: (source: string) => Promise<T>): Promise<T> {
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
-  const types = `{${columns.map((c) => `${sqlString(c.name)}: ${sqlString(readJsonType(c))}`).join(', ')}}`;
+  const types = `{${columns.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   try {
     await writeFile(file, lines.join('\n'), { mode: 0o600 });
-    await connection.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} AS
-       SELECT * FROM read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${types})`,
-    );
+    return await work(`read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types})`);
   } finally {
     await rm(file, { force: true });
   }

@@ -1,12 +1,11 @@
 /** The bulk upsert of one batch into a record table, and the replacement of meeting log summaries. */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
+import type { MeetingLogSummary } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
-import { quoteIdentifier } from './identifiers.js';
-import { ndjsonEncoder, recordCells, recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
-import { stageNdjson, stageRows } from './staging.js';
-import { canonicalInstant } from '../core/time.js';
-import { recordHistory } from './history.js';
+import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
+import { stageRows, withNdjsonSource } from './staging.js';
+import { recordHistorySql } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
 const SUMMARY_STAGE = '_salesync_summaries';
@@ -28,77 +27,72 @@ export interface UpsertResult {
 }
 
 /**
- * Stage the (already deduplicated) records, drop those older than the stored row (a late page must not
- * regress a row; equal timestamps rewrite idempotently), then update the rows already there and append the
- * rest. Columns not in the plan (kept after a type change) are left as they are. Returns the rows written.
+ * Stage the (already deduplicated) records beside what the table stores for each id, then, from that one
+ * pass over the table: record new versions in history, skip rows older than the stored row (a late page must
+ * not regress a row; equal timestamps rewrite idempotently), update the rows already there and append the
+ * rest. Columns not in the plan (kept after a type change) are left as they are. `lines` are the records'
+ * NDJSON rows (`encodeRecords`), made before the transaction so a run encodes while the previous batch commits.
  *
  * Ids stay unique by construction (a deduplicated batch, updated or appended in one transaction by the one
  * writer the file lock allows), not by a PRIMARY KEY: DuckDB keeps every key of an index in memory, so a
  * keyed table's footprint grows with the mirror (a 1M-record sync ran out of a 128 MB limit) and each append
- * pays for index upkeep.
+ * pays for index upkeep. Without an index every join scans the table, so each batch joins it once, here.
  */
 export async function upsertRecords(
   connection: DuckDBConnection,
   table: string,
   plan: readonly ColumnPlan[],
-  records: readonly ServiceRecord[],
-  syncedAt: string,
+  lines: readonly string[],
   options: UpsertOptions = {},
 ): Promise<UpsertResult> {
-  if (records.length === 0) return { written: 0, changed: 0 };
+  if (lines.length === 0) return { written: 0, changed: 0 };
   const stage = quoteIdentifier(RECORD_STAGE);
   const target = quoteIdentifier(table);
   const columns = recordColumns(plan);
-  const encode = ndjsonEncoder(columns);
-  const synced = canonicalInstant(syncedAt) ?? syncedAt;
-  await stageNdjson(connection, RECORD_STAGE, columns, records.map((r) => encode(recordCells(r, plan, synced))));
-  // Every version observed, even one older than the stored row, before such rows leave the stage.
-  await recordHistory(connection, table, RECORD_STAGE);
-  if (options.sweepKey !== undefined) {
-    // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
-    await connection.run(`INSERT INTO reconcile_seen (sweep_key, id) SELECT $1, id FROM ${stage}`, [options.sweepKey]);
-  }
-  await connection.run(
-    `DELETE FROM ${stage} WHERE id IN (
-       SELECT s.id FROM ${stage} AS s JOIN ${target} AS t ON t.id = s.id WHERE t.updated_at > s.updated_at)`,
-  );
-  if (options.onlyChanged) {
-    // Same content, not marked deleted: nothing to write.
-    await connection.run(
-      `DELETE FROM ${stage} WHERE id IN (
-         SELECT s.id FROM ${stage} AS s JOIN ${target} AS t ON t.id = s.id
-         WHERE t._content_hash = s._content_hash AND t._deleted_at IS NULL)`,
-    );
-  }
-  // Changed: new to the mirror, marked deleted (it came back), or different content. A row stored before
-  // content hashes has none: its raw properties and timestamps decide, so an upgrade is not counted as drift.
-  const counted = await connection.runAndReadAll(
-    `SELECT count(*)::INTEGER AS n, count(t.id)::INTEGER AS existing,
-            count(*) FILTER (WHERE t.id IS NULL OR t._deleted_at IS NOT NULL
-              OR (t._content_hash IS NOT NULL AND t._content_hash <> s._content_hash)
-              OR (t._content_hash IS NULL AND (CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
-                  OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at)))::INTEGER AS changed
-     FROM ${stage} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
-  );
-  const [totals] = counted.getRowObjects();
-  const written = Number(totals?.n ?? 0);
-  const changed = Number(totals?.changed ?? 0);
-  const existing = Number(totals?.existing ?? 0);
-  if (existing > 0) {
-    // Only the staged columns are set, so columns kept after a type change keep their values.
-    const set = columns
-      .filter((c) => c.name !== 'id')
-      .map((c) => `${quoteIdentifier(c.name)} = s.${quoteIdentifier(c.name)}`)
-      .join(', ');
-    await connection.run(`UPDATE ${target} AS t SET ${set} FROM ${stage} AS s WHERE t.id = s.id`);
-  }
-  if (existing < written) {
-    // A batch of ids all new to the table (a first load) is a plain append.
-    const onlyNew = existing > 0 ? ` WHERE NOT EXISTS (SELECT 1 FROM ${target} AS t WHERE t.id = s.id)` : '';
-    await connection.run(`INSERT INTO ${target} BY NAME SELECT * FROM ${stage} AS s${onlyNew}`);
-  }
-  await connection.run(`DROP TABLE ${stage}`);
-  return { written, changed };
+  const names = columns.map((c) => quoteIdentifier(c.name));
+  const history = recordHistorySql(table, RECORD_STAGE);
+  // Rows not written: older than the stored row, and in a sweep also those whose content is what is stored.
+  const skipped = options.onlyChanged ? '(_older OR _same)' : '_older';
+  // Only the staged columns are set, so columns kept after a type change keep their values.
+  const set = names
+    .filter((name) => name !== quoteIdentifier('id'))
+    .map((name) => `${name} = s.${name}`)
+    .join(', ');
+  // One round trip for the whole batch (each statement's result would otherwise wait for a busy event loop).
+  // The UPDATE's join ends at once when no staged row is stored (an empty build side): a first load never
+  // scans the table twice.
+  const totals = await withNdjsonSource(columns, lines, async (source) => {
+    const statements = [
+      // What the stored row says about each staged one. A row stored before content hashes has none: its raw
+      // properties and timestamps decide whether it changed, so an upgrade is not counted as drift.
+      `CREATE OR REPLACE TEMP TABLE ${stage} AS
+       SELECT s.*,
+         t.id IS NOT NULL AS _stored,
+         t.updated_at AS _stored_updated_at,
+         coalesce(t.updated_at > s.updated_at, false) AS _older,
+         coalesce(t._content_hash = s._content_hash AND t._deleted_at IS NULL, false) AS _same,
+         t.id IS NULL OR t._deleted_at IS NOT NULL
+           OR (t._content_hash IS NOT NULL AND t._content_hash <> s._content_hash)
+           OR (t._content_hash IS NULL AND (CAST(t._properties AS VARCHAR) IS DISTINCT FROM s._properties
+               OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at)) AS _changed
+       FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
+      // Every version observed, even one older than the stored row; versions older than it come below.
+      history.newer,
+      // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
+      ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, id FROM ${stage}`]),
+      `UPDATE ${target} AS t SET ${set} FROM (SELECT * FROM ${stage} WHERE _stored AND NOT ${skipped}) AS s WHERE t.id = s.id`,
+      `INSERT INTO ${target} (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} WHERE NOT _stored`,
+      `SELECT count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
+              count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
+              count(*) FILTER (WHERE _older)::INTEGER AS older
+       FROM ${stage}`,
+    ];
+    const reader = await connection.runAndReadAll(statements.join(';\n'));
+    return reader.getRowObjects()[0];
+  });
+  const late = Number(totals?.older ?? 0) > 0 ? [history.late] : [];
+  await connection.run([...late, `DROP TABLE ${stage}`].join(';\n'));
+  return { written: Number(totals?.n ?? 0), changed: Number(totals?.changed ?? 0) };
 }
 
 /**

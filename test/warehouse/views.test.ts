@@ -199,6 +199,8 @@ describe('history', () => {
     await warehouse.commitBatch('deals', batch([record(id, versions[3][0], { name: 'v3', stage: versions[3][1] })]));
     // A late page with an older version: not stored in deals, but it was observed.
     await warehouse.commitBatch('deals', batch([record(id, versions[2][0], { name: 'v2', stage: versions[2][1] })]));
+    // The same late page again: looked up in history, and found there.
+    await warehouse.commitBatch('deals', batch([record(id, versions[2][0], { name: 'v2', stage: versions[2][1] })]));
     // A boundary re-delivery adds nothing.
     await warehouse.commitBatch('deals', batch([record(id, versions[3][0], { name: 'v3', stage: versions[3][1] })]));
 
