@@ -20,6 +20,8 @@ export const SELECTIONS_TYPE = 'STRUCT(value VARCHAR, level INTEGER, "order" INT
 export interface StageColumn {
   name: string;
   sqlType: StageType;
+  /** The cell is a JSON value written as is (not text holding JSON): the raw properties. */
+  nested?: true;
 }
 
 export type StagedRow = Record<string, unknown>;
@@ -67,7 +69,7 @@ export function recordColumns(plan: readonly ColumnPlan[]): StageColumn[] {
     { name: 'created_at', sqlType: 'TIMESTAMPTZ' },
     { name: 'updated_at', sqlType: 'TIMESTAMPTZ' },
     ...plan.map((p) => ({ name: p.columnName, sqlType: p.sqlType as SqlType })),
-    { name: '_properties', sqlType: 'JSON' },
+    { name: '_properties', sqlType: 'JSON', nested: true },
     { name: '_synced_at', sqlType: 'TIMESTAMPTZ' },
     { name: '_deleted_at', sqlType: 'TIMESTAMPTZ' },
     { name: '_content_hash', sqlType: 'VARCHAR' },
@@ -119,26 +121,29 @@ export function contentHash(
   return hash('sha256', content, 'hex');
 }
 
+/** A staged cell, or the raw properties themselves (the `nested` column). */
+export type RecordCell = CellValue | Readonly<Record<string, PropertyValue>>;
+
 /**
  * One record's cells in `recordColumns(plan)` order. `syncedAt` must already be canonical (one per batch).
  */
-export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): CellValue[] {
+export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): RecordCell[] {
   const createdAt = canonicalInstant(record.created_at);
   const updatedAt = canonicalInstant(record.updated_at);
-  const cells: CellValue[] = [record.id, createdAt, updatedAt];
+  const cells: RecordCell[] = [record.id, createdAt, updatedAt];
   const properties = record.properties;
   for (const p of plan) {
     const value = Object.hasOwn(properties, p.apiName) ? properties[p.apiName] : undefined;
     cells.push(toColumnValue(value, p.sqlType as SqlType));
   }
   // `_properties` keeps the service's own order; the hash takes the canonical one.
-  cells.push(JSON.stringify(properties), syncedAt, null, contentHash(record, createdAt, updatedAt));
+  cells.push(properties, syncedAt, null, contentHash(record, createdAt, updatedAt));
   return cells;
 }
 
 /** The records as NDJSON rows of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant. */
 export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): string[] {
-  const encode = ndjsonEncoder(recordColumns(plan));
+  const encode = ndjsonEncoder(recordColumns(plan).length);
   const synced = canonicalInstant(syncedAt) ?? syncedAt;
   return records.map((record) => encode(recordCells(record, plan, synced)));
 }
@@ -154,20 +159,22 @@ export function recordToRow(record: ServiceRecord, plan: readonly ColumnPlan[], 
   return row;
 }
 
+/** The key of the `index`-th column in an NDJSON row: positional, so no column name (`__proto__`…) is ever a key. */
+export function ndjsonKey(index: number): string {
+  return `c${index}`;
+}
+
 /**
- * Writes rows as NDJSON objects keyed by column name, for DuckDB's `read_json`: one pass of string
- * building, no intermediate objects (a property may be named `__proto__`, which an object would swallow).
+ * Writes cells as NDJSON objects keyed `c0`, `c1`, … (`ndjsonKey`), for DuckDB's `read_json`: one native
+ * JSON.stringify of an object whose keys come in the same order every time (V8 gives all such objects one
+ * shape), which costs well under half of building the text cell by cell.
  */
-export function ndjsonEncoder(columns: readonly StageColumn[]): (cells: readonly CellValue[]) => string {
-  const prefixes = columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
+export function ndjsonEncoder(columnCount: number): (cells: readonly RecordCell[]) => string {
+  const keys = Array.from({ length: columnCount }, (_, i) => ndjsonKey(i));
   return (cells) => {
-    let line = '';
-    for (let i = 0; i < prefixes.length; i++) {
-      const cell = cells[i];
-      line += prefixes[i];
-      line += cell === null || cell === undefined ? 'null' : typeof cell === 'string' ? JSON.stringify(cell) : String(cell);
-    }
-    return `${line}}`;
+    const row: Record<string, RecordCell> = {};
+    for (let i = 0; i < keys.length; i++) row[keys[i]!] = cells[i] ?? null;
+    return JSON.stringify(row);
   };
 }
 

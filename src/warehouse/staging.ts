@@ -19,7 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
+import { ndjsonKey, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /** DuckDB's standard vector size: the most rows one DataChunk holds. */
@@ -75,21 +75,24 @@ export async function stageRows(
   }
 }
 
-/** The type `read_json` parses a column as: JSON columns arrive as text and are cast on insert. */
+/** The type `read_json` parses a column as: text holding JSON arrives as VARCHAR and is cast on insert. */
 function readJsonType(column: StageColumn): string {
+  if (column.nested) return 'JSON';
   return column.sqlType === 'JSON' ? 'VARCHAR' : column.sqlType;
 }
 
 /**
- * Run `work` with NDJSON `lines` (see `ndjsonEncoder`) in a private temporary file, removed afterwards; `work`
- * gets the `read_json` source that reads them with every column's type given, so nothing is guessed.
+ * Run `work` with NDJSON `lines` (see `ndjsonEncoder`) in a private temporary file, removed afterwards. `work`
+ * gets a source (a subquery) of the rows with the `columns`' names and types: every type is given, so nothing
+ * is guessed, and the positional keys of the file are renamed.
  */
 export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines: readonly string[], work: (source: string) => Promise<T>): Promise<T> {
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
-  const types = `{${columns.map((c) => `${quoteLiteral(c.name)}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
+  const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
+  const renamed = columns.map((c, i) => `${quoteIdentifier(ndjsonKey(i))} AS ${quoteIdentifier(c.name)}`).join(', ');
   try {
     await writeFile(file, lines.join('\n'), { mode: 0o600 });
-    return await work(`read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types})`);
+    return await work(`(SELECT ${renamed} FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}))`);
   } finally {
     await rm(file, { force: true });
   }

@@ -73,7 +73,7 @@ export async function upsertRecords(
          coalesce(t._content_hash = s._content_hash AND t._deleted_at IS NULL, false) AS _same,
          t.id IS NULL OR t._deleted_at IS NOT NULL
            OR (t._content_hash IS NOT NULL AND t._content_hash <> s._content_hash)
-           OR (t._content_hash IS NULL AND (CAST(t._properties AS VARCHAR) IS DISTINCT FROM s._properties
+           OR (t._content_hash IS NULL AND (CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
                OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at)) AS _changed
        FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
       // Every version observed, even one older than the stored row; versions older than it come below.

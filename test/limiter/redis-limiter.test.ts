@@ -82,9 +82,10 @@ describe('Redis limiter', () => {
       hammer(syncer, ['k'], 4000),
     ]);
     // Backfill: 300/min with burst 10 → 10 + 4 s × 290/min ≈ 29. Everyone: 10 + 4 s × 1190/min ≈ 89.
+    // The caps are exact; the floors only prove both lanes keep going (a loaded machine grants late, never more).
     expect(backfill.length).toBeLessThanOrEqual(31);
-    expect(backfill.length).toBeGreaterThanOrEqual(24);
-    expect(sync.length).toBeGreaterThanOrEqual(50);
+    expect(backfill.length).toBeGreaterThanOrEqual(15);
+    expect(sync.length).toBeGreaterThanOrEqual(2 * backfill.length);
     expect(backfill.length + sync.length).toBeLessThanOrEqual(91);
   });
 

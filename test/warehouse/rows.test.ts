@@ -65,7 +65,7 @@ describe('recordToRow', () => {
       amount: null,
       region01__2: 'East',
       missing: null,
-      _properties: '{"amount":"n/a","region01":"East","extra":1}',
+      _properties: { amount: 'n/a', region01: 'East', extra: 1 },
       _synced_at: '2026-03-01T00:00:00.000000Z',
       _deleted_at: null,
       _content_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
