@@ -62,11 +62,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   let closing = false;
   const timers = new Set<NodeJS.Timeout>();
 
-  const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
-    const text = JSON.stringify(body);
+  /** `text`: a JSON document already serialized. */
+  const sendJsonText = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void => {
     res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
   };
+  const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
+    sendJsonText(res, status, JSON.stringify(body), headers);
 
   const readBody = (req: IncomingMessage): Promise<string> =>
     new Promise((resolve, reject) => {
@@ -208,8 +210,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     if (remaining > 0) await sleep(remaining);
     if (closing) return;
     stats.record(method, path, token, answer.status);
-    res.writeHead(answer.status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
+    sendJsonText(res, answer.status, text, headers);
   };
 
   const handleAdminHttp = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {

@@ -9,7 +9,7 @@ import type { PropertyDefinition, ServiceRecord, ServiceUser } from '../core/typ
 import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
 import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
-import { dedupeLatest, encodeRecords } from './rows.js';
+import { dedupeLatest, encodeRecords, recordEncoder } from './rows.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -43,12 +43,13 @@ function samePlan(a: readonly ColumnPlan[], b: readonly ColumnPlan[]): boolean {
 /** Records encoded per turn of the event loop: a large batch never holds up the pages other walks await. */
 const ENCODE_SLICE = 250;
 
-/** `encodeRecords`, a slice at a time, yielding to the event loop in between. */
+/** `encodeRecords`, yielding to the event loop every `ENCODE_SLICE` records. */
 async function encodeInSlices(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): Promise<string[]> {
+  const encode = recordEncoder(plan, syncedAt);
   const lines: string[] = [];
-  for (let start = 0; start < records.length; start += ENCODE_SLICE) {
-    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const line of encodeRecords(records.slice(start, start + ENCODE_SLICE), plan, syncedAt)) lines.push(line);
+  for (const record of records) {
+    if (lines.length > 0 && lines.length % ENCODE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    lines.push(encode(record));
   }
   return lines;
 }

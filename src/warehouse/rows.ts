@@ -141,11 +141,16 @@ export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], 
   return cells;
 }
 
-/** The records as NDJSON rows of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant. */
-export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): string[] {
+/** A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant. */
+export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
   const encode = ndjsonEncoder(recordColumns(plan).length);
   const synced = canonicalInstant(syncedAt) ?? syncedAt;
-  return records.map((record) => encode(recordCells(record, plan, synced)));
+  return (record) => encode(recordCells(record, plan, synced));
+}
+
+/** The records as NDJSON rows (see `recordEncoder`). */
+export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): string[] {
+  return records.map(recordEncoder(plan, syncedAt));
 }
 
 /** One record as a row keyed by column name (see `recordColumns`). `syncedAt` is an ISO instant. */
