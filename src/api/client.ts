@@ -267,26 +267,44 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   ): AsyncGenerator<ListPage<T>> {
     // A cursor seen twice means the service sends us round in circles: stop rather than loop for ever.
     const seen = new Set<string>();
-    let after = options.after ?? null;
-    if (after !== null) seen.add(after);
+    if (options.after) seen.add(options.after);
+    // The next page is asked for as soon as its cursor is known, before this one is handed out: what the
+    // caller does with a page (buffering, waiting for its commit) overlaps the service's latency on the next.
+    // A walk left early aborts that request.
+    const ahead = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, ahead.signal]) : ahead.signal;
+    const fetch = (after: string | null) => {
+      const request = listPage(path, schema, { ...options, after, signal });
+      request.catch(() => undefined); // observed when awaited; one abandoned by an early exit is not unhandled
+      return request;
+    };
+    let next: Promise<ListPage<T>> | null = fetch(options.after ?? null);
     let pages = 0;
-    for (;;) {
-      const page = await listPage(path, schema, { ...options, after });
-      pages += 1;
-      if (page.nextCursor !== null && seen.has(page.nextCursor)) {
-        // Thrown before the page is handed out, so no caller checkpoints a cursor that leads back.
-        throw new InvalidResponseError({
-          method: 'GET',
-          path,
-          detail: `loop detected in pagination: paging.next.after ${JSON.stringify(truncate(page.nextCursor, 40))} came back on page ${pages}`,
-          attempts: 1,
-          disposition: 'fatal',
-        });
+    try {
+      while (next) {
+        const page: ListPage<T> = await next;
+        next = null;
+        // A page that arrived after the caller's signal fired is not handed out, as if never fetched.
+        options.signal?.throwIfAborted();
+        pages += 1;
+        if (page.nextCursor !== null && seen.has(page.nextCursor)) {
+          // Thrown before the page is handed out, so no caller checkpoints a cursor that leads back.
+          throw new InvalidResponseError({
+            method: 'GET',
+            path,
+            detail: `loop detected in pagination: paging.next.after ${JSON.stringify(truncate(page.nextCursor, 40))} came back on page ${pages}`,
+            attempts: 1,
+            disposition: 'fatal',
+          });
+        }
+        if (page.nextCursor !== null) {
+          seen.add(page.nextCursor);
+          next = fetch(page.nextCursor);
+        }
+        yield page;
       }
-      yield page;
-      if (page.nextCursor === null) return;
-      seen.add(page.nextCursor);
-      after = page.nextCursor;
+    } finally {
+      if (next) ahead.abort();
     }
   }
 

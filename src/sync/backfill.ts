@@ -82,11 +82,12 @@ export async function backfillResource(
       counters: result,
       progress,
       report,
-      commit: async (pages, cursor) => {
+      commit: async (pages, cursor, after) => {
         const checkpoint: WalkCheckpoint = { cursor, updatedAfter: options.since, startedAt, mode };
         // No completeWatermark, ever: the incremental walk's watermark is not ours to move.
         const { written } = await warehouse.commitBatch(resource, {
           records: pages.records,
+          after,
           ...(hasSummaries ? { summaries: pages.summaries } : {}),
           checkpoint,
           stateKey,

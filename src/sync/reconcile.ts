@@ -158,18 +158,21 @@ export async function reconcileResource(
       report,
       // Deep: every log's single view; otherwise only logs whose updated_at moved (link-only changes use the list).
       allDetails: deep,
-      commit: async (pages, cursor) => {
+      commit: async (pages, cursor, after) => {
         const checkpoint: WalkCheckpoint = { cursor, updatedAfter: null, startedAt, mode: 'full' };
+        // Only the sweep's first batch starts its seen set afresh; the next may be called before this one ends.
+        const first = fresh;
+        fresh = false;
         // completeWatermark here lands on the sweep's own state row (last sweep), never on the resource's.
         const committed = await warehouse.commitBatch(records, {
           records: pages.records,
+          after,
           ...(hasSummaries ? { summaries: pages.summaries } : {}),
           checkpoint,
           ...(cursor === null ? { completeWatermark: startedAt } : {}),
           stateKey,
-          sweep: { key: stateKey, startedAt, fresh },
+          sweep: { key: stateKey, startedAt, fresh: first },
         });
-        fresh = false;
         result.written += committed.written;
         result.changed += committed.changed;
         result.deleted += committed.deleted;

@@ -137,12 +137,13 @@ async function walkRecords(
     onPage: (page) => {
       startedAt ??= page.serverDate;
     },
-    commit: async (pages, cursor) => {
+    commit: async (pages, cursor, after) => {
       if (startedAt === null) throw new SalesyncError('invalid_response', 'the service sent no Date header: cannot place a watermark on its clock');
       const complete = cursor === null;
       const checkpoint: WalkCheckpoint = { cursor, updatedAfter: plan.updatedAfter, startedAt, mode };
       const { written } = await warehouse.commitBatch(resource, {
         records: pages.records,
+        after,
         ...(hasSummaries ? { summaries: pages.summaries } : {}),
         checkpoint,
         ...(complete ? { completeWatermark: nextWatermark(startedAt) } : {}),

@@ -10,6 +10,9 @@ import type { ResourcePhase, ResourceProgress } from './progress.js';
 import type { SyncSettings } from './sync-resource.js';
 import { shouldFlush } from './window.js';
 
+/** Commits a walk may have in flight (see walkPages). */
+const COMMITS_IN_FLIGHT = 2;
+
 /** Pages fetched since the last commit: committed together with the cursor that follows them. */
 export interface BufferedPages {
   records: ServiceRecord[];
@@ -35,14 +38,17 @@ export interface PageWalk {
   allDetails?: boolean;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
-  /** Commit the buffered pages with the cursor that follows them; `null` means the walk is complete. */
-  commit(pages: BufferedPages, cursor: string | null): Promise<void>;
+  /**
+   * Commit the buffered pages with the cursor that follows them; `null` means the walk is complete. `after` is
+   * the walk's previous commit, still in flight: pass it on as `PageBatch.after`.
+   */
+  commit(pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined): Promise<void>;
 }
 
 /**
  * Walk a list to its end: buffer pages, commit them (with their cursor) whenever the flush policy says so and
- * always at the end. A commit runs while the next pages are fetched (one in flight at a time, in order), so the
- * service and the warehouse work side by side. On a failure, the whole pages already fetched are committed
+ * always at the end. Commits run while the next pages are fetched (two in flight at most, written in order), so
+ * the service and the warehouse work side by side. On a failure, the whole pages already fetched are committed
  * before rethrowing, so a rerun resumes after them; a warehouse failure is not retried here.
  */
 export async function walkPages(walk: PageWalk): Promise<void> {
@@ -51,28 +57,35 @@ export async function walkPages(walk: PageWalk): Promise<void> {
   let buffer: BufferedPages = { records: [], summaries: new Map() };
   let bufferCursor: string | null = walk.after;
   let bufferSince = 0;
-  // The commit in flight; its failure is kept and rethrown at the next step rather than left unobserved.
-  let inFlight: Promise<void> | null = null;
-  const commitFailure: { failed: boolean; error?: unknown } = { failed: false };
+  // Commits in flight, oldest first. Two at most: the next batch is encoded while the one before it is
+  // written, and the walk keeps fetching through either. The first failure is kept and rethrown at the next
+  // step rather than left unobserved; a later commit of the walk never writes after it (see PageBatch.after).
+  const inFlight: Promise<void>[] = [];
+  let lastCommit: Promise<void> | undefined;
+  let commitFailure = null as { error: unknown } | null;
+  const settleOldest = async () => {
+    await inFlight.shift();
+    if (commitFailure) throw commitFailure.error;
+  };
   const settle = async () => {
-    if (inFlight) {
-      const pending = inFlight;
-      inFlight = null;
-      await pending;
-    }
-    if (commitFailure.failed) throw commitFailure.error;
+    while (inFlight.length > 0) await settleOldest();
+    if (commitFailure) throw commitFailure.error;
   };
   const startCommit = async (cursor: string | null) => {
-    await settle();
+    while (inFlight.length >= COMMITS_IN_FLIGHT) await settleOldest();
+    if (commitFailure) throw commitFailure.error;
     report('committing');
     const pages = buffer;
     buffer = { records: [], summaries: new Map() };
-    inFlight = walk.commit(pages, cursor).then(
-      () => report('walking'),
-      (error: unknown) => {
-        commitFailure.failed = true;
-        commitFailure.error = error;
-      },
+    const commit = walk.commit(pages, cursor, lastCommit);
+    lastCommit = commit;
+    inFlight.push(
+      commit.then(
+        () => report('walking'),
+        (error: unknown) => {
+          commitFailure ??= { error };
+        },
+      ),
     );
   };
 
@@ -80,7 +93,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
   try {
     const pages = api.listPages(resource, { updatedAfter: walk.updatedAfter, after: walk.after, ...(signal ? { signal } : {}) });
     for await (const page of pages) {
-      if (commitFailure.failed) throw commitFailure.error;
+      if (commitFailure) throw commitFailure.error;
       walk.onPage?.(page);
       let records = page.results;
       if (hasSummaries && records.length > 0) {

@@ -149,6 +149,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       // Awaited below only if the plan still holds; a failure then surfaces there, never as an unhandled one.
       early?.catch(() => undefined);
       return serialized('commitBatch', 'write', async (connection) => {
+        // Rejects with the earlier commit's own error: nothing of this batch is written.
+        if (batch.after) await batch.after;
         const facts = factsOf(connection);
         const table = tableOf(resource);
         const known = facts.tables.has(table);

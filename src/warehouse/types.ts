@@ -49,6 +49,12 @@ export interface PageBatch {
   stateKey?: string;
   /** Set when the batch belongs to a reconcile sweep (see `SweepBatch`). */
   sweep?: SweepBatch;
+  /**
+   * An earlier commit of the same walk, still in flight: this batch is written only if that one succeeded, so a
+   * checkpoint never moves past pages that failed to commit. Commits run in call order, so it has settled by
+   * the time this batch's turn comes; the batch is encoded meanwhile.
+   */
+  after?: Promise<unknown> | undefined;
 }
 
 /**

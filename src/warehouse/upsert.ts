@@ -63,19 +63,26 @@ export async function upsertRecords(
   // scans the table twice.
   const totals = await withNdjsonSource(columns, lines, async (source) => {
     const statements = [
-      // What the stored row says about each staged one. A row stored before content hashes has none: its raw
-      // properties and timestamps decide whether it changed, so an upgrade is not counted as drift.
+      // What the stored row says about each staged one, from the narrow columns only: the join scans every
+      // stored row's copy of what it references, and `_properties` is most of a table.
       `CREATE OR REPLACE TEMP TABLE ${stage} AS
        SELECT s.*,
          t.id IS NOT NULL AS _stored,
          t.updated_at AS _stored_updated_at,
          coalesce(t.updated_at > s.updated_at, false) AS _older,
          coalesce(t._content_hash = s._content_hash AND t._deleted_at IS NULL, false) AS _same,
-         t.id IS NULL OR t._deleted_at IS NOT NULL
-           OR (t._content_hash IS NOT NULL AND t._content_hash <> s._content_hash)
-           OR (t._content_hash IS NULL AND (CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
-               OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at)) AS _changed
+         t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s._content_hash AS _changed,
+         t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy
        FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
+      // A row stored before content hashes has none: its raw properties and timestamps decide whether it
+      // changed, so an upgrade is not counted as drift. Without such rows the join's build side is empty and
+      // ends at once.
+      `UPDATE ${stage} SET _changed = l._changed
+       FROM (SELECT s.id,
+               CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
+                 OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at AS _changed
+             FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.id) AS l
+       WHERE ${stage}.id = l.id`,
       // Every version observed, even one older than the stored row; versions older than it come below.
       history.newer,
       // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.

@@ -128,6 +128,37 @@ describe('listing', () => {
     expect(yielded).toEqual(['a', 'b']);
   });
 
+  it('asks for the next page while the caller still holds the current one, and not past the last', async () => {
+    const pages: Record<string, { ids: number[]; next: string | null }> = {
+      '': { ids: [1], next: 'c2' },
+      c2: { ids: [2], next: null },
+    };
+    const { api, service } = await setup((req, res) => {
+      const page = pages[req.query.get('after') ?? '']!;
+      sendJson(res, 200, listBody(page.ids.map((n) => record(recordId(n))), page.next));
+    });
+    const walk = api.listPages('deals');
+    const first = await walk.next();
+    expect(first.value?.nextCursor).toBe('c2');
+    // The caller has not asked for page 2 yet, but its request is on its way.
+    await expect.poll(() => service.requests.length).toBe(2);
+    expect((await walk.next()).value?.nextCursor).toBeNull();
+    expect((await walk.next()).done).toBe(true);
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2']);
+  });
+
+  it('does not hand out a page that arrived after the caller aborted', async () => {
+    const { api } = await setup((req, res) => {
+      const after = req.query.get('after');
+      sendJson(res, 200, listBody([record(recordId(after === null ? 1 : 2))], after === null ? 'c2' : null));
+    });
+    const controller = new AbortController();
+    const walk = api.listPages('deals', { signal: controller.signal });
+    await walk.next();
+    controller.abort(new Error('stop here'));
+    await expect(walk.next()).rejects.toThrow('stop here');
+  });
+
   it('lists users with the email filter', async () => {
     const user = { id: recordId(9), email: 'Taro@Example.com', name: '山田太郎', is_active: true };
     const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([user], null)));

@@ -89,17 +89,17 @@ describe('one walk per resource', () => {
 
 describe('backfill', () => {
   it('replays a window without moving the watermark, resumes from its own checkpoint, and ends equal to the truth', async () => {
-    const harness = await startHarness({}, { flushRows: 200 });
+    const harness = await startHarness({ size: { deals: 1400 } }, { flushRows: 200 });
     await harness.sync();
     const env = harness.env();
     const before = await env.warehouse.readState('deals');
     const since = new Date(Date.now() - 1000).toISOString();
     harness.sim.admin.mutateRandom(80, 7, ['update', 'create']);
 
-    // Interrupted after its first commit: the pages in hand are kept under deals#backfill.
+    // Interrupted after its second page of seven: the pages in hand are kept under deals#backfill.
     const stop = new AbortController();
     const cut = await processBackfillJob(
-      { ...env.deps, signal: stop.signal, progress: { update: (p) => (p.written > 0 ? stop.abort() : undefined) } },
+      { ...env.deps, signal: stop.signal, progress: { update: (p) => (p.pages >= 2 ? stop.abort() : undefined) } },
       env.settings,
       { resource: 'deals', since: null, until: null },
     );

@@ -44,22 +44,27 @@ function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
 }
 
 describe('walkPages', () => {
-  it('fetches the next page while the previous commit is still being written, and commits in order', async () => {
+  it('fetches on and hands over the next batch while the previous commit is still being written, writing in order', async () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     let releaseFirst: () => void = () => undefined;
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
-    const commit = async (pages: BufferedPages, cursor: string | null) => {
-      events.push(`commit ${cursor ?? 'end'} started`);
+    const commit = async (pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined) => {
+      events.push(`commit ${cursor ?? 'end'} called`);
+      await after; // as the warehouse does: write only after the walk's previous commit
       commits.push({ ids: pages.records.map((r) => r.id), cursor });
       if (cursor === 'cursor-1') await firstHeld;
       events.push(`commit ${cursor ?? 'end'} done`);
     };
     const api = pagedApi(3, events);
     const walking = walkPages(walkOf(api, commit));
-    // The first commit is held: the walk must still fetch page 2 meanwhile.
-    while (!events.includes('fetch 2')) await new Promise((resolve) => setImmediate(resolve));
+    // The first commit is held: the walk still fetches page 2 and hands its batch over (to be encoded meanwhile).
+    while (!events.includes('commit cursor-2 called')) await new Promise((resolve) => setImmediate(resolve));
     expect(events).not.toContain('commit cursor-1 done');
+    // Two commits in flight at most: the third batch waits for the first to finish.
+    while (!events.includes('fetch 3')) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(events).not.toContain('commit end called');
     releaseFirst();
     await walking;
     expect(commits).toEqual([
@@ -67,22 +72,32 @@ describe('walkPages', () => {
       { ids: [record(2).id], cursor: 'cursor-2' },
       { ids: [record(3).id], cursor: null },
     ]);
-    // Never two commits at once: each one starts after the previous one finished.
-    expect(events.indexOf('commit cursor-2 started')).toBeGreaterThan(events.indexOf('commit cursor-1 done'));
-    expect(events.indexOf('commit end started')).toBeGreaterThan(events.indexOf('commit cursor-2 done'));
+    expect(events.indexOf('commit end called')).toBeGreaterThan(events.indexOf('commit cursor-1 done'));
   });
 
-  it('stops at a failed commit and commits nothing after it', async () => {
+  it('stops at a failed commit: the commit handed over behind it writes nothing, and no later one is made', async () => {
     const events: string[] = [];
-    const cursors: Array<string | null> = [];
+    const called: Array<string | null> = [];
+    const written: Array<string | null> = [];
     const failure = new SalesyncError('warehouse_error', 'disk full');
-    const commit = async (_pages: BufferedPages, cursor: string | null) => {
-      cursors.push(cursor);
-      if (cursor === 'cursor-1') throw failure;
+    let failFirst: () => void = () => undefined;
+    const firstFails = new Promise<void>((resolve) => (failFirst = resolve));
+    const commit = async (_pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined) => {
+      called.push(cursor);
+      await after;
+      if (cursor === 'cursor-1') {
+        await firstFails;
+        throw failure;
+      }
+      written.push(cursor);
     };
-    await expect(walkPages(walkOf(pagedApi(5, events), commit))).rejects.toBe(failure);
-    expect(cursors).toEqual(['cursor-1']);
-    expect(events).not.toContain('fetch 4');
+    const walking = walkPages(walkOf(pagedApi(5, events), commit));
+    while (!called.includes('cursor-2')) await new Promise((resolve) => setImmediate(resolve));
+    failFirst();
+    await expect(walking).rejects.toBe(failure);
+    expect(called).toEqual(['cursor-1', 'cursor-2']);
+    expect(written).toEqual([]);
+    expect(events).not.toContain('fetch 5');
   });
 
   it('commits the pages fetched before a service failure with the cursor that follows them', async () => {

@@ -145,6 +145,18 @@ describe('DuckDB warehouse', () => {
     expect((await warehouse.readState('deals')).walk?.cursor).toBe('cursor-1');
   });
 
+
+  it('writes nothing of a batch queued behind a commit of its walk that failed, checkpoint included', async () => {
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'kept' })], 'cursor-1'));
+    const broken = { ...deal(3, '2026-01-03T00:00:00Z'), id: null } as unknown as ServiceRecord;
+    const failing = warehouse.commitBatch('deals', batch([broken], 'cursor-2'));
+    const behind = warehouse.commitBatch('deals', batch([deal(4, '2026-01-04T00:00:00Z', { name: 'not written' })], 'cursor-3', { after: failing }));
+    await expect(failing).rejects.toMatchObject({ code: 'warehouse_error' });
+    await expect(behind).rejects.toMatchObject({ code: 'warehouse_error' });
+    expect(await warehouse.query(`SELECT id, name FROM deals`)).toEqual([{ id: ID(1), name: 'kept' }]);
+    expect((await warehouse.readState('deals')).walk?.cursor).toBe('cursor-1');
+  });
   it('stores the checkpoint, and on completion moves the watermark and forgets the walk', async () => {
     await warehouse.commitBatch('deals', batch([], 'cursor-1'));
     expect(await warehouse.readState('deals')).toEqual({
