@@ -37,8 +37,8 @@ export interface Config {
   /** SALESYNC_LINGER: how long a run keeps the warehouse file open after a write, for its next one. @defaultValue 500ms */
   lingerMs: number;
   /**
-   * SALESYNC_DUCKDB_MEMORY: DuckDB's memory limit in this process (`128MB`, `1GB`); past it, DuckDB evicts
-   * cached blocks and spills to temporary files instead of growing with the file. @defaultValue 128MB
+   * SALESYNC_DUCKDB_MEMORY: DuckDB's memory limit in this process (`256MB`, `1GB`); past it, DuckDB evicts
+   * cached blocks and spills to temporary files instead of growing with the file. @defaultValue 256MB
    */
   warehouseMemoryLimit: string;
   /** SALESYNC_LOCK_TIMEOUT: how long a writer waits for a warehouse file held by another process. @defaultValue 5m */
@@ -98,7 +98,7 @@ export const DEFAULT_CONFIG: Config = {
   retryLimit: 5,
   retryBaseDelayMs: 500,
   lingerMs: 500,
-  warehouseMemoryLimit: '128MB',
+  warehouseMemoryLimit: '256MB',
   lockTimeoutMs: 5 * 60_000,
   snapshotPath: null,
   summariesWindowMs: 14 * 24 * 60 * 60_000,

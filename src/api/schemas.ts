@@ -23,15 +23,18 @@ export const RECORD_ID_PATTERN = /^[A-Za-z0-9]{18}$/;
 const DATE_TIME_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeapYear = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+
 /** True when `value` is an ISO 8601 / RFC 3339 date-time with an offset and in-range fields. */
 export function isIsoDateTime(value: string): boolean {
   const match = DATE_TIME_PATTERN.exec(value);
   if (!match) return false;
   const [, year, month, day, hour, minute, second, offsetHour, offsetMinute] = match.map(Number) as number[];
-  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  const daysInMonth = month === 2 ? (isLeapYear(year!) ? 29 : 28) : DAYS_IN_MONTH[month! - 1];
   return (
     month! >= 1 && month! <= 12 &&
-    day! >= 1 && day! <= daysInMonth &&
+    day! >= 1 && day! <= daysInMonth! &&
     hour! <= 23 && minute! <= 59 && second! <= 60 && // 60: a leap second is legal in RFC 3339
     (offsetHour === undefined || Number.isNaN(offsetHour) || offsetHour <= 23) &&
     (offsetMinute === undefined || Number.isNaN(offsetMinute) || offsetMinute <= 59)

@@ -171,16 +171,13 @@ export function ndjsonKey(index: number): string {
 
 /**
  * Writes cells as NDJSON objects keyed `c0`, `c1`, … (`ndjsonKey`), for DuckDB's `read_json`: one native
- * JSON.stringify of an object whose keys come in the same order every time (V8 gives all such objects one
- * shape), which costs well under half of building the text cell by cell.
+ * JSON.stringify of an object literal with those keys. A literal gets its shape up front, which V8 serializes
+ * on its fast path (an object filled key by key took twice as long); the source is made from the column count
+ * alone, so no name or value from the service ever reaches it.
  */
 export function ndjsonEncoder(columnCount: number): (cells: readonly RecordCell[]) => string {
-  const keys = Array.from({ length: columnCount }, (_, i) => ndjsonKey(i));
-  return (cells) => {
-    const row: Record<string, RecordCell> = {};
-    for (let i = 0; i < keys.length; i++) row[keys[i]!] = cells[i] ?? null;
-    return JSON.stringify(row);
-  };
+  const members = Array.from({ length: columnCount }, (_, i) => `${ndjsonKey(i)}: cells[${i}] ?? null`);
+  return new Function('cells', `return JSON.stringify({ ${members.join(', ')} });`) as (cells: readonly RecordCell[]) => string;
 }
 
 /**

@@ -22,6 +22,9 @@ import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { ndjsonKey, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
+/** The smallest `maximum_object_size` given to read_json (see withNdjsonSource). */
+const MIN_OBJECT_SIZE = 64 * 1024;
+
 /** DuckDB's standard vector size: the most rows one DataChunk holds. */
 const CHUNK_ROWS = 2048;
 
@@ -90,9 +93,16 @@ export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const renamed = columns.map((c, i) => `${quoteIdentifier(ndjsonKey(i))} AS ${quoteIdentifier(c.name)}`).join(', ');
+  // read_json buffers twice its maximum object size per reader (32 MiB at the default 16 MiB), whatever the
+  // file holds: sized to these lines (a UTF-16 unit is at most 3 bytes of UTF-8), a batch's read costs little
+  // more than its file, and an update-heavy run fits a small memory limit.
+  const longest = lines.reduce((max, line) => Math.max(max, line.length), 0);
+  const maximumObjectSize = Math.max(MIN_OBJECT_SIZE, 3 * longest + 1);
   try {
     await writeFile(file, lines.join('\n'), { mode: 0o600 });
-    return await work(`(SELECT ${renamed} FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}))`);
+    return await work(
+      `(SELECT ${renamed} FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize}))`,
+    );
   } finally {
     await rm(file, { force: true });
   }

@@ -146,6 +146,16 @@ describe('DuckDB warehouse', () => {
   });
 
 
+  it('loads a record far larger than the others in its batch, multi-byte text included', async () => {
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    const huge = '売上'.repeat(60_000) + 'x'.repeat(200_000);
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'small' }), deal(2, '2026-01-01T00:00:00Z', { name: huge })]));
+    expect(await warehouse.query(`SELECT id, length(name) AS n FROM deals ORDER BY id`)).toEqual([
+      { id: ID(1), n: 5 },
+      { id: ID(2), n: huge.length },
+    ]);
+  });
+
   it('writes nothing of a batch queued behind a commit of its walk that failed, checkpoint included', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'kept' })], 'cursor-1'));
