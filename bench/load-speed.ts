@@ -70,8 +70,15 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
       await warehouse.close();
       return rows.length / ((performance.now() - started) / 1000);
     };
-    const firstLoadRowsPerSec = await commitAll(records);
-    const upsertRowsPerSec = await commitAll(touched(records));
+    let firstLoadRowsPerSec: number;
+    let upsertRowsPerSec: number;
+    try {
+      firstLoadRowsPerSec = await commitAll(records);
+      upsertRowsPerSec = await commitAll(touched(records));
+    } finally {
+      // After a failed commit too: a file left lingering open would still be writing while the directory goes.
+      await warehouse.close();
+    }
 
     // The same rows, as DuckDB itself would bulk-load them: NDJSON of the table, read back with its types.
     const ndjson = join(dir, 'deals.ndjson');

@@ -273,12 +273,12 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     // A walk left early aborts that request.
     const ahead = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, ahead.signal]) : ahead.signal;
-    const fetch = (after: string | null) => {
+    const requestPage = (after: string | null) => {
       const request = listPage(path, schema, { ...options, after, signal });
       request.catch(() => undefined); // observed when awaited; one abandoned by an early exit is not unhandled
       return request;
     };
-    let next: Promise<ListPage<T>> | null = fetch(options.after ?? null);
+    let next: Promise<ListPage<T>> | null = requestPage(options.after ?? null);
     let pages = 0;
     try {
       while (next) {
@@ -299,7 +299,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         }
         if (page.nextCursor !== null) {
           seen.add(page.nextCursor);
-          next = fetch(page.nextCursor);
+          next = requestPage(page.nextCursor);
         }
         yield page;
       }

@@ -95,7 +95,7 @@ export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines
   const renamed = columns.map((c, i) => `${quoteIdentifier(ndjsonKey(i))} AS ${quoteIdentifier(c.name)}`).join(', ');
   // read_json buffers twice its maximum object size per reader (32 MiB at the default 16 MiB), whatever the
   // file holds: sized to these lines (a UTF-16 unit is at most 3 bytes of UTF-8), a batch's read costs little
-  // more than its file, and an update-heavy run fits a small memory limit.
+  // more than its file.
   const longest = lines.reduce((max, line) => Math.max(max, line.length), 0);
   const maximumObjectSize = Math.max(MIN_OBJECT_SIZE, 3 * longest + 1);
   try {

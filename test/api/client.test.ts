@@ -148,13 +148,16 @@ describe('listing', () => {
   });
 
   it('does not hand out a page that arrived after the caller aborted', async () => {
-    const { api } = await setup((req, res) => {
+    const { api, service } = await setup((req, res) => {
       const after = req.query.get('after');
       sendJson(res, 200, listBody([record(recordId(after === null ? 1 : 2))], after === null ? 'c2' : null));
     });
     const controller = new AbortController();
     const walk = api.listPages('deals', { signal: controller.signal });
     await walk.next();
+    // Page 2 was requested ahead; give its answer time to arrive, so the abort comes after it.
+    await expect.poll(() => service.requests.length).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
     controller.abort(new Error('stop here'));
     await expect(walk.next()).rejects.toThrow('stop here');
   });
