@@ -54,9 +54,16 @@ export function isDiskFull(message: string): boolean {
   return DISK_FULL.test(message);
 }
 
+/** DuckDB's words when a query needs more than its `memory_limit` (the text goes on with SQL-level advice). */
+const OUT_OF_MEMORY = /^Out of Memory Error: [^\n]*/m;
+
+export function isOutOfMemory(message: string): boolean {
+  return OUT_OF_MEMORY.test(message);
+}
+
 /**
- * A DuckDB failure as a SalesyncError: a full disk gets a code of its own (the operator's fix is space, not a bug
- * report); anything else is `warehouse_error`. `what` names the operation, e.g. `commitBatch`.
+ * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the
+ * operator's fix is space or a setting, not a bug report); anything else is `warehouse_error`. `what` names the operation, e.g. `commitBatch`.
  */
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
@@ -66,6 +73,16 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
       `The disk holding the warehouse ${path} is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
         'Every commit before this one is kept: free space or raise the limit, then run again; walks resume from their last checkpoint.',
       { disposition: 'retriable', cause: error, context: { path, operation: what } },
+    );
+  }
+  const outOfMemory = OUT_OF_MEMORY.exec(message);
+  if (outOfMemory) {
+    // DuckDB's own advice ("SET threads", "SET memory_limit") is for SQL sessions: the operator's knobs are ours.
+    return new SalesyncError(
+      'warehouse_out_of_memory',
+      `The warehouse ${path} needed more memory than DuckDB's limit (${what}: ${outOfMemory[0]}). ` +
+        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (or lower SALESYNC_FLUSH_ROWS), then run again; walks resume from their last checkpoint.',
+      { cause: error, context: { path, operation: what } },
     );
   }
   return new SalesyncError('warehouse_error', `Warehouse ${what} on ${path} failed: ${message}`, {

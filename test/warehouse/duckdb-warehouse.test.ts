@@ -156,6 +156,13 @@ describe('DuckDB warehouse', () => {
     ]);
   });
 
+  it('loads a record over read_json\'s default 16 MiB object limit', async () => {
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    const enormous = '売'.repeat(6_000_000); // 18 MB of UTF-8
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: enormous })]));
+    expect(await warehouse.query(`SELECT length(name) AS n FROM deals`)).toEqual([{ n: enormous.length }]);
+  });
+
   it('writes nothing of a batch queued behind a commit of its walk that failed, checkpoint included', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'kept' })], 'cursor-1'));
