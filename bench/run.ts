@@ -49,9 +49,12 @@ if (wanted('limiter')) {
 if (wanted('load')) {
   say('load speed: our upsert path against DuckDB\'s own bulk load of the same rows ...');
   const r = await benchLoadSpeed({ rows: n(200_000), batchRows: loadConfig({}).flushRows });
-  const detail = `${r.rows} rows in batches of ${r.batchRows}; DuckDB read_json ${Math.round(r.duckdbRowsPerSec)} rows/s`;
-  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, first load', value: fixed(r.firstLoadRatio), goal: '≥ 0.8', met: r.firstLoadRatio >= 0.8, detail: `${Math.round(r.firstLoadRowsPerSec)} rows/s; ${detail}` });
-  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, upsert over existing', value: fixed(r.upsertRatio), goal: '≥ 0.8', met: r.upsertRatio >= 0.8, detail: `${Math.round(r.upsertRowsPerSec)} rows/s; ${detail}` });
+  const k = (rowsPerSec: number) => `${(rowsPerSec / 1000).toFixed(1)}k`;
+  const detail =
+    `${r.rows} rows in batches of ${r.batchRows}; DuckDB read_json ${k(r.duckdbRowsPerSec)} rows/s` +
+    ` (${k(r.duckdbBatchedRowsPerSec)} committed per batch, ${k(r.duckdbBatchedWithHistoryRowsPerSec)} with history)`;
+  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, first load', value: fixed(r.firstLoadRatio), goal: '≥ 0.8', met: r.firstLoadRatio >= 0.8, detail: `${k(r.firstLoadRowsPerSec)} rows/s; ${detail}` });
+  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, upsert over existing', value: fixed(r.upsertRatio), goal: '≥ 0.8', met: r.upsertRatio >= 0.8, detail: `${k(r.upsertRowsPerSec)} rows/s; ${detail}` });
 }
 
 if (wanted('memory')) {

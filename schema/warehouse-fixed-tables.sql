@@ -73,6 +73,11 @@ CREATE TABLE IF NOT EXISTS sync_runs (
 -- Added after the first release: ALTER keeps existing warehouses in step.
 ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS changed BIGINT;
 ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS deleted BIGINT;
+-- The process running it: a run left 'running' by a process that is gone is marked 'abandoned' by the next
+-- run started on that host.
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS host VARCHAR;
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS pid INTEGER;
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS process_id VARCHAR;
 
 -- Ids seen so far by an unfinished reconcile sweep (sweep_key e.g. 'deals#reconcile'), written in the same
 -- transaction as each batch, so a resumed sweep still knows what it saw before a crash. Cleared at completion.

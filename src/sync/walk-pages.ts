@@ -81,7 +81,11 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     lastCommit = commit;
     inFlight.push(
       commit.then(
-        () => report('walking'),
+        () => {
+          // Debug only: a line per batch; a rerun resumes after the last of these.
+          log.debug({ records: pages.records.length, complete: cursor === null }, 'batch committed');
+          report('walking');
+        },
         (error: unknown) => {
           commitFailure ??= { error };
         },

@@ -20,7 +20,7 @@ import {
   tableColumns,
 } from './schema.js';
 import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state.js';
-import { insertRun, selectRecentRuns, updateRun } from './runs.js';
+import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
 import { ensureHistoryTable } from './history.js';
 import { clearSeen, markUnseenDeleted, selectLogsAwaitingSummaries } from './reconcile.js';
@@ -77,6 +77,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     },
   };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
+  const runOwner = options.runOwner ?? currentProcessOwner();
+  // Runs whose end this Warehouse could not write (a full disk): the next start marks them abandoned.
+  const unrecordedEnds = new Set<string>();
 
   /**
    * `strict-read`: a genuinely READ_ONLY open whatever lingers (user SQL must not be able to write), closed after.
@@ -217,11 +220,26 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     clearWalk: (resource: ResourceName) =>
       serialized('clearWalk', 'write', (connection) => inTransaction(connection, () => clearWalk(connection, resource, nowIso()))),
 
-    startRun: (run: RunStart) =>
-      serialized('startRun', 'write', (connection) => inTransaction(connection, () => insertRun(connection, run))),
+    startRun: async (run: RunStart) => {
+      const unrecorded = new Set(unrecordedEnds);
+      const runId = await serialized('startRun', 'write', (connection) =>
+        inTransaction(connection, async () => {
+          await markAbandonedRuns(connection, runOwner, unrecorded);
+          return insertRun(connection, run, runOwner);
+        }),
+      );
+      for (const id of unrecorded) unrecordedEnds.delete(id);
+      return runId;
+    },
 
-    finishRun: (runId: string, finish: RunFinish) =>
-      serialized('finishRun', 'write', (connection) => inTransaction(connection, () => updateRun(connection, runId, finish))),
+    finishRun: async (runId: string, finish: RunFinish) => {
+      try {
+        await serialized('finishRun', 'write', (connection) => inTransaction(connection, () => updateRun(connection, runId, finish)));
+      } catch (error) {
+        unrecordedEnds.add(runId);
+        throw error;
+      }
+    },
 
     recentRuns: (limit: number): Promise<RunRow[]> =>
       serialized('recentRuns', 'read', (connection) => selectRecentRuns(connection, limit)),

@@ -7,6 +7,7 @@ export type {
   ResourceState,
   RunFinish,
   RunOutcome,
+  RunOwner,
   RunRow,
   RunStart,
   SweepBatch,

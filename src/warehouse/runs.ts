@@ -1,15 +1,90 @@
-/** sync_runs: one row per run, written at start ('running') and at finish. */
+/**
+ * sync_runs: one row per run, written at start ('running') and at finish. A row also names the process that
+ * runs it, so that a run whose process died before finishing (kill -9, a crash, a full disk that refused the
+ * final write) does not stay 'running' for ever: the next run started on that host marks it 'abandoned'.
+ */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ResourceName } from '../core/resources.js';
-import type { RunFinish, RunOutcome, RunRow, RunStart } from './types.js';
+import type { RunFinish, RunOutcome, RunOwner, RunRow, RunStart } from './types.js';
 import { toJsonFriendly } from './values.js';
 
-export async function insertRun(connection: DuckDBConnection, run: RunStart): Promise<string> {
+/**
+ * This process as the owner of the runs it starts. Its id is its pid and start time: the same for every
+ * Warehouse of the process (no state kept for it), different from an earlier process that had the same pid.
+ */
+export function currentProcessOwner(): RunOwner {
+  return { host: hostname(), pid: process.pid, processId: `${process.pid}@${Math.round(performance.timeOrigin)}`, isAlive: isProcessAlive };
+}
+
+/** Signal 0 checks that a process exists without touching it; EPERM means it exists under another user. */
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A 'running' row as far as ownership goes (host, pid and process_id are NULL in rows from before they existed). */
+export interface RunningRow {
+  runId: string;
+  host: string | null;
+  pid: number | null;
+  processId: string | null;
+}
+
+/**
+ * Which 'running' rows no process is running any more. This process's own: those whose end it could not
+ * record (`unrecorded`: a full disk can refuse the final write). Another process's on this host: when its pid
+ * is gone, or is ours (the pid was reused, so that process ended). Other hosts' rows, and rows without an
+ * owner, cannot be judged from here and stay as they are.
+ */
+export function abandonedRunIds(rows: readonly RunningRow[], self: RunOwner, unrecorded: ReadonlySet<string>): string[] {
+  return rows
+    .filter((row) => {
+      if (row.processId === self.processId) return unrecorded.has(row.runId);
+      if (row.host !== self.host || row.pid === null || row.processId === null) return false;
+      return row.pid === self.pid || !self.isAlive(row.pid);
+    })
+    .map((row) => row.runId);
+}
+
+/** Mark the runs `abandonedRunIds` finds; returns how many. */
+export async function markAbandonedRuns(connection: DuckDBConnection, self: RunOwner, unrecorded: ReadonlySet<string>): Promise<number> {
+  const reader = await connection.runAndReadAll(
+    `SELECT run_id, host, pid, process_id FROM sync_runs WHERE outcome = 'running' AND host = $1`,
+    [self.host],
+  );
+  const rows = reader.getRowObjects().map((r) => ({
+    runId: String(r.run_id),
+    host: r.host === null ? null : String(r.host),
+    pid: r.pid === null ? null : Number(r.pid),
+    processId: r.process_id === null ? null : String(r.process_id),
+  }));
+  const abandoned = abandonedRunIds(rows, self, unrecorded);
+  for (const runId of abandoned) {
+    const row = rows.find((r) => r.runId === runId)!;
+    await connection.run(
+      `UPDATE sync_runs SET outcome = 'abandoned', error_code = 'run_abandoned', error_message = $2 WHERE run_id = $1 AND outcome = 'running'`,
+      [
+        runId,
+        `the process running it (PID ${row.pid} on ${row.host}) ended without recording its end (killed, crashed, or the disk was full); ` +
+          'what it committed is kept, and later runs resumed from its last checkpoint',
+      ],
+    );
+  }
+  return abandoned.length;
+}
+
+export async function insertRun(connection: DuckDBConnection, run: RunStart, owner: RunOwner): Promise<string> {
   const runId = randomUUID();
   await connection.run(
-    `INSERT INTO sync_runs (run_id, resource, mode, started_at, outcome) VALUES ($1, $2, $3, CAST($4 AS TIMESTAMPTZ), 'running')`,
-    [runId, run.resource, run.mode, run.startedAt.toISOString()],
+    `INSERT INTO sync_runs (run_id, resource, mode, started_at, outcome, host, pid, process_id)
+     VALUES ($1, $2, $3, CAST($4 AS TIMESTAMPTZ), 'running', $5, $6, $7)`,
+    [runId, run.resource, run.mode, run.startedAt.toISOString(), owner.host, owner.pid, owner.processId],
   );
   return runId;
 }

@@ -80,7 +80,17 @@ export interface CommitResult {
   /** Meeting logs whose stored summaries differed from the ones given (and were replaced). */
   summariesChanged: number;
 }
-export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'skipped';
+/** `abandoned`: its process ended without recording an end (see `RunOwner`). */
+export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'skipped' | 'abandoned';
+
+/** The process that starts runs, as recorded in `sync_runs` (`host`, `pid`, `process_id`). */
+export interface RunOwner {
+  host: string;
+  pid: number;
+  /** Unique to this process: tells its rows apart from those of an earlier process with the same pid. */
+  processId: string;
+  isAlive(pid: number): boolean;
+}
 
 export interface RunStart {
   resource: ResourceName;
@@ -128,6 +138,8 @@ export interface WarehouseOptions {
    */
   memoryLimit?: string;
   logger?: import('pino').Logger;
+  /** Who this process is in `sync_runs`. @defaultValue this host, this pid, a fresh process id */
+  runOwner?: RunOwner;
 }
 
 /**

@@ -23,12 +23,13 @@ describe('kill -9 at random moments', () => {
   let harness: Harness | undefined;
   afterAll(async () => harness?.close());
 
-  it('a sync killed anywhere, with the service changing meanwhile, always reruns to the exact truth', async () => {
+  it('a sync killed anywhere, with the service changing meanwhile, always reruns to the exact truth and leaves no run marked running', async () => {
     harness = await startHarness({ seed: 301, size: SIZE, faults: { latencyMs: 3 } });
     const sim = harness.sim;
     const random = seededRandom(301);
     const trials = chaosTrials();
     let killed = 0;
+    let abandoned = 0;
     let refetchedPages = 0;
     // Kill moments span the whole run, start-up included, and end before a timed run of the same kind did.
     const timing = await timeRun(['sync'], cliEnv(harness, { WAREHOUSE_PATH: join(harness.dir, 'timing.duckdb'), SALESYNC_FLUSH_ROWS: '400' }));
@@ -47,11 +48,12 @@ describe('kill -9 at random moments', () => {
       expect(rerun.code, rerun.stderr).toBe(0);
       const warehouse = createSyncEnvironment({ ...harness.config, warehousePath }, { logger: pino({ level: 'silent' }) }).warehouse;
       await expectMirrorsTruth(warehouse, sim);
+      abandoned += await expectNoRunLeftRunning(warehouse);
       // Pages of the killed run and its rerun beyond one whole walk: what the kill cost (it includes the
       // rerun's one-page incremental walks of resources the killed run had already finished).
       refetchedPages += Math.max(0, listPages(sim.admin.stats().byRoute) - FULL_WALK_PAGES);
     }
-    chaosReport('kill -9 during sync', { trials, killedMidRun: killed, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: FULL_WALK_PAGES });
+    chaosReport('kill -9 during sync', { trials, killedMidRun: killed, runsMarkedAbandoned: abandoned, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: FULL_WALK_PAGES });
     expect(killed).toBeGreaterThan(trials / 2);
   });
 
@@ -64,6 +66,7 @@ describe('kill -9 at random moments', () => {
     const trials = chaosTrials();
     let killed = 0;
     let resumed = 0;
+    let abandoned = 0;
     let refetchedPages = 0;
     let pagesPerWalk = 0;
     // Timed as the trials run: one commit per page.
@@ -85,13 +88,14 @@ describe('kill -9 at random moments', () => {
       if (/backfill of deals: succeeded \(resumed\)/.test(rerun.stdout)) resumed += 1;
       const warehouse = createWarehouse({ ...harness.config, warehousePath }, silent);
       await expectMirrorsTruth(warehouse, sim, { resources: ['deals'], users: false });
+      abandoned += await expectNoRunLeftRunning(warehouse);
       // The incremental walk's state is not the backfill's to touch, killed or not.
       expect(await warehouse.readState('deals')).toMatchObject({ watermark: null, walk: null, lastCompletedAt: null });
       pagesPerWalk = pagesOf(sim.admin.truth().records.deals.length);
       refetchedPages += Math.max(0, (sim.admin.stats().byRoute['GET /v1/deals/'] ?? 0) - pagesPerWalk);
     }
     chaosReport('kill -9 during backfill', {
-      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: pagesPerWalk,
+      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, runsMarkedAbandoned: abandoned, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: pagesPerWalk,
     });
     expect(killed).toBeGreaterThan(trials / 2);
   });
@@ -113,6 +117,7 @@ describe('kill -9 at random moments', () => {
     const kinds = ['update', 'same-value', 'create', 'activity', 'link', 'delete'] as const;
     let killed = 0;
     let resumed = 0;
+    let abandoned = 0;
     let deletedAfterKill = 0;
     let leftToNextSweep = 0;
     let refetchedPages = 0;
@@ -148,14 +153,29 @@ describe('kill -9 at random moments', () => {
       const again = await runCli(['reconcile'], env);
       expect(again.code, again.stderr).toBe(0);
       await expectMirrorsTruth(warehouse, sim);
+      abandoned += await expectNoRunLeftRunning(warehouse);
     }
     chaosReport('kill -9 during reconcile', {
-      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, deletedAfterKill, leftToNextSweep,
+      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, runsMarkedAbandoned: abandoned, deletedAfterKill, leftToNextSweep,
       extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullSweep: fullSweepPages(sim),
     });
     expect(killed).toBeGreaterThan(trials / 2);
   });
 });
+
+/**
+ * After a rerun no run is left 'running': the killed process's runs are marked abandoned by the rerun's first
+ * start. Returns how many of this trial's runs were (they are counted once: marked rows are not counted again).
+ */
+async function expectNoRunLeftRunning(warehouse: Warehouse): Promise<number> {
+  const rows = await warehouse.query(`SELECT outcome, count(*) AS n FROM sync_runs WHERE outcome IN ('running', 'abandoned') GROUP BY ALL`);
+  const count = (outcome: string) => Number(rows.find((r) => r.outcome === outcome)?.n ?? 0);
+  expect(count('running'), 'runs left running after the rerun').toBe(0);
+  const abandoned = count('abandoned') - (counted.get(warehouse) ?? 0);
+  counted.set(warehouse, count('abandoned'));
+  return abandoned;
+}
+const counted = new WeakMap<Warehouse, number>();
 
 function listPages(byRoute: Record<string, number>): number {
   return RESOURCE_NAMES.reduce((sum, r) => sum + (byRoute[`GET /v1/${r}/`] ?? 0), 0);

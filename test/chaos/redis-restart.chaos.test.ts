@@ -127,7 +127,7 @@ describe('Redis restarted mid-run', () => {
       // BullMQ's own close stuck on a connection caught reconnecting, and cut after a grace (jobs/worker.ts).
       if (worker.output().includes('the queue connection did not close: cutting it')) closeCut += 1;
       const stderr = stderrOf(worker.output());
-      const run: CliRun = { code: code as number | null, signal: null, stdout: '', stderr };
+      const run: CliRun = { code: code as number | null, signal: null, pid: worker.child.pid ?? null, stdout: '', stderr };
       expectCompletedOrOneLine(run);
       tally(outcomes, run, 'stopped cleanly');
 

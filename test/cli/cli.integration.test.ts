@@ -84,12 +84,13 @@ describe('salesync CLI', () => {
     expect(counts.deals).toBe(300);
   });
 
-  it('a sync killed with SIGKILL mid-walk resumes from its checkpoint and ends equal to the truth', async () => {
+  it('a sync killed with SIGKILL mid-walk resumes from its checkpoint, ends equal to the truth, and marks the killed run abandoned', async () => {
     harness = await startHarness({ seed: 26, size: SIZE, faults: { latencyMs: 40 } });
     const sim = harness.sim;
-    const killed = await runCli(['sync', 'contacts'], envFor(harness, { SALESYNC_FLUSH_ROWS: '200' }), (kill) => {
+    // Killed once two batches are committed (debug lines), however slow the machine: there is a checkpoint to resume from.
+    const killed = await runCli(['sync', 'contacts'], envFor(harness, { SALESYNC_FLUSH_ROWS: '200', LOG_LEVEL: 'debug' }), (kill, stdout) => {
       const timer = setInterval(() => {
-        if ((sim.admin.stats().byRoute['GET /v1/contacts/'] ?? 0) >= 4) {
+        if ((stdout().match(/batch committed/g) ?? []).length >= 2) {
           clearInterval(timer);
           kill();
         }
@@ -103,5 +104,10 @@ describe('salesync CLI', () => {
     // Resumed, not restarted: fewer than the 8 pages of a whole walk.
     expect(sim.admin.stats().byRoute['GET /v1/contacts/']).toBeLessThan(8);
     await expectMirrorsTruth(harness.env().warehouse, sim, { resources: ['contacts'] });
+    const runs = await harness.env().warehouse.query(`SELECT outcome, error_code, pid FROM sync_runs WHERE resource = 'contacts' ORDER BY started_at`);
+    expect(runs).toEqual([
+      { outcome: 'abandoned', error_code: 'run_abandoned', pid: killed.pid },
+      { outcome: 'succeeded', error_code: null, pid: rerun.pid },
+    ]);
   });
 });

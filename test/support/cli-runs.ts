@@ -2,11 +2,15 @@ import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { CLI, runCli, type CliRun } from './cli.js';
 
-/** runCli, killed if it runs past `withinMs`: a hang fails the test saying so instead of timing the suite out. */
-export async function runCliWithin(args: string[], env: Record<string, string>, withinMs = 120_000): Promise<CliRun> {
+/**
+ * runCli, killed if it runs past `withinMs`: a hang fails the test saying so instead of timing the suite out.
+ * `onStart` gets the run's stdout (its log lines) so far.
+ */
+export async function runCliWithin(args: string[], env: Record<string, string>, withinMs = 120_000, onStart?: (stdout: () => string) => void): Promise<CliRun> {
   let timer: NodeJS.Timeout | undefined;
-  const run = await runCli(args, env, (kill) => {
+  const run = await runCli(args, env, (kill, stdout) => {
     timer = setTimeout(kill, withinMs);
+    onStart?.(stdout);
   });
   clearTimeout(timer);
   expect(run.signal, `salesync ${args.join(' ')} still running after ${withinMs} ms`).toBeNull();
@@ -31,7 +35,7 @@ export function runCliWithFileSizeLimit(kib: number, args: string[], env: Record
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
+      resolve({ code, signal, pid: child.pid ?? null, stdout, stderr }); // bash execs the CLI: one pid
     });
   });
 }

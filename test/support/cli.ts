@@ -10,12 +10,14 @@ export const CLI = join(projectRoot(import.meta.url), 'dist', 'src', 'cli', 'mai
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The CLI process's pid (what `sync_runs.pid` records). */
+  pid: number | null;
   stdout: string;
   stderr: string;
 }
 
-/** Run the CLI with exactly `env` (plus PATH and HOME); `onStart` gets a way to SIGKILL it. */
-export function runCli(args: string[], env: Record<string, string>, onStart?: (kill: () => void) => void): Promise<CliRun> {
+/** Run the CLI with exactly `env` (plus PATH and HOME); `onStart` gets a way to SIGKILL it, and its stdout (the log lines) so far. */
+export function runCli(args: string[], env: Record<string, string>, onStart?: (kill: () => void, stdout: () => string) => void): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
@@ -26,8 +28,8 @@ export function runCli(args: string[], env: Record<string, string>, onStart?: (k
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    onStart?.(() => child.kill('SIGKILL'));
+    child.on('close', (code, signal) => resolve({ code, signal, pid: child.pid ?? null, stdout, stderr }));
+    onStart?.(() => child.kill('SIGKILL'), () => stdout);
   });
 }
 

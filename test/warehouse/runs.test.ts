@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { abandonedRunIds, type RunningRow } from '../../src/warehouse/runs.js';
+import { openWarehouse, type RunOwner } from '../../src/warehouse/index.js';
+
+const alive = new Set([100, 200]);
+const owner = (processId: string, pid: number, host = 'box'): RunOwner => ({ host, pid, processId, isAlive: (p) => alive.has(p) });
+const self = owner('me', 100);
+const row = (runId: string, processId: string | null, pid: number | null, host: string | null = 'box'): RunningRow => ({ runId, host, pid, processId });
+
+describe('abandonedRunIds', () => {
+  it('abandons a run of a process on this host that is gone', () => {
+    expect(abandonedRunIds([row('r', 'other', 999)], self, new Set())).toEqual(['r']);
+  });
+
+  it('keeps a run of a live process, and runs of other hosts or without an owner (they cannot be judged here)', () => {
+    expect(abandonedRunIds([row('live', 'other', 200), row('far', 'other', 999, 'elsewhere'), row('old', null, null, null)], self, new Set())).toEqual([]);
+  });
+
+  it('abandons a run recorded under our pid by an earlier process (the pid was reused)', () => {
+    expect(abandonedRunIds([row('r', 'earlier', 100)], self, new Set())).toEqual(['r']);
+  });
+
+  it('keeps this process\'s runs (another Warehouse of it may be running them) unless their end could not be recorded', () => {
+    expect(abandonedRunIds([row('going', 'me', 100), row('unrecorded', 'me', 100)], self, new Set(['unrecorded']))).toEqual(['unrecorded']);
+  });
+});
+
+describe('sync_runs ownership', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the next run started on a host marks the runs of its ended processes abandoned, and only those', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-runs-'));
+    const path = join(dir, 'w.duckdb');
+    const started = { mode: 'full' as const, startedAt: new Date('2026-01-01T00:00:00Z') };
+    const dead = await openWarehouse({ path, runOwner: owner('dead', 999) }).startRun({ resource: 'deals', ...started });
+    const live = await openWarehouse({ path, runOwner: owner('live', 200) }).startRun({ resource: 'contacts', ...started });
+    const far = await openWarehouse({ path, runOwner: owner('far', 999, 'elsewhere') }).startRun({ resource: 'companies', ...started });
+    const warehouse = openWarehouse({ path, runOwner: self });
+    const mine = await warehouse.startRun({ resource: 'deals', ...started });
+    const outcomes = Object.fromEntries((await warehouse.recentRuns(10)).map((r) => [r.runId, [r.outcome, r.errorCode ?? null]]));
+    expect(outcomes).toEqual({
+      [dead]: ['abandoned', 'run_abandoned'],
+      [live]: ['running', null],
+      [far]: ['running', null],
+      [mine]: ['running', null],
+    });
+    const [{ error_message: message }] = (await warehouse.query(`SELECT error_message FROM sync_runs WHERE run_id = '${dead}'`)) as [{ error_message: string }];
+    expect(message).toMatch(/PID 999 on box/);
+  });
+});
