@@ -84,6 +84,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   const log = options.logger.child(
     fingerprints.length === 1 ? { component: 'sales-api', keyFingerprint: fingerprint } : { component: 'sales-api', keyFingerprints: fingerprints },
   );
+  // The key an attempt went out on, for a pool only: with one key the logger's own binding names it already.
+  const keyField = (keyId: string) => (fingerprints.length > 1 ? { keyFingerprint: keyId } : {});
   const stats: RequestStats = { requests: 0, retries: 0, rateLimited: 0, throttledMs: 0 };
 
   const http = got.extend({
@@ -166,7 +168,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       if ('response' in outcome) {
         const response = (lastResponse = outcome.response);
         observe(keyId, response.headers);
-        log.debug({ method, path, status: response.status, ms, attempt, keyFingerprint: keyId }, 'sales api attempt');
+        log.debug({ method, path, status: response.status, ms, attempt, ...keyField(keyId) }, 'sales api attempt');
         if (response.status === 401 && dropRejectedKey(keyId)) continue;
         if (response.status >= 200 && response.status < 300) {
           const parsed = parseBody(response.body, spec.schema);

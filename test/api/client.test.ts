@@ -240,6 +240,10 @@ describe('retries', () => {
     expect(api.stats()).toMatchObject({ requests: 3, retries: 2, rateLimited: 0 });
     const warns = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
     expect(warns.map((w) => w.reason)).toEqual(['status 503', 'status 502']);
+    // With one key the logger's binding names it: each attempt line carries it once, not twice.
+    const attempts = lines.filter((l) => l.includes('"msg":"sales api attempt"'));
+    expect(attempts).toHaveLength(3);
+    for (const line of attempts) expect(line.split('"keyFingerprint"')).toHaveLength(2);
   });
 
   it('gives up on a persistent 5xx with the retriable service error after limit + 1 attempts', async () => {
