@@ -58,48 +58,74 @@ export async function upsertRecords(
     .filter((name) => name !== quoteIdentifier('id'))
     .map((name) => `${name} = s.${name}`)
     .join(', ');
-  // One round trip for the whole batch (each statement's result would otherwise wait for a busy event loop).
-  // The UPDATE's join ends at once when no staged row is stored (an empty build side): a first load never
-  // scans the table twice.
-  const totals = await withNdjsonSource(columns, lines, async (source) => {
-    const statements = [
-      // What the stored row says about each staged one, from the narrow columns only: the join scans every
-      // stored row's copy of what it references, and `_properties` is most of a table.
-      `CREATE OR REPLACE TEMP TABLE ${stage} AS
-       SELECT s.*,
-         t.id IS NOT NULL AS _stored,
-         t.updated_at AS _stored_updated_at,
-         coalesce(t.updated_at > s.updated_at, false) AS _older,
-         coalesce(t._content_hash = s._content_hash AND t._deleted_at IS NULL, false) AS _same,
-         t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s._content_hash AS _changed,
-         t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy
-       FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
-      // A row stored before content hashes has none: its raw properties and timestamps decide whether it
-      // changed, so an upgrade is not counted as drift. Without such rows the join's build side is empty and
-      // ends at once.
-      `UPDATE ${stage} SET _changed = l._changed
-       FROM (SELECT s.id,
-               CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
-                 OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at AS _changed
-             FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.id) AS l
-       WHERE ${stage}.id = l.id`,
-      // Every version observed, even one older than the stored row; versions older than it come below.
-      history.newer,
-      // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
-      ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, id FROM ${stage}`]),
-      `UPDATE ${target} AS t SET ${set} FROM (SELECT * FROM ${stage} WHERE _stored AND NOT ${skipped}) AS s WHERE t.id = s.id`,
-      `INSERT INTO ${target} (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} WHERE NOT _stored`,
-      `SELECT count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
-              count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
-              count(*) FILTER (WHERE _older)::INTEGER AS older
-       FROM ${stage}`,
-    ];
-    const reader = await connection.runAndReadAll(statements.join(';\n'));
-    return reader.getRowObjects()[0];
+  // Two round trips per batch (each result would otherwise wait for a busy event loop): the stage with what it
+  // holds, then the writes it needs. Statements that would find nothing are left out: a first load neither
+  // updates stored rows nor looks for rows stored before content hashes, and a re-sync of stored rows appends
+  // nothing (each costs a few milliseconds even when empty).
+  const counts =
+    `SELECT count(*)::INTEGER AS staged,
+            count(*) FILTER (WHERE _stored)::INTEGER AS stored,
+            count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS updated,
+            count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
+            count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
+            count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
+            count(*) FILTER (WHERE _older)::INTEGER AS older
+     FROM ${stage}`;
+  const first = await withNdjsonSource(columns, lines, async (source) => {
+    const reader = await connection.runAndReadAll(
+      [
+        // What the stored row says about each staged one, from the narrow columns only: the join scans every
+        // stored row's copy of what it references, and `_properties` is most of a table.
+        `CREATE OR REPLACE TEMP TABLE ${stage} AS
+         SELECT s.*,
+           t.id IS NOT NULL AS _stored,
+           t.updated_at AS _stored_updated_at,
+           coalesce(t.updated_at > s.updated_at, false) AS _older,
+           coalesce(t._content_hash = s._content_hash AND t._deleted_at IS NULL, false) AS _same,
+           t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s._content_hash AS _changed,
+           t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy
+         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
+        counts,
+      ].join(';\n'),
+    );
+    return reader.getRowObjects()[0]!;
   });
-  const late = Number(totals?.older ?? 0) > 0 ? [history.late] : [];
-  await connection.run([...late, `DROP TABLE ${stage}`].join(';\n'));
-  return { written: Number(totals?.n ?? 0), changed: Number(totals?.changed ?? 0) };
+  const staged = Number(first.staged);
+  const stored = Number(first.stored);
+  const statements = [
+    // A row stored before content hashes has none: its raw properties and timestamps decide whether it
+    // changed, so an upgrade is not counted as drift.
+    ...(Number(first.legacy) === 0
+      ? []
+      : [
+          `UPDATE ${stage} SET _changed = l._changed
+           FROM (SELECT s.id,
+                   CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
+                     OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at AS _changed
+                 FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.id) AS l
+           WHERE ${stage}.id = l.id`,
+        ]),
+    // Every version observed: newer than the stored row straight in; an older one (a late page) unless history
+    // has it already.
+    history.newer,
+    ...(Number(first.older) > 0 ? [history.late] : []),
+    // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
+    ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, id FROM ${stage}`]),
+    ...(Number(first.updated) === 0
+      ? []
+      : [`UPDATE ${target} AS t SET ${set} FROM (SELECT * FROM ${stage} WHERE _stored AND NOT ${skipped}) AS s WHERE t.id = s.id`]),
+    ...(stored === staged ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} WHERE NOT _stored`]),
+  ];
+  const drop = `DROP TABLE ${stage}`;
+  if (Number(first.legacy) === 0) {
+    await connection.run([...statements, drop].join(';\n'));
+    return { written: Number(first.n), changed: Number(first.changed) };
+  }
+  // The legacy fix changes what counts as changed: counted again after it, before the stage goes.
+  const reader = await connection.runAndReadAll([...statements, counts].join(';\n'));
+  const final = reader.getRowObjects()[0]!;
+  await connection.run(drop);
+  return { written: Number(final.n), changed: Number(final.changed) };
 }
 
 /**
