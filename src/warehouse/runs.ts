@@ -72,7 +72,7 @@ export async function markAbandonedRuns(connection: DuckDBConnection, self: RunO
       [
         runId,
         `the process running it (PID ${row.pid} on ${row.host}) ended without recording its end (killed, crashed, or the disk was full); ` +
-          'what it committed is kept, and later runs resumed from its last checkpoint',
+          'what it committed is kept, and the next walk of the resource resumes from its last checkpoint, if it left one',
       ],
     );
   }
