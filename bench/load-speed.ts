@@ -7,6 +7,7 @@ import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
 import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
+import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { loadConfig } from '../src/config.js';
 
 export interface LoadSpeedResult {
@@ -112,7 +113,7 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
     const batched = async (name: string, withHistory: boolean): Promise<number> => {
       const instance = await DuckDBInstance.create(join(dir, name), { memory_limit: defaults.warehouseMemoryLimit });
       const c = await instance.connect();
-      await c.run(`SET checkpoint_threshold = '64MB'`);
+      await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
       await c.run(`CREATE TABLE deals (${columnList})`);
       await c.run(`CREATE TABLE deals_history (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ)`);
       const t0 = performance.now();

@@ -26,7 +26,7 @@ export interface OpenOptions {
 const LOCK_CONFLICT = 'Could not set lock on file';
 
 /** WAL size at which a writer folds it into the file (see openSession). */
-const CHECKPOINT_THRESHOLD = '64MB';
+export const CHECKPOINT_THRESHOLD = '64MB';
 
 export function isLockConflict(message: string): boolean {
   return message.includes(LOCK_CONFLICT);
@@ -56,10 +56,6 @@ export function isDiskFull(message: string): boolean {
 
 /** DuckDB's words when a query needs more than its `memory_limit` (the text goes on with SQL-level advice). */
 const OUT_OF_MEMORY = /^Out of Memory Error: [^\n]*/m;
-
-export function isOutOfMemory(message: string): boolean {
-  return OUT_OF_MEMORY.test(message);
-}
 
 /**
  * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the

@@ -42,18 +42,16 @@ export interface RunningRow {
  * is gone, or is ours (the pid was reused, so that process ended). Other hosts' rows, and rows without an
  * owner, cannot be judged from here and stay as they are.
  */
-export function abandonedRunIds(rows: readonly RunningRow[], self: RunOwner, unrecorded: ReadonlySet<string>): string[] {
-  return rows
-    .filter((row) => {
-      if (row.processId === self.processId) return unrecorded.has(row.runId);
-      if (row.host !== self.host || row.pid === null || row.processId === null) return false;
-      return row.pid === self.pid || !self.isAlive(row.pid);
-    })
-    .map((row) => row.runId);
+export function abandonedRuns(rows: readonly RunningRow[], self: RunOwner, unrecorded: ReadonlySet<string>): RunningRow[] {
+  return rows.filter((row) => {
+    if (row.processId === self.processId) return unrecorded.has(row.runId);
+    if (row.host !== self.host || row.pid === null || row.processId === null) return false;
+    return row.pid === self.pid || !self.isAlive(row.pid);
+  });
 }
 
-/** Mark the runs `abandonedRunIds` finds; returns how many. */
-export async function markAbandonedRuns(connection: DuckDBConnection, self: RunOwner, unrecorded: ReadonlySet<string>): Promise<number> {
+/** Mark the runs `abandonedRuns` finds. */
+export async function markAbandonedRuns(connection: DuckDBConnection, self: RunOwner, unrecorded: ReadonlySet<string>): Promise<void> {
   const reader = await connection.runAndReadAll(
     `SELECT run_id, host, pid, process_id FROM sync_runs WHERE outcome = 'running' AND host = $1`,
     [self.host],
@@ -64,19 +62,16 @@ export async function markAbandonedRuns(connection: DuckDBConnection, self: RunO
     pid: r.pid === null ? null : Number(r.pid),
     processId: r.process_id === null ? null : String(r.process_id),
   }));
-  const abandoned = abandonedRunIds(rows, self, unrecorded);
-  for (const runId of abandoned) {
-    const row = rows.find((r) => r.runId === runId)!;
+  for (const row of abandonedRuns(rows, self, unrecorded)) {
     await connection.run(
       `UPDATE sync_runs SET outcome = 'abandoned', error_code = 'run_abandoned', error_message = $2 WHERE run_id = $1 AND outcome = 'running'`,
       [
-        runId,
+        row.runId,
         `the process running it (PID ${row.pid} on ${row.host}) ended without recording its end (killed, crashed, or the disk was full); ` +
           'what it committed is kept, and the next walk of the resource resumes from its last checkpoint, if it left one',
       ],
     );
   }
-  return abandoned.length;
 }
 
 export async function insertRun(connection: DuckDBConnection, run: RunStart, owner: RunOwner): Promise<string> {

@@ -96,7 +96,7 @@ export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines
   // read_json rejects a line longer than `maximum_object_size` (16 MiB by default): raised for a batch holding
   // a longer one (a UTF-16 unit is at most 3 bytes of UTF-8). DuckDB never goes below its default, so each read
   // still buffers 32 MiB per thread, whatever the file holds (measured: the same allocation at 64 KB, 1 MB and
-  // 16 MB; a memory limit under about 64 MB cannot stage a batch).
+  // 16 MB; at a 64 MB memory limit no batch could be staged).
   const longest = lines.reduce((max, line) => Math.max(max, line.length), 0);
   const maximumObjectSize = Math.max(MIN_OBJECT_SIZE, 3 * longest + 1);
   try {

@@ -138,7 +138,7 @@ export interface WarehouseOptions {
    */
   memoryLimit?: string;
   logger?: import('pino').Logger;
-  /** Who this process is in `sync_runs`. @defaultValue this host, this pid, a fresh process id */
+  /** Who this process is in `sync_runs`. @defaultValue this host and pid, the process id from pid and start time */
   runOwner?: RunOwner;
 }
 

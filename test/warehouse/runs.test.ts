@@ -2,29 +2,30 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { abandonedRunIds, type RunningRow } from '../../src/warehouse/runs.js';
+import { abandonedRuns, type RunningRow } from '../../src/warehouse/runs.js';
 import { openWarehouse, type RunOwner } from '../../src/warehouse/index.js';
 
 const alive = new Set([100, 200]);
 const owner = (processId: string, pid: number, host = 'box'): RunOwner => ({ host, pid, processId, isAlive: (p) => alive.has(p) });
 const self = owner('me', 100);
+const ids = (rows: RunningRow[]) => rows.map((r) => r.runId);
 const row = (runId: string, processId: string | null, pid: number | null, host: string | null = 'box'): RunningRow => ({ runId, host, pid, processId });
 
-describe('abandonedRunIds', () => {
+describe('abandonedRuns', () => {
   it('abandons a run of a process on this host that is gone', () => {
-    expect(abandonedRunIds([row('r', 'other', 999)], self, new Set())).toEqual(['r']);
+    expect(ids(abandonedRuns([row('r', 'other', 999)], self, new Set()))).toEqual(['r']);
   });
 
   it('keeps a run of a live process, and runs of other hosts or without an owner (they cannot be judged here)', () => {
-    expect(abandonedRunIds([row('live', 'other', 200), row('far', 'other', 999, 'elsewhere'), row('old', null, null, null)], self, new Set())).toEqual([]);
+    expect(ids(abandonedRuns([row('live', 'other', 200), row('far', 'other', 999, 'elsewhere'), row('old', null, null, null)], self, new Set()))).toEqual([]);
   });
 
   it('abandons a run recorded under our pid by an earlier process (the pid was reused)', () => {
-    expect(abandonedRunIds([row('r', 'earlier', 100)], self, new Set())).toEqual(['r']);
+    expect(ids(abandonedRuns([row('r', 'earlier', 100)], self, new Set()))).toEqual(['r']);
   });
 
   it('keeps this process\'s runs (another Warehouse of it may be running them) unless their end could not be recorded', () => {
-    expect(abandonedRunIds([row('going', 'me', 100), row('unrecorded', 'me', 100)], self, new Set(['unrecorded']))).toEqual(['unrecorded']);
+    expect(ids(abandonedRuns([row('going', 'me', 100), row('unrecorded', 'me', 100)], self, new Set(['unrecorded'])))).toEqual(['unrecorded']);
   });
 });
 
