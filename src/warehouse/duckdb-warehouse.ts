@@ -88,7 +88,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     const run = async (): Promise<T> => {
       try {
         if (access === 'strict-read') {
-          database.close();
+          await database.close();
           return await withDatabase({ ...openOptions, access: 'read' }, work);
         }
         return await database.use(access, work);
