@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -9,6 +9,8 @@ import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { loadConfig } from '../src/config.js';
+import { quoteIdentifier, quoteLiteral } from '../src/warehouse/identifiers.js';
+import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
 
 export interface LoadSpeedResult {
   rows: number;
@@ -28,8 +30,8 @@ export interface LoadSpeedResult {
   upsertRatio: number;
 }
 
-const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const lit = (text: string) => `'${text.replace(/'/g, "''")}'`;
+const q = quoteIdentifier;
+const lit = quoteLiteral;
 
 /** Every record a microsecond newer, with one value changed: an upsert that must replace every row. */
 function touched(records: ServiceRecord[]): ServiceRecord[] {
@@ -94,6 +96,7 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
     const sourceConnection = await source.connect();
     const columns = (await sourceConnection.runAndReadAll('DESCRIBE deals')).getRowObjectsJson() as Array<{ column_name: string; column_type: string }>;
     await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
+    const batches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), options.batchRows);
     sourceConnection.closeSync();
     source.closeSync();
 
@@ -109,19 +112,13 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
     connection.closeSync();
     target.closeSync();
 
-    const batchFiles = await writeBatchFiles(ndjson, options.batchRows);
     const batched = async (name: string, withHistory: boolean): Promise<number> => {
       const instance = await DuckDBInstance.create(join(dir, name), { memory_limit: defaults.warehouseMemoryLimit });
       const c = await instance.connect();
       await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
-      await c.run(`CREATE TABLE deals (${columnList})`);
-      await c.run(`CREATE TABLE deals_history (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ)`);
+      await createBatchedTables(c, [batches]);
       const t0 = performance.now();
-      for (const file of batchFiles) {
-        const read = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${columnStruct})`;
-        const history = withHistory ? [`INSERT INTO deals_history SELECT id, updated_at, _properties, _synced_at FROM ${read}`] : [];
-        await c.run(['BEGIN', `INSERT INTO deals SELECT * FROM ${read}`, ...history, 'COMMIT'].join(';\n'));
-      }
+      await loadBatched(c, [batches], withHistory);
       await c.run('CHECKPOINT');
       const rowsPerSec = options.rows / ((performance.now() - t0) / 1000);
       c.closeSync();
@@ -145,16 +142,4 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** `ndjson` cut into files of `rows` lines each, in order (written before any timing starts). */
-async function writeBatchFiles(ndjson: string, rows: number): Promise<string[]> {
-  const lines = (await readFile(ndjson, 'utf8')).split('\n').filter((line) => line.length > 0);
-  const files: string[] = [];
-  for (let i = 0; i < lines.length; i += rows) {
-    const file = `${ndjson}.${files.length}`;
-    await writeFile(file, lines.slice(i, i + rows).join('\n'));
-    files.push(file);
-  }
-  return files;
 }

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
+import type { DuckdbBatchedSpec } from './duckdb-batched.js';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 
@@ -20,13 +22,14 @@ export async function startChildSimulator(options: SimulatorOptions): Promise<Ch
     child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
     lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
   });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     url,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    // Idempotent: stopping a stopped simulator resolves at once.
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
   };
 }
 
@@ -60,4 +63,15 @@ export async function runChildSync(url: string, warehousePath: string, env: Reco
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`sync child exited with ${code}`);
   return JSON.parse(out.trim().split('\n').pop()!) as SyncChildResult;
+}
+
+/** Run bench/duckdb-batched-child with `spec` (written to `specFile`): DuckDB alone, its peak RSS. */
+export async function runDuckdbBatchedChild(spec: DuckdbBatchedSpec, specFile: string): Promise<{ elapsedMs: number; maxRssMb: number }> {
+  await writeFile(specFile, JSON.stringify(spec));
+  const child = spawn(process.execPath, [here('./duckdb-batched-child.js'), specFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`duckdb-batched child exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as { elapsedMs: number; maxRssMb: number };
 }

@@ -1,7 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startChildSimulator, runChildSync, type SyncChildResult } from './processes.js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig } from '../src/config.js';
+import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
+import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
+import { exportBatches, type BatchedTable } from './duckdb-batched.js';
+import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type SyncChildResult } from './processes.js';
 
 /** `total` records spread over four list resources, few meeting logs (each costs a single GET). */
 export function spreadSize(total: number) {
@@ -20,6 +25,11 @@ export interface MemoryResult {
   maxRssMb: number;
   maxHeapMb: number;
   elapsedMs: number;
+  /**
+   * Context, not the goal: the peak RSS of DuckDB alone loading the rows this sync wrote, in its batches, each
+   * committed with its history rows, at the same memory limit and checkpoint threshold (duckdb-batched.ts).
+   */
+  duckdbAloneMaxRssMb: number;
 }
 
 /** Peak RSS of a full sync in its own process: pages must stream through, so it stays flat as data grows. */
@@ -27,16 +37,40 @@ export async function benchMemory(records: number): Promise<MemoryResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-mem-'));
   const sim = await startChildSimulator({ seed: 11, size: spreadSize(records), perKeyPerMinute: 100_000_000, perOrgPerMinute: 100_000_000 });
   try {
-    const result = await runChildSync(sim.url, join(dir, 'w.duckdb'), {
+    const warehousePath = join(dir, 'w.duckdb');
+    const result = await runChildSync(sim.url, warehousePath, {
       SALES_API_RATE_LIMIT: '100000000',
       SALES_API_ORG_RATE_LIMIT: '100000000',
     });
     assertOk(result);
-    return { records: result.records, maxRssMb: result.maxRssMb, maxHeapMb: result.maxHeapMb, elapsedMs: result.elapsedMs };
+    await sim.stop();
+    const alone = await duckdbAlone(warehousePath, dir);
+    return { records: result.records, maxRssMb: result.maxRssMb, maxHeapMb: result.maxHeapMb, elapsedMs: result.elapsedMs, duckdbAloneMaxRssMb: alone.maxRssMb };
   } finally {
     await sim.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The synced record tables cut into the sync's batches, then loaded again by DuckDB alone in a process of its own. */
+async function duckdbAlone(warehousePath: string, dir: string): Promise<{ maxRssMb: number }> {
+  // The settings the sync ran with (SALESYNC_* passes through to it too).
+  const config = loadConfig(process.env);
+  const instance = await DuckDBInstance.create(warehousePath);
+  const tables: BatchedTable[] = [];
+  try {
+    const connection = await instance.connect();
+    for (const resource of RECORD_RESOURCE_NAMES) {
+      tables.push(await exportBatches(connection, resourceDescriptor(resource).table, join(dir, 'batches'), config.flushRows));
+    }
+    connection.closeSync();
+  } finally {
+    instance.closeSync();
+  }
+  return runDuckdbBatchedChild(
+    { path: join(dir, 'alone.duckdb'), memoryLimit: config.warehouseMemoryLimit, checkpointThreshold: CHECKPOINT_THRESHOLD, tables },
+    join(dir, 'alone.json'),
+  );
 }
 
 export interface EndToEndResult {

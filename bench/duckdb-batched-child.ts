@@ -1,0 +1,24 @@
+// DuckDB alone in its own process (see duckdb-batched.ts): the peak RSS of loading the rows a sync wrote, batch
+// by batch with history, at the warehouse's settings. Reads its spec from the JSON file argv[2]; prints one JSON line.
+import { readFileSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createBatchedTables, loadBatched, type DuckdbBatchedSpec } from './duckdb-batched.js';
+
+const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as DuckdbBatchedSpec;
+const started = performance.now();
+const instance = await DuckDBInstance.create(spec.path, { memory_limit: spec.memoryLimit });
+const connection = await instance.connect();
+await connection.run(`SET checkpoint_threshold = '${spec.checkpointThreshold}'`);
+await createBatchedTables(connection, spec.tables);
+await loadBatched(connection, spec.tables, true);
+// Closed as the warehouse closes: the last checkpoint counts too.
+await connection.run('CHECKPOINT');
+connection.closeSync();
+instance.closeSync();
+process.stdout.write(
+  `${JSON.stringify({
+    elapsedMs: performance.now() - started,
+    // resourceUsage().maxRSS is in kilobytes.
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+  })}\n`,
+);
