@@ -48,9 +48,8 @@ describe('releasing the file', () => {
     let turns = 0;
     let closing = true;
     const spin = (): void => {
-      if (!closing) return;
       turns += 1;
-      setImmediate(spin);
+      if (closing) setImmediate(spin);
     };
     setImmediate(spin);
     await warehouse.close();
