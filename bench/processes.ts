@@ -45,33 +45,30 @@ export interface SyncChildResult {
 }
 
 /** Run bench/sync-child against `url` into `warehousePath` with extra environment. */
-export async function runChildSync(url: string, warehousePath: string, env: Record<string, string> = {}): Promise<SyncChildResult> {
-  const child = spawn(process.execPath, [here('./sync-child.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      SALES_API_BASE_URL: url,
-      SALES_API_KEY: DEFAULT_KEYS.read,
-      WAREHOUSE_PATH: warehousePath,
-      // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench).
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_'))),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+export function runChildSync(url: string, warehousePath: string, env: Record<string, string> = {}): Promise<SyncChildResult> {
+  return runJsonChild<SyncChildResult>('sync-child', [], {
+    PATH: process.env.PATH ?? '',
+    SALES_API_BASE_URL: url,
+    SALES_API_KEY: DEFAULT_KEYS.read,
+    WAREHOUSE_PATH: warehousePath,
+    // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_'))),
+    ...env,
   });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`sync child exited with ${code}`);
-  return JSON.parse(out.trim().split('\n').pop()!) as SyncChildResult;
 }
 
 /** Run bench/duckdb-batched-child with `spec` (written to `specFile`): DuckDB alone, its peak RSS. */
-export async function runDuckdbBatchedChild(spec: DuckdbBatchedSpec, specFile: string): Promise<{ elapsedMs: number; maxRssMb: number }> {
+export async function runDuckdbBatchedChild(spec: DuckdbBatchedSpec, specFile: string): Promise<{ maxRssMb: number }> {
   await writeFile(specFile, JSON.stringify(spec));
-  const child = spawn(process.execPath, [here('./duckdb-batched-child.js'), specFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return runJsonChild<{ maxRssMb: number }>('duckdb-batched-child', [specFile], { PATH: process.env.PATH ?? '' });
+}
+
+/** Run bench/<name>.js in a process of its own; its last stdout line is its JSON result. */
+async function runJsonChild<T>(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<T> {
+  const child = spawn(process.execPath, [here(`./${name}.js`), ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`duckdb-batched child exited with ${code}`);
-  return JSON.parse(out.trim().split('\n').pop()!) as { elapsedMs: number; maxRssMb: number };
+  if (code !== 0) throw new Error(`${name} exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as T;
 }

@@ -78,12 +78,13 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     const pages = buffer;
     buffer = { records: [], summaries: new Map() };
     const commit = walk.commit(pages, cursor, lastCommit);
+    const records = pages.records.length; // not the records: the log line must not keep them alive
     lastCommit = commit;
     inFlight.push(
       commit.then(
         () => {
           // Debug only: a line per batch; a rerun resumes after the last of these.
-          log.debug({ records: pages.records.length, complete: cursor === null }, 'batch committed');
+          log.debug({ records, complete: cursor === null }, 'batch committed');
           report('walking');
         },
         (error: unknown) => {

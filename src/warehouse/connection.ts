@@ -232,7 +232,6 @@ export class LingeringDatabase {
     } catch (error) {
       // After a failure the connection's state is unknown: closed as it is, and the next call opens afresh.
       this.session = null;
-      this.cancelLinger();
       try {
         closeSession(session);
       } catch {
