@@ -27,6 +27,51 @@ function pagedApi(pageCount: number, events: string[], failAt?: number): SalesAp
   } as unknown as SalesApi;
 }
 
+/** A commit per batch that writes (after its predecessor, as the warehouse does) only once released. */
+function gatedCommits(events: string[], commits: Array<{ ids: string[]; cursor: string | null }>) {
+  const gates = new Map<string, { open: Promise<void>; release: () => void }>();
+  let all = false;
+  const gate = (cursor: string) => {
+    let entry = gates.get(cursor);
+    if (!entry) {
+      let release: () => void = () => undefined;
+      const open = new Promise<void>((resolve) => (release = resolve));
+      gates.set(cursor, (entry = { open, release }));
+      if (all) release();
+    }
+    return entry;
+  };
+  return {
+    commit: async (pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined) => {
+      const name = cursor ?? 'end';
+      events.push(`commit ${name} called`);
+      await after;
+      commits.push({ ids: pages.records.map((r) => r.id), cursor });
+      await gate(name).open;
+      events.push(`commit ${name} done`);
+    },
+    release: (cursor: string) => gate(cursor).release(),
+    releaseAll: () => {
+      all = true;
+      for (const entry of gates.values()) entry.release();
+    },
+  };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** Waits a bounded number of turns for `condition`, so a walk that never gets there fails fast, not at the timeout. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 10_000; i++) {
+    if (condition()) return;
+    await turn();
+  }
+  throw new Error(`never happened: ${condition.toString()}`);
+}
+/** Enough turns of the event loop for anything not waiting on a commit to have happened. */
+async function settleTurns(): Promise<void> {
+  for (let i = 0; i < 20; i++) await turn();
+}
+
 function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
   return {
     api,
@@ -44,35 +89,42 @@ function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
 }
 
 describe('walkPages', () => {
-  it('fetches on and hands over the next batch while the previous commit is still being written, writing in order', async () => {
+  it('fetches on and hands over the next batches while the first commit is still being written, writing in order', async () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
-    let releaseFirst: () => void = () => undefined;
-    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
-    const commit = async (pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined) => {
-      events.push(`commit ${cursor ?? 'end'} called`);
-      await after; // as the warehouse does: write only after the walk's previous commit
-      commits.push({ ids: pages.records.map((r) => r.id), cursor });
-      if (cursor === 'cursor-1') await firstHeld;
-      events.push(`commit ${cursor ?? 'end'} done`);
-    };
-    const api = pagedApi(3, events);
-    const walking = walkPages(walkOf(api, commit));
-    // The first commit is held: the walk still fetches page 2 and hands its batch over (to be encoded meanwhile).
-    while (!events.includes('commit cursor-2 called')) await new Promise((resolve) => setImmediate(resolve));
-    expect(events).not.toContain('commit cursor-1 done');
-    // Two commits in flight at most: the third batch waits for the first to finish.
-    while (!events.includes('fetch 3')) await new Promise((resolve) => setImmediate(resolve));
-    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(events).not.toContain('commit end called');
-    releaseFirst();
+    const gates = gatedCommits(events, commits);
+    const walking = walkPages(walkOf(pagedApi(5, events), gates.commit));
+    // The first commit is held: the walk still fetches pages 2 and 3 and hands their batches over (to be
+    // encoded meanwhile): it has not waited for the writer yet, so three may be in flight.
+    await until(() => events.includes('commit cursor-3 called'));
+    await settleTurns();
+    expect(events).not.toContain('commit cursor-4 called');
+    gates.releaseAll();
     await walking;
-    expect(commits).toEqual([
-      { ids: [record(1).id], cursor: 'cursor-1' },
-      { ids: [record(2).id], cursor: 'cursor-2' },
-      { ids: [record(3).id], cursor: null },
-    ]);
-    expect(events.indexOf('commit end called')).toBeGreaterThan(events.indexOf('commit cursor-1 done'));
+    expect(commits.map((c) => c.cursor)).toEqual(['cursor-1', 'cursor-2', 'cursor-3', 'cursor-4', null]);
+    expect(commits[0]!.ids).toEqual([record(1).id]);
+    expect(events.indexOf('commit cursor-4 called')).toBeGreaterThan(events.indexOf('commit cursor-1 done'));
+  });
+
+  it('keeps two commits in flight once it has had to wait for the writer: a walk outrunning it holds no more records', async () => {
+    const events: string[] = [];
+    const gates = gatedCommits(events, []);
+    const walking = walkPages(walkOf(pagedApi(6, events), gates.commit));
+    await until(() => events.includes('fetch 4'));
+    await settleTurns();
+    expect(events).not.toContain('commit cursor-4 called'); // waits: three in flight
+    gates.release('cursor-1');
+    await until(() => events.includes('commit cursor-4 called'));
+    await until(() => events.includes('fetch 5'));
+    await settleTurns();
+    // Having waited, the walk allows two: batch 5 waits for both cursor-2 and cursor-3, not just the oldest.
+    gates.release('cursor-2');
+    await settleTurns();
+    expect(events).not.toContain('commit cursor-5 called');
+    gates.release('cursor-3');
+    await until(() => events.includes('commit cursor-5 called'));
+    gates.releaseAll();
+    await walking;
   });
 
   it('stops at a failed commit: the commit handed over behind it writes nothing, and no later one is made', async () => {
