@@ -8,7 +8,6 @@ import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
-import { loadConfig } from '../src/config.js';
 import { quoteIdentifier, quoteLiteral } from '../src/warehouse/identifiers.js';
 import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
 
@@ -47,7 +46,14 @@ function touched(records: ServiceRecord[]): ServiceRecord[] {
  * two in flight as a walk commits, at the sync's default batch size) against DuckDB's own bulk load of the very same rows
  * into a fresh table: the physical limit of the file.
  */
-export async function benchLoadSpeed(options: { rows: number; batchRows: number }): Promise<LoadSpeedResult> {
+export async function benchLoadSpeed(options: {
+  rows: number;
+  /** The sync's SALESYNC_FLUSH_ROWS. */
+  batchRows: number;
+  /** The warehouse settings a sync would open the file with (SALESYNC_DUCKDB_MEMORY, SALESYNC_LINGER). */
+  memoryLimit: string;
+  lingerMs: number;
+}): Promise<LoadSpeedResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-load-'));
   try {
     const sim = createSimulator({ seed: 42, size: { deals: options.rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 } });
@@ -56,8 +62,7 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
     const definitions = truth.properties.deals as PropertyDefinition[];
     const path = join(dir, 'warehouse.duckdb');
     // Opened as a sync opens it (the file lingers between commits, the same memory limit).
-    const defaults = loadConfig({});
-    const warehouse = openWarehouse({ path, logger: pino({ level: 'silent' }), lingerMs: defaults.lingerMs, memoryLimit: defaults.warehouseMemoryLimit });
+    const warehouse = openWarehouse({ path, logger: pino({ level: 'silent' }), lingerMs: options.lingerMs, memoryLimit: options.memoryLimit });
     await warehouse.ensureSchema();
     await warehouse.applyPropertyDefinitions('deals', definitions);
 
@@ -113,7 +118,7 @@ export async function benchLoadSpeed(options: { rows: number; batchRows: number 
     target.closeSync();
 
     const batched = async (name: string, withHistory: boolean): Promise<number> => {
-      const instance = await DuckDBInstance.create(join(dir, name), { memory_limit: defaults.warehouseMemoryLimit });
+      const instance = await DuckDBInstance.create(join(dir, name), { memory_limit: options.memoryLimit });
       const c = await instance.connect();
       await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
       await createBatchedTables(c, [batches]);

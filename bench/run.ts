@@ -48,7 +48,9 @@ if (wanted('limiter')) {
 
 if (wanted('load')) {
   say('load speed: our upsert path against DuckDB\'s own bulk load of the same rows ...');
-  const r = await benchLoadSpeed({ rows: n(200_000), batchRows: loadConfig({}).flushRows });
+  // The sync's settings, SALESYNC_* from the environment included (e.g. SALESYNC_FLUSH_ROWS=10000).
+  const config = loadConfig(process.env);
+  const r = await benchLoadSpeed({ rows: n(200_000), batchRows: config.flushRows, memoryLimit: config.warehouseMemoryLimit, lingerMs: config.lingerMs });
   const k = (rowsPerSec: number) => `${(rowsPerSec / 1000).toFixed(1)}k`;
   const detail =
     `${r.rows} rows in batches of ${r.batchRows}; DuckDB read_json ${k(r.duckdbRowsPerSec)} rows/s` +
