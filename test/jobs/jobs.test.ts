@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { processBackfillJob } from '../../jobs/backfill-job.js';
 import { openQueue } from '../../jobs/queue.js';
 import { defaultSchedules, listSchedules, registerSchedules, removeSchedules } from '../../jobs/schedules.js';
@@ -8,18 +8,11 @@ import { DEFAULT_CONFIG } from '../../src/config.js';
 import { createWarehouse } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness } from '../support/harness.js';
-import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { useTestRedis } from '../support/use-redis.js';
 import { cliEnv, pendingJobs, runCli, waitFor } from './helpers.js';
 
 const silent = pino({ level: 'silent' });
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 describe('schedule', () => {
   it('registers the same schedulers however often it runs, and removes them', async () => {

@@ -1,24 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectRedisBriefly, openQueue } from '../../jobs/queue.js';
 import { walkLeaseGuard } from '../../jobs/walk-lease.js';
 import type { ResourceResult } from '../../src/sync/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import { startHarness } from '../support/harness.js';
-import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { useTestRedis } from '../support/use-redis.js';
 import { cliEnv, startCli, waitFor } from './helpers.js';
 
 // Redis restarted without persistence loses every key: leases, the queue, the limiter's buckets.
 const silent = pino({ level: 'silent' });
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 function interrupted(): ResourceResult {
   return {

@@ -1,24 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openQueue } from '../../jobs/queue.js';
 import { RESOURCE_NAMES } from '../../src/core/resources.js';
 import { createWarehouse } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness } from '../support/harness.js';
-import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { useTestRedis } from '../support/use-redis.js';
 import { cliEnv, pendingJobs, runCli, startCli, waitFor } from './helpers.js';
 
 // These spawn the built CLI (`npm test` builds first; run `npm run build` before running this file alone).
 const silent = pino({ level: 'silent' });
-let redis: TestRedis;
-
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 describe('salesync worker', () => {
   it('on SIGTERM mid-walk commits what it holds and exits 0; restarted, it resumes and ends equal to the truth', async () => {

@@ -1,15 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acquireLease, leaseHolder, tryAcquireLease } from '../../src/lease/index.js';
-import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { useTestRedis } from '../support/use-redis.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const redis = useTestRedis();
 
 describe('lease', () => {
   it('has one holder at a time, and only the owner releases it', async () => {

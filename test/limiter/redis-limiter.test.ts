@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RateLane } from '../../src/core/rate-limiter.js';
 import { createLimiter, createRedisLimiter, TokenBucketLimiter, type ClosableRateLimiter, type RedisLimiterOptions } from '../../src/limiter/index.js';
-import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { useTestRedis } from '../support/use-redis.js';
 import { maxInWindow } from '../../bench/window-stats.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startTestRedis();
-});
-afterAll(async () => redis?.stop());
+const redis = useTestRedis();
 
 /** Two limiters on separate connections with one prefix: two processes sharing a budget. */
 function pair(options: Omit<RedisLimiterOptions, 'redis' | 'prefix'>): [ClosableRateLimiter, ClosableRateLimiter] {

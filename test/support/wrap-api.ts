@@ -1,4 +1,5 @@
-import type { SalesApi } from '../../src/api/types.js';
+import type { ListOptions, SalesApi } from '../../src/api/types.js';
+import type { RecordResourceName } from '../../src/core/resources.js';
 
 /** A SalesApi that delegates to `api` except for the methods given: to script events mid-walk. */
 export function wrapApi(api: SalesApi, overrides: Partial<SalesApi>): SalesApi {
@@ -15,5 +16,21 @@ export function wrapApi(api: SalesApi, overrides: Partial<SalesApi>): SalesApi {
     getUser: api.getUser.bind(api),
     stats: api.stats.bind(api),
     ...overrides,
+  };
+}
+
+/** `makeApi`, each API of which aborts `controller` once it has handed out `pages` list pages: a run interrupted mid-walk. */
+export function abortingAfterPages(makeApi: () => SalesApi, controller: AbortController, pages: number): () => SalesApi {
+  return () => {
+    const api = makeApi();
+    let handedOut = 0;
+    return wrapApi(api, {
+      async *listPages(resource: RecordResourceName, options?: ListOptions) {
+        for await (const page of api.listPages(resource, options)) {
+          yield page;
+          if (++handedOut === pages) controller.abort(new Error('test interruption'));
+        }
+      },
+    });
   };
 }

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ListOptions, SalesApi } from '../../src/api/types.js';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, type RecordResourceName } from '../../src/core/resources.js';
 import { reconcileStateKey, runReconcile, type ReconcileReport, type ReconcileResult } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { wrapApi } from '../support/wrap-api.js';
+import { abortingAfterPages } from '../support/wrap-api.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -107,18 +106,7 @@ describe('reconcile against the simulator', () => {
 
     const controller = new AbortController();
     const env = harness.env({}, controller.signal);
-    const makeApi = (): SalesApi => {
-      const api = env.deps.makeApi();
-      let pages = 0;
-      return wrapApi(api, {
-        async *listPages(resource: RecordResourceName, options?: ListOptions) {
-          for await (const p of api.listPages(resource, options)) {
-            yield p;
-            if (++pages === 2) controller.abort(new Error('test interruption'));
-          }
-        },
-      });
-    };
+    const makeApi = abortingAfterPages(env.deps.makeApi, controller, 2);
     const interrupted = await runReconcile({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
       resources: ['deals'],
       concurrency: 1,

@@ -6,7 +6,7 @@ import { parseInstantMicros, minusMs } from '../../src/core/time.js';
 import { runSync } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { wrapApi } from '../support/wrap-api.js';
+import { abortingAfterPages, wrapApi } from '../support/wrap-api.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -85,18 +85,7 @@ describe('sync against the simulator', () => {
     harness = await startHarness({ seed: 6, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
     const controller = new AbortController();
     const env = harness.env({}, controller.signal);
-    const makeApi = (): SalesApi => {
-      const api = env.deps.makeApi();
-      let pages = 0;
-      return wrapApi(api, {
-        async *listPages(resource: RecordResourceName, options?: ListOptions) {
-          for await (const p of api.listPages(resource, options)) {
-            yield p;
-            if (++pages === 3) controller.abort(new Error('test interruption'));
-          }
-        },
-      });
-    };
+    const makeApi = abortingAfterPages(env.deps.makeApi, controller, 3);
     const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
       resources: ['contacts'],
       mode: 'incremental',
