@@ -57,6 +57,12 @@ interface CallSpec<T> {
   body?: unknown;
   schema: z.ZodType<T>;
   signal?: AbortSignal | undefined;
+  /**
+   * Sees a 2xx body as soon as it parses, before the schema checks it (a walk reads the next cursor there and
+   * asks for the next page). True when it sent a request: the check then waits a turn, so that request leaves
+   * first and the check overlaps its latency.
+   */
+  onJson?: ((json: unknown) => boolean) | undefined;
 }
 
 interface CallResult<T> {
@@ -171,7 +177,9 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         log.debug({ method, path, status: response.status, ms, attempt, ...keyField(keyId) }, 'sales api attempt');
         if (response.status === 401 && dropRejectedKey(keyId)) continue;
         if (response.status >= 200 && response.status < 300) {
-          const parsed = parseBody(response.body, spec.schema);
+          const json = parseJson(response.body);
+          if (json.ok && spec.onJson?.(json.value)) await new Promise((resolve) => setImmediate(resolve));
+          const parsed = json.ok ? validateBody(json.value, spec.schema) : json;
           if (parsed.ok) return { data: parsed.data, serverDate: parseServerDate(header(response.headers, 'date')) };
           invalidJson = !parsed.json;
           failure = { kind: 'invalid_body', detail: parsed.detail };
@@ -245,6 +253,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     path: string,
     schema: z.ZodType<{ results: T[]; paging: { next: { after: string } | null } }>,
     options: ListOptions & { email?: string | undefined },
+    /** Gets the next page's cursor as soon as the body parses, before the page is validated; true if it asked for that page. */
+    onCursor?: (cursor: string) => boolean,
   ): Promise<ListPage<T>> {
     const { data, serverDate } = await call({
       method: 'GET',
@@ -258,6 +268,12 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       },
       schema,
       signal: options.signal,
+      onJson:
+        onCursor &&
+        ((json) => {
+          const cursor = peekNextCursor(json);
+          return cursor !== null && onCursor(cursor);
+        }),
     });
     return { results: data.results, nextCursor: data.paging.next?.after ?? null, serverDate };
   }
@@ -270,22 +286,33 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     // A cursor seen twice means the service sends us round in circles: stop rather than loop for ever.
     const seen = new Set<string>();
     if (options.after) seen.add(options.after);
-    // The next page is asked for as soon as its cursor is known, before this one is handed out: what the
-    // caller does with a page (buffering, waiting for its commit) overlaps the service's latency on the next.
-    // A walk left early aborts that request.
+    // The next page is asked for as soon as its cursor is read from a response, before that page is validated
+    // and handed out: validating it and what the caller does with it overlap the service's latency on the next.
+    // The page then hands its validated cursor over; a request made for another cursor (the page was retried
+    // and came back different) is aborted. A walk left early aborts whatever it asked for.
     const ahead = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, ahead.signal]) : ahead.signal;
+    const walkSignal = options.signal ? AbortSignal.any([options.signal, ahead.signal]) : ahead.signal;
+    type AheadRequest = { cursor: string; request: Promise<ListPage<T>>; abort: () => void };
+    // Asked for from a response not yet validated; taken over as `next` once that page is.
+    let peeked = null as AheadRequest | null;
     const requestPage = (after: string | null) => {
-      const request = listPage(path, schema, { ...options, after, signal });
+      const own = new AbortController();
+      const request = listPage(path, schema, { ...options, after, signal: AbortSignal.any([walkSignal, own.signal]) }, (cursor) => {
+        if (peeked !== null || seen.has(cursor)) return false;
+        peeked = { cursor, ...requestPage(cursor) };
+        return true;
+      });
       request.catch(() => undefined); // observed when awaited; one abandoned by an early exit is not unhandled
-      return request;
+      return { request, abort: () => own.abort() };
     };
-    let next: Promise<ListPage<T>> | null = requestPage(options.after ?? null);
+    let next: Promise<ListPage<T>> | null = requestPage(options.after ?? null).request;
     let pages = 0;
     try {
       while (next) {
         const page: ListPage<T> = await next;
         next = null;
+        const early = peeked;
+        peeked = null;
         // A page that arrived after the caller's signal fired is not handed out, as if never fetched.
         options.signal?.throwIfAborted();
         pages += 1;
@@ -301,12 +328,14 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         }
         if (page.nextCursor !== null) {
           seen.add(page.nextCursor);
-          next = requestPage(page.nextCursor);
+          next = early?.cursor === page.nextCursor ? early.request : requestPage(page.nextCursor).request;
         }
+        if (early && next !== early.request) early.abort();
         yield page;
       }
     } finally {
-      if (next) ahead.abort();
+      // Whatever is still on its way (the next page, or one asked for from a page that then failed) is dropped.
+      ahead.abort();
     }
   }
 
@@ -430,14 +459,35 @@ function headerNumber(value: string | undefined): number | undefined {
 
 type ParsedBody<T> = { ok: true; data: T } | { ok: false; json: boolean; detail: string };
 
+/**
+ * `paging.next.after` of a parsed list body, read before the schema checks the body: a non-empty string, or
+ * null for anything else (the schema then decides whether the page is valid at all).
+ */
+export function peekNextCursor(json: unknown): string | null {
+  if (json === null || typeof json !== 'object') return null;
+  const paging = (json as { paging?: unknown }).paging;
+  if (paging === null || typeof paging !== 'object') return null;
+  const next = (paging as { next?: unknown }).next;
+  if (next === null || typeof next !== 'object') return null;
+  const after = (next as { after?: unknown }).after;
+  return typeof after === 'string' && after.length > 0 ? after : null;
+}
+
 /** JSON, then the schema; the detail names the first problem (`results[3].id: must match ...`). */
 export function parseBody<T>(body: string, schema: z.ZodType<T>): ParsedBody<T> {
-  let json: unknown;
+  const json = parseJson(body);
+  return json.ok ? validateBody(json.value, schema) : json;
+}
+
+function parseJson(body: string): { ok: true; value: unknown } | { ok: false; json: false; detail: string } {
   try {
-    json = JSON.parse(body);
+    return { ok: true, value: JSON.parse(body) as unknown };
   } catch {
     return { ok: false, json: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
   }
+}
+
+function validateBody<T>(json: unknown, schema: z.ZodType<T>): ParsedBody<T> {
   const parsed = schema.safeParse(json);
   if (parsed.success) return { ok: true, data: parsed.data };
   return { ok: false, json: true, detail: describeFirstIssue(parsed.error) };

@@ -7,6 +7,7 @@ import {
   createSalesApi,
   keyFingerprint,
 } from '../../src/api/index.js';
+import { peekNextCursor } from '../../src/api/client.js';
 import type { RetryOptions, SalesApi } from '../../src/api/types.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import {
@@ -145,6 +146,50 @@ describe('listing', () => {
     expect((await walk.next()).value?.nextCursor).toBeNull();
     expect((await walk.next()).done).toBe(true);
     expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2']);
+  });
+
+  it('asks for the next page as soon as a response names its cursor, before the page is validated', async () => {
+    // Page 1 first comes back invalid (a retry follows after a backoff); its cursor is already on its way.
+    let firstAttempts = 0;
+    const { api, service } = await setup(
+      (req, res) => {
+        const after = req.query.get('after');
+        if (after === null) {
+          firstAttempts += 1;
+          const results = firstAttempts === 1 ? [record('NOT-AN-ID')] : [record(recordId(1))];
+          sendJson(res, 200, listBody(results, 'c2'));
+        } else {
+          sendJson(res, 200, listBody([record(recordId(2))], null));
+        }
+      },
+      { retry: { ...FAST_RETRY, baseDelayMs: 200, maxDelayMs: 200 } },
+    );
+    const pages = await collect(api.listPages('deals'));
+    expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(2)]]);
+    // Page 2 was asked for once, while page 1 waited for its retry, not after it.
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', null]);
+  });
+
+  it('drops the page asked for early when the retried page names another cursor, and follows the validated one', async () => {
+    let firstAttempts = 0;
+    const { api, service } = await setup((req, res) => {
+      const after = req.query.get('after');
+      if (after === null) {
+        firstAttempts += 1;
+        // The invalid answer names a cursor the valid one does not.
+        if (firstAttempts === 1) sendJson(res, 200, listBody([record('NOT-AN-ID')], 'stale'));
+        else sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
+      } else if (after === 'stale') {
+        setTimeout(() => sendJson(res, 200, listBody([record(recordId(9))], 'stale-2')), 100);
+      } else {
+        // Slower than the stale answer: the walk is still on when that one would arrive.
+        setTimeout(() => sendJson(res, 200, listBody([record(recordId(2))], null)), 300);
+      }
+    });
+    const pages = await collect(api.listPages('deals'));
+    expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(2)]]);
+    // Nothing was asked for after the stale page: its request was aborted before it could name a cursor.
+    expect(service.requests.map((r) => r.query.get('after'))).not.toContain('stale-2');
   });
 
   it('does not hand out a page that arrived after the caller aborted', async () => {
@@ -470,3 +515,11 @@ describe('abort', () => {
   });
 });
 
+describe('peekNextCursor', () => {
+  it('reads paging.next.after of an unvalidated body, and null for anything that is not a non-empty string', () => {
+    expect(peekNextCursor({ results: 'anything', paging: { next: { after: 'c2', link: '' } } })).toBe('c2');
+    for (const body of [null, 'text', [], {}, { paging: null }, { paging: { next: null } }, { paging: { next: { after: '' } } }, { paging: { next: { after: 7 } } }]) {
+      expect(peekNextCursor(body)).toBeNull();
+    }
+  });
+});
