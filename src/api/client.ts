@@ -286,19 +286,22 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     // A cursor seen twice means the service sends us round in circles: stop rather than loop for ever.
     const seen = new Set<string>();
     if (options.after) seen.add(options.after);
-    // The next page is asked for as soon as its cursor is read from a response, before that page is validated
-    // and handed out: validating it and what the caller does with it overlap the service's latency on the next.
-    // The page then hands its validated cursor over; a request made for another cursor (the page was retried
-    // and came back different) is aborted. A walk left early aborts whatever it asked for.
+    // The next page is asked for before this one is handed out: what the caller does with a page overlaps the
+    // service's latency on the next. While the walk waits for a page, that is as soon as its cursor is read from
+    // the response, before the page is validated (validating overlaps the latency too); the page then hands its
+    // validated cursor over, and a request made for another cursor (the page was retried and came back
+    // different) is aborted. Never more than one page ahead of the caller. A walk left early aborts whatever
+    // it asked for.
     const ahead = new AbortController();
     const walkSignal = options.signal ? AbortSignal.any([options.signal, ahead.signal]) : ahead.signal;
     type AheadRequest = { cursor: string; request: Promise<ListPage<T>>; abort: () => void };
     // Asked for from a response not yet validated; taken over as `next` once that page is.
     let peeked = null as AheadRequest | null;
+    let waiting = false;
     const requestPage = (after: string | null) => {
       const own = new AbortController();
       const request = listPage(path, schema, { ...options, after, signal: AbortSignal.any([walkSignal, own.signal]) }, (cursor) => {
-        if (peeked !== null || seen.has(cursor)) return false;
+        if (!waiting || peeked !== null || seen.has(cursor)) return false;
         peeked = { cursor, ...requestPage(cursor) };
         return true;
       });
@@ -309,7 +312,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     let pages = 0;
     try {
       while (next) {
-        const page: ListPage<T> = await next;
+        waiting = true;
+        const page: ListPage<T> = await next.finally(() => (waiting = false));
         next = null;
         const early = peeked;
         peeked = null;
@@ -378,6 +382,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     },
 
     listUserPages: (options = {}) => walk<ServiceUser>('/v1/users/', userListSchema, options),
+
+    listUserPage: (options = {}) => listPage<ServiceUser>('/v1/users/', userListSchema, options),
 
     async getUser(id, signal) {
       const path = `/v1/users/${encodeURIComponent(id)}/`;

@@ -73,6 +73,8 @@ export interface SalesApi {
   ): Promise<{ definitions: PropertyDefinition[]; serverDate: string | null }>;
   search(resource: RecordResourceName, request: SearchRequest, signal?: AbortSignal): Promise<ListPage<ServiceRecord>>;
   listUserPages(options?: ListOptions & { email?: string }): AsyncGenerator<ListPage<ServiceUser>>;
+  /** One page of the user list (no next page is asked for). */
+  listUserPage(options?: ListOptions & { email?: string }): Promise<ListPage<ServiceUser>>;
   getUser(id: string, signal?: AbortSignal): Promise<ServiceUser>;
   /** A snapshot of the counters since the client was made. */
   stats(): RequestStats;

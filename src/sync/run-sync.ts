@@ -126,9 +126,8 @@ async function publishSnapshot(deps: SyncDeps, target: string): Promise<Pick<Syn
 /** One cheap read that proves the address and the key before any walk starts. */
 export async function checkConnection(api: SalesApi, signal?: AbortSignal): Promise<void> {
   try {
-    const pages = api.listUserPages({ pageSize: 1, ...(signal ? { signal } : {}) });
-    await pages.next();
-    await pages.return(undefined);
+    // One page, not a walk: a walk would ask for the next page as soon as this one's cursor is read.
+    await api.listUserPage({ pageSize: 1, ...(signal ? { signal } : {}) });
   } catch (error) {
     throw toSalesyncError(error);
   }

@@ -170,6 +170,23 @@ describe('listing', () => {
     expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', null]);
   });
 
+  it('asks for no page beyond the next while the caller holds one', async () => {
+    const { api, service } = await setup((req, res) => {
+      const after = req.query.get('after');
+      const n = after === null ? 1 : Number(after.slice(1));
+      sendJson(res, 200, listBody([record(recordId(n))], n < 4 ? `c${n + 1}` : null));
+    });
+    const walk = api.listPages('deals');
+    await walk.next();
+    // Page 2 arrives while the caller holds page 1: its cursor is not followed until the caller asks again.
+    await expect.poll(() => service.requests.length).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2']);
+    const rest = await collect(walk);
+    expect(rest.map((p) => p.results[0]!.id)).toEqual([recordId(2), recordId(3), recordId(4)]);
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', 'c3', 'c4']);
+  });
+
   it('drops the page asked for early when the retried page names another cursor, and follows the validated one', async () => {
     let firstAttempts = 0;
     const { api, service } = await setup((req, res) => {
@@ -214,6 +231,15 @@ describe('listing', () => {
     expect(pages[0]!.results).toEqual([user]);
     expect(service.requests[0]!.path).toBe('/v1/users/');
     expect(service.requests[0]!.query.get('email')).toBe('taro@example.com');
+  });
+
+  it('reads one page of users without asking for the next (the connection check)', async () => {
+    const user = { id: recordId(9), email: 'taro@example.com', name: '山田太郎', is_active: true };
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([user], 'c2')));
+    const page = await api.listUserPage({ pageSize: 1 });
+    expect(page).toMatchObject({ results: [user], nextCursor: 'c2' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(service.requests.map((r) => r.query.get('page_size'))).toEqual(['1']);
   });
 });
 

@@ -13,6 +13,7 @@ export function wrapApi(api: SalesApi, overrides: Partial<SalesApi>): SalesApi {
     listProperties: api.listProperties.bind(api),
     search: api.search.bind(api),
     listUserPages: api.listUserPages.bind(api),
+    listUserPage: api.listUserPage.bind(api),
     getUser: api.getUser.bind(api),
     stats: api.stats.bind(api),
     ...overrides,
