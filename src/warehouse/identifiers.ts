@@ -6,9 +6,14 @@ import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { sqlTypeFor, sqlTypeTag } from './column-types.js';
 
-/** Double every `"` and wrap: any string becomes one identifier, never SQL. */
+/** Double every `"` and wrap: any string becomes one identifier, never SQL (one holding NUL: see identifierText). */
 export function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** DuckDB's parser ends a quoted identifier at NUL: the only character a name from the service cannot keep. */
+export function identifierText(name: string): string {
+  return name.replaceAll('\u0000', '\uFFFD');
 }
 
 /** Double every `'` and wrap: any string becomes one SQL string literal (where a statement takes no parameters). */
@@ -45,7 +50,8 @@ function compareCodeUnits(a: string, b: string): number {
 /**
  * Decide each definition's column. Pure and deterministic:
  * - an existing assignment whose SQL type is unchanged keeps its column forever;
- * - a new property takes its api_name; a type change takes `<api_name>__<type>` (the old column is kept);
+ * - a new property takes its api_name (a NUL in it becomes U+FFFD); a type change takes `<api_name>__<type>`
+ *   (the old column is kept);
  * - a name already taken (case-insensitively) by a system column, an existing column or an earlier
  *   assignment gets `__2`, `__3`, ... New names are handed out in api_name order, so the result does not
  *   depend on the order the service lists definitions in.
@@ -73,7 +79,7 @@ export function assignColumnNames(
   }
 
   for (const definition of [...needNames].sort((a, b) => compareCodeUnits(a.api_name, b.api_name))) {
-    const base = definition.api_name === '' ? 'property' : definition.api_name;
+    const base = definition.api_name === '' ? 'property' : identifierText(definition.api_name);
     const retyped = byApiName.has(definition.api_name);
     const stem = retyped ? `${base}__${sqlTypeTag(sqlTypeFor(definition.property_type))}` : base;
     let candidate = stem;

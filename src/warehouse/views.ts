@@ -12,7 +12,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import { sqlTypeFor } from './column-types.js';
 import { ensureHistoryTable, historyTableName } from './history.js';
-import { quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
+import { identifierText, quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
 
 export const DEAL_STAGE_HISTORY_VIEW = 'deal_stage_history';
 
@@ -60,11 +60,6 @@ const ENVELOPE = ['id', 'created_at', 'updated_at'] as const;
 
 function foldCase(name: string): string {
   return name.toLowerCase();
-}
-
-/** DuckDB's parser ends a quoted identifier at NUL: the only character a display name cannot keep. */
-function identifierText(name: string): string {
-  return name.replaceAll('\u0000', '\uFFFD');
 }
 
 /**

@@ -210,6 +210,13 @@ describe('DuckDB warehouse', () => {
     expect(again.map((p) => p.columnName)).toEqual(['region01__2', 'Region01']);
   });
 
+  it('gives an api_name holding a NUL character a column (U+FFFD in its place), where DuckDB would end the identifier', async () => {
+    const plan = await warehouse.applyPropertyDefinitions('deals', [def('ab\u0000cd'), def('ab\uFFFDcd')]);
+    expect(plan.map((p) => p.columnName)).toEqual(['ab\uFFFDcd', 'ab\uFFFDcd__2']);
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { 'ab\u0000cd': 'nul', 'ab\uFFFDcd': 'replacement' })]));
+    expect(await warehouse.query(`SELECT "ab\uFFFDcd" AS a, "ab\uFFFDcd__2" AS b FROM deals`)).toEqual([{ a: 'nul', b: 'replacement' }]);
+  });
+
   it('writes a batch larger than one DataChunk, including a property named __proto__', async () => {
     await warehouse.applyPropertyDefinitions('deals', [def('name'), def('__proto__', 'number')]);
     const records = Array.from({ length: 5000 }, (_, i) => deal(i, '2026-01-01T00:00:00Z', { name: `deal ${i}`, __proto__: i } as never));
