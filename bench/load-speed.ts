@@ -8,8 +8,8 @@ import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
-import { quoteIdentifier, quoteLiteral } from '../src/warehouse/identifiers.js';
-import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
+import { quoteLiteral } from '../src/warehouse/identifiers.js';
+import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
 
 export interface LoadSpeedResult {
   rows: number;
@@ -29,7 +29,6 @@ export interface LoadSpeedResult {
   upsertRatio: number;
 }
 
-const q = quoteIdentifier;
 const lit = quoteLiteral;
 
 /** Every record a microsecond newer, with one value changed: an upsert that must replace every row. */
@@ -95,43 +94,35 @@ export async function benchLoadSpeed(options: {
       await warehouse.close();
     }
 
-    // The same rows, as DuckDB itself would bulk-load them: NDJSON of the table, read back with its types.
+    // The same rows, as DuckDB itself would bulk-load them: NDJSON of the table (whole, and cut into the sync's
+    // batches), read back with its types.
     const ndjson = join(dir, 'deals.ndjson');
     const source = await DuckDBInstance.create(path);
     const sourceConnection = await source.connect();
-    const columns = (await sourceConnection.runAndReadAll('DESCRIBE deals')).getRowObjectsJson() as Array<{ column_name: string; column_type: string }>;
     await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
     const batches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), options.batchRows);
     sourceConnection.closeSync();
     source.closeSync();
 
-    const target = await DuckDBInstance.create(join(dir, 'baseline.duckdb'));
-    const connection = await target.connect();
-    const columnList = columns.map((c) => `${q(c.column_name)} ${c.column_type}`).join(', ');
-    const columnStruct = `{${columns.map((c) => `${lit(c.column_name)}: ${lit(c.column_type)}`).join(', ')}}`;
-    await connection.run(`CREATE TABLE deals (${columnList})`);
-    const started = performance.now();
-    await connection.run(`INSERT INTO deals SELECT * FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${columnStruct})`);
-    await connection.run('CHECKPOINT');
-    const duckdbRowsPerSec = options.rows / ((performance.now() - started) / 1000);
-    connection.closeSync();
-    target.closeSync();
-
-    const batched = async (name: string, withHistory: boolean): Promise<number> => {
-      const instance = await DuckDBInstance.create(join(dir, name), { memory_limit: options.memoryLimit });
+    // Timed from the first statement to the last checkpoint, in a fresh file: DuckDB's own defaults for the
+    // one-shot load (the physical limit), the warehouse's memory limit and checkpoint threshold for the batches.
+    const load = async (name: string, table: BatchedTable, withHistory: boolean, settings: { memoryLimit: string } | null): Promise<number> => {
+      const instance = await DuckDBInstance.create(join(dir, name), settings ? { memory_limit: settings.memoryLimit } : {});
       const c = await instance.connect();
-      await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
-      await createBatchedTables(c, [batches]);
+      if (settings) await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
+      await createBatchedTables(c, [table]);
       const t0 = performance.now();
-      await loadBatched(c, [batches], withHistory);
+      await loadBatched(c, [table], withHistory);
       await c.run('CHECKPOINT');
       const rowsPerSec = options.rows / ((performance.now() - t0) / 1000);
       c.closeSync();
       instance.closeSync();
       return rowsPerSec;
     };
-    const duckdbBatchedRowsPerSec = await batched('batched.duckdb', false);
-    const duckdbBatchedWithHistoryRowsPerSec = await batched('batched-history.duckdb', true);
+    const warehouseSettings = { memoryLimit: options.memoryLimit };
+    const duckdbRowsPerSec = await load('baseline.duckdb', { ...batches, batches: [ndjson] }, false, null);
+    const duckdbBatchedRowsPerSec = await load('batched.duckdb', batches, false, warehouseSettings);
+    const duckdbBatchedWithHistoryRowsPerSec = await load('batched-history.duckdb', batches, true, warehouseSettings);
 
     return {
       rows: options.rows,

@@ -29,6 +29,9 @@ const n = (count: number) => Math.max(1000, Math.round(count * scale));
 const rows: Row[] = [];
 const fixed = (x: number, digits = 2) => Number(x.toFixed(digits));
 const say = (text: string) => process.stderr.write(`${text}\n`);
+// The sync's settings, SALESYNC_* from the environment included (e.g. SALESYNC_FLUSH_ROWS=10000): the load and
+// memory sections measure with them.
+const config = loadConfig(process.env);
 
 if (wanted('efficiency')) {
   say('request efficiency: full and incremental sync against the minimum the interface allows ...');
@@ -48,8 +51,6 @@ if (wanted('limiter')) {
 
 if (wanted('load')) {
   say('load speed: our upsert path against DuckDB\'s own bulk load of the same rows ...');
-  // The sync's settings, SALESYNC_* from the environment included (e.g. SALESYNC_FLUSH_ROWS=10000).
-  const config = loadConfig(process.env);
   const r = await benchLoadSpeed({ rows: n(200_000), batchRows: config.flushRows, memoryLimit: config.warehouseMemoryLimit, lingerMs: config.lingerMs });
   const k = (rowsPerSec: number) => `${(rowsPerSec / 1000).toFixed(1)}k`;
   const detail =
@@ -62,7 +63,7 @@ if (wanted('load')) {
 if (wanted('memory')) {
   for (const records of [n(100_000), n(1_000_000)]) {
     say(`memory: peak RSS of a full sync of ${records} records ...`);
-    const r = await benchMemory(records);
+    const r = await benchMemory(records, { flushRows: config.flushRows, memoryLimit: config.warehouseMemoryLimit });
     rows.push({ section: 'memory', measure: `peak RSS (MB), full sync of ${r.records} records`, value: Math.round(r.maxRssMb), goal: '< 300, flat', met: r.maxRssMb < 300, detail: `JS heap peak ${Math.round(r.maxHeapMb)} MB; ${(r.elapsedMs / 1000).toFixed(0)} s; DuckDB alone, the same rows in the same committed batches with history: ${Math.round(r.duckdbAloneMaxRssMb)} MB` });
   }
 }

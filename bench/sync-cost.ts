@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadConfig } from '../src/config.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { exportBatches, type BatchedTable } from './duckdb-batched.js';
@@ -33,7 +32,11 @@ export interface MemoryResult {
 }
 
 /** Peak RSS of a full sync in its own process: pages must stream through, so it stays flat as data grows. */
-export async function benchMemory(records: number): Promise<MemoryResult> {
+export async function benchMemory(
+  records: number,
+  /** The settings the sync child runs with (SALESYNC_* passes through to it): DuckDB alone gets the same. */
+  settings: { flushRows: number; memoryLimit: string },
+): Promise<MemoryResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-mem-'));
   const sim = await startChildSimulator({ seed: 11, size: spreadSize(records), perKeyPerMinute: 100_000_000, perOrgPerMinute: 100_000_000 });
   try {
@@ -44,7 +47,7 @@ export async function benchMemory(records: number): Promise<MemoryResult> {
     });
     assertOk(result);
     await sim.stop();
-    const alone = await duckdbAlone(warehousePath, dir);
+    const alone = await duckdbAlone(warehousePath, dir, settings);
     return { records: result.records, maxRssMb: result.maxRssMb, maxHeapMb: result.maxHeapMb, elapsedMs: result.elapsedMs, duckdbAloneMaxRssMb: alone.maxRssMb };
   } finally {
     await sim.stop();
@@ -53,22 +56,20 @@ export async function benchMemory(records: number): Promise<MemoryResult> {
 }
 
 /** The synced record tables cut into the sync's batches, then loaded again by DuckDB alone in a process of its own. */
-async function duckdbAlone(warehousePath: string, dir: string): Promise<{ maxRssMb: number }> {
-  // The settings the sync ran with (SALESYNC_* passes through to it too).
-  const config = loadConfig(process.env);
+async function duckdbAlone(warehousePath: string, dir: string, settings: { flushRows: number; memoryLimit: string }): Promise<{ maxRssMb: number }> {
   const instance = await DuckDBInstance.create(warehousePath);
   const tables: BatchedTable[] = [];
   try {
     const connection = await instance.connect();
     for (const resource of RECORD_RESOURCE_NAMES) {
-      tables.push(await exportBatches(connection, resourceDescriptor(resource).table, join(dir, 'batches'), config.flushRows));
+      tables.push(await exportBatches(connection, resourceDescriptor(resource).table, join(dir, 'batches'), settings.flushRows));
     }
     connection.closeSync();
   } finally {
     instance.closeSync();
   }
   return runDuckdbBatchedChild(
-    { path: join(dir, 'alone.duckdb'), memoryLimit: config.warehouseMemoryLimit, checkpointThreshold: CHECKPOINT_THRESHOLD, tables },
+    { path: join(dir, 'alone.duckdb'), memoryLimit: settings.memoryLimit, checkpointThreshold: CHECKPOINT_THRESHOLD, tables },
     join(dir, 'alone.json'),
   );
 }
