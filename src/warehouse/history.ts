@@ -37,25 +37,34 @@ export async function ensureHistoryTable(connection: DuckDBConnection, table: st
   }
 }
 
+/** The stage's columns (quoted) holding what a version row takes from a record. */
+export interface StagedVersion {
+  id: string;
+  updatedAt: string;
+  properties: string;
+  syncedAt: string;
+}
+
 /**
  * SQL adding the staged records' versions not seen before. `stage` holds the record table's staging columns
- * (`id`, `updated_at`, `_properties`, `_synced_at`) and what the stored row says (`_stored`,
- * `_stored_updated_at`, `_older`; see `upsertRecords`). The table and its history move together in one
- * transaction, so the stored version and every earlier one it replaced are in history already and a newer one
- * cannot be: `newer` needs no lookup. Versions older than the stored row (a late page) may or may not be there:
- * `late` looks them up, scanning the whole history table, so run it only for batches that have such rows.
- * The history table must exist (`ensureHistoryTable`).
+ * (named by `staged`) and what the stored row says (`_stored`, `_stored_updated_at`, `_older`; see
+ * `upsertRecords`). The table and its history move together in one transaction, so the stored version and
+ * every earlier one it replaced are in history already and a newer one cannot be: `newer` needs no lookup.
+ * Versions older than the stored row (a late page) may or may not be there: `late` looks them up, scanning the
+ * whole history table, so run it only for batches that have such rows. The history table must exist
+ * (`ensureHistoryTable`).
  */
-export function recordHistorySql(table: string, stage: string): { newer: string; late: string } {
+export function recordHistorySql(table: string, stage: string, staged: StagedVersion): { newer: string; late: string } {
   const history = quoteIdentifier(historyTableName(table));
-  const staged = quoteIdentifier(stage);
+  const from = quoteIdentifier(stage);
   const columns = 'id, updated_at, properties, observed_at';
+  const { id, updatedAt, properties, syncedAt } = staged;
   return {
     newer: `INSERT INTO ${history} (${columns})
-      SELECT id, updated_at, _properties, _synced_at FROM ${staged}
-      WHERE updated_at IS NOT NULL AND (NOT _stored OR updated_at > _stored_updated_at)`,
+      SELECT ${id}, ${updatedAt}, ${properties}, ${syncedAt} FROM ${from}
+      WHERE ${updatedAt} IS NOT NULL AND (NOT _stored OR ${updatedAt} > _stored_updated_at)`,
     late: `INSERT INTO ${history} (${columns})
-      SELECT s.id, s.updated_at, s._properties, s._synced_at FROM ${staged} AS s
-      WHERE s._older AND NOT EXISTS (SELECT 1 FROM ${history} AS h WHERE h.id = s.id AND h.updated_at = s.updated_at)`,
+      SELECT s.${id}, s.${updatedAt}, s.${properties}, s.${syncedAt} FROM ${from} AS s
+      WHERE s._older AND NOT EXISTS (SELECT 1 FROM ${history} AS h WHERE h.id = s.${id} AND h.updated_at = s.${updatedAt})`,
   };
 }

@@ -86,13 +86,13 @@ function readJsonType(column: StageColumn): string {
 
 /**
  * Run `work` with NDJSON `lines` (see `ndjsonEncoder`) in a private temporary file, removed afterwards. `work`
- * gets a source (a subquery) of the rows with the `columns`' names and types: every type is given, so nothing
- * is guessed, and the positional keys of the file are renamed.
+ * gets a source (a table function) of the rows with the `columns`' types under their positional keys
+ * (`ndjsonKey`: `c0`, `c1`, …): every type is given, so nothing is guessed, and no name from the service is a
+ * column name of the source, so the caller's own columns beside it can never clash with one.
  */
 export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines: readonly string[], work: (source: string) => Promise<T>): Promise<T> {
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
-  const renamed = columns.map((c, i) => `${quoteIdentifier(ndjsonKey(i))} AS ${quoteIdentifier(c.name)}`).join(', ');
   // read_json rejects a line longer than `maximum_object_size` (16 MiB by default): raised for a batch holding
   // a longer one (a UTF-16 unit is at most 3 bytes of UTF-8). DuckDB never goes below its default, so each read
   // still buffers 32 MiB per thread, whatever the file holds (measured: the same allocation at 64 KB, 1 MB and
@@ -102,7 +102,7 @@ export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines
   try {
     await writeFile(file, lines.join('\n'), { mode: 0o600 });
     return await work(
-      `(SELECT ${renamed} FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize}))`,
+      `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
     );
   } finally {
     await rm(file, { force: true });

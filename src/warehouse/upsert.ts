@@ -3,7 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { MeetingLogSummary } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
+import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
 import { stageRows, withNdjsonSource } from './staging.js';
 import { recordHistorySql } from './history.js';
 
@@ -37,6 +37,9 @@ export interface UpsertResult {
  * writer the file lock allows), not by a PRIMARY KEY: DuckDB keeps every key of an index in memory, so a
  * keyed table's footprint grows with the mirror (a 1M-record sync ran out of a 128 MB limit) and each append
  * pays for index upkeep. Without an index every join scans the table, so each batch joins it once, here.
+ *
+ * The stage keeps the records' columns under their positional keys (`c0`, `c1`, …), never under the service's
+ * names: a property named like one of the stage's own columns (`_older`, `_stored`) must not shadow it.
  */
 export async function upsertRecords(
   connection: DuckDBConnection,
@@ -50,13 +53,22 @@ export async function upsertRecords(
   const target = quoteIdentifier(table);
   const columns = recordColumns(plan);
   const names = columns.map((c) => quoteIdentifier(c.name));
-  const history = recordHistorySql(table, RECORD_STAGE);
+  // The stage's column holding a record column (system columns are unique: no property takes their names).
+  const keys = columns.map((_, i) => quoteIdentifier(ndjsonKey(i)));
+  const staged = (name: string) => keys[columns.findIndex((c) => c.name === name)]!;
+  const id = staged('id');
+  const createdAt = staged('created_at');
+  const updatedAt = staged('updated_at');
+  const properties = staged('_properties');
+  const contentHash = staged('_content_hash');
+  const history = recordHistorySql(table, RECORD_STAGE, { id, updatedAt, properties, syncedAt: staged('_synced_at') });
   // Rows not written: older than the stored row, and in a sweep also those whose content is what is stored.
   const skipped = options.onlyChanged ? '(_older OR _same)' : '_older';
   // Only the staged columns are set, so columns kept after a type change keep their values.
   const set = names
-    .filter((name) => name !== quoteIdentifier('id'))
-    .map((name) => `${name} = s.${name}`)
+    .map((name, i) => [name, keys[i]!] as const)
+    .filter(([name]) => name !== quoteIdentifier('id'))
+    .map(([name, key]) => `${name} = s.${key}`)
     .join(', ');
   // Two round trips per batch (each result would otherwise wait for a busy event loop): the stage with what it
   // holds, then the writes it needs. Statements that would find nothing are left out: a first load neither
@@ -80,17 +92,17 @@ export async function upsertRecords(
          SELECT s.*,
            t.id IS NOT NULL AS _stored,
            t.updated_at AS _stored_updated_at,
-           coalesce(t.updated_at > s.updated_at, false) AS _older,
-           coalesce(t._content_hash = s._content_hash AND t._deleted_at IS NULL, false) AS _same,
-           t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s._content_hash AS _changed,
+           coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
+           coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
+           t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
            t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy
-         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.id`,
+         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
         counts,
       ].join(';\n'),
     );
     return reader.getRowObjects()[0]!;
   });
-  const staged = Number(first.staged);
+  const stagedCount = Number(first.staged);
   const stored = Number(first.stored);
   const statements = [
     // A row stored before content hashes has none: its raw properties and timestamps decide whether it
@@ -99,22 +111,22 @@ export async function upsertRecords(
       ? []
       : [
           `UPDATE ${stage} SET _changed = l._changed
-           FROM (SELECT s.id,
-                   CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s._properties AS VARCHAR)
-                     OR t.updated_at IS DISTINCT FROM s.updated_at OR t.created_at IS DISTINCT FROM s.created_at AS _changed
-                 FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.id) AS l
-           WHERE ${stage}.id = l.id`,
+           FROM (SELECT s.${id} AS id,
+                   CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s.${properties} AS VARCHAR)
+                     OR t.updated_at IS DISTINCT FROM s.${updatedAt} OR t.created_at IS DISTINCT FROM s.${createdAt} AS _changed
+                 FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.${id}) AS l
+           WHERE ${stage}.${id} = l.id`,
         ]),
     // Every version observed: newer than the stored row straight in; an older one (a late page) unless history
     // has it already.
     history.newer,
     ...(Number(first.older) > 0 ? [history.late] : []),
     // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
-    ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, id FROM ${stage}`]),
+    ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${stage}`]),
     ...(Number(first.updated) === 0
       ? []
-      : [`UPDATE ${target} AS t SET ${set} FROM (SELECT * FROM ${stage} WHERE _stored AND NOT ${skipped}) AS s WHERE t.id = s.id`]),
-    ...(stored === staged ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${names.join(', ')} FROM ${stage} WHERE NOT _stored`]),
+      : [`UPDATE ${target} AS t SET ${set} FROM (SELECT * FROM ${stage} WHERE _stored AND NOT ${skipped}) AS s WHERE t.id = s.${id}`]),
+    ...(stored === stagedCount ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${keys.join(', ')} FROM ${stage} WHERE NOT _stored`]),
   ];
   const drop = `DROP TABLE ${stage}`;
   if (Number(first.legacy) === 0) {

@@ -217,6 +217,28 @@ describe('DuckDB warehouse', () => {
     expect(await warehouse.query(`SELECT "ab\uFFFDcd" AS a, "ab\uFFFDcd__2" AS b FROM deals`)).toEqual([{ a: 'nul', b: 'replacement' }]);
   });
 
+  it('writes, updates and skips rows whose properties are named like the upsert stage’s own columns', async () => {
+    const names = ['_stored', '_stored_updated_at', '_older', '_same', '_changed', '_legacy', '_stored_rowid', 'c0', 'c2', 'k0'];
+    await warehouse.applyPropertyDefinitions('deals', names.map((n) => def(n)));
+    const version = (day: string, n = 1) => deal(n, `2026-01-0${day}T00:00:00Z`, Object.fromEntries(names.map((name) => [name, `${name}@${day}`])));
+    expect(await warehouse.commitBatch('deals', batch([version('2')]))).toMatchObject({ written: 1, changed: 1 });
+    expect(await warehouse.commitBatch('deals', batch([version('3'), version('3', 2)]))).toMatchObject({ written: 2, changed: 2 });
+    // A late page: older than the stored row, so not written, but kept in history.
+    expect(await warehouse.commitBatch('deals', batch([version('1')]))).toMatchObject({ written: 0 });
+    const rows = await warehouse.query(`SELECT id, ${names.map((n) => `"${n}"`).join(', ')} FROM deals ORDER BY id`);
+    expect(rows).toEqual([
+      { id: ID(1), ...Object.fromEntries(names.map((name) => [name, `${name}@3`])) },
+      { id: ID(2), ...Object.fromEntries(names.map((name) => [name, `${name}@3`])) },
+    ]);
+    const history = await warehouse.query(`SELECT id, strftime(updated_at AT TIME ZONE 'UTC', '%d') AS day FROM deals_history ORDER BY id, updated_at`);
+    expect(history).toEqual([
+      { id: ID(1), day: '01' },
+      { id: ID(1), day: '02' },
+      { id: ID(1), day: '03' },
+      { id: ID(2), day: '03' },
+    ]);
+  });
+
   it('writes a batch larger than one DataChunk, including a property named __proto__', async () => {
     await warehouse.applyPropertyDefinitions('deals', [def('name'), def('__proto__', 'number')]);
     const records = Array.from({ length: 5000 }, (_, i) => deal(i, '2026-01-01T00:00:00Z', { name: `deal ${i}`, __proto__: i } as never));
