@@ -15,6 +15,7 @@ import {
   ensureFixedSchema,
   ensureRecordTable,
   fixedSchemaSql,
+  keptColumns,
   planFromAssignments,
   readAssignments,
   tableColumns,
@@ -104,13 +105,16 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   const nowIso = (): string => new Date().toISOString();
 
-  // What a write session has already checked, so a run's many commits skip it: tables known to exist and
-  // each resource's column plan. Per connection (a new session checks again, as another process may have
+  // What a write session has already checked, so a run's many commits skip it: tables known to exist, each
+  // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new session checks again, as another process may have
   // written in between), and filled only after a commit, since a rolled-back transaction created nothing.
-  const sessionFacts = new WeakMap<DuckDBConnection, { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]> }>();
+  const sessionFacts = new WeakMap<
+    DuckDBConnection,
+    { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]>; kept: Map<RecordResourceName, string[]> }
+  >();
   const factsOf = (connection: DuckDBConnection) => {
     let facts = sessionFacts.get(connection);
-    if (!facts) sessionFacts.set(connection, (facts = { tables: new Set(), plans: new Map() }));
+    if (!facts) sessionFacts.set(connection, (facts = { tables: new Set(), plans: new Map(), kept: new Map() }));
     return facts;
   };
 
@@ -125,6 +129,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     applyPropertyDefinitions: (resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]> =>
       serialized('applyPropertyDefinitions', 'write', (connection) => {
         factsOf(connection).plans.delete(resource);
+        factsOf(connection).kept.delete(resource);
         return inTransaction(connection, async () => {
           const now = nowIso();
           const before = await readAssignments(connection, resource);
@@ -159,6 +164,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const known = facts.tables.has(table);
         const plan = facts.plans.get(resource) ?? planFromAssignments(await readAssignments(connection, resource));
         const lines = early && samePlan(plan, guess!) ? await early : encodeRecords(records, plan, syncedAt);
+        let kept = facts.kept.get(resource);
         const result = await inTransaction(connection, async () => {
           const now = nowIso();
           if (!known) {
@@ -168,7 +174,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
           const sweep = batch.sweep;
           if (sweep?.fresh) await clearSeen(connection, sweep.key);
-          const { written, changed } = await upsertRecords(connection, table, plan, lines, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
+          kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
+          const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
           const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries) : 0;
           // Only a complete sweep knows what vanished: its last batch marks, in the same transaction.
           const deleted = sweep && batch.checkpoint?.cursor === null ? await markUnseenDeleted(connection, table, sweep.key, sweep.startedAt, now) : 0;
@@ -176,6 +183,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         });
         facts.tables.add(table);
         facts.plans.set(resource, plan);
+        facts.kept.set(resource, kept!);
         lastPlans.set(resource, plan);
         return result;
       });

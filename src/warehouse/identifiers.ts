@@ -24,6 +24,12 @@ export function quoteLiteral(text: string): string {
 /** Columns every record table has; no property may take these names (compared case-insensitively). */
 export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at', '_properties', '_synced_at', '_deleted_at', '_content_hash'] as const;
 
+/**
+ * Names no property column may take either: DuckDB's `rowid` pseudo-column, which a column so named hides
+ * (the upsert replaces stored rows by rowid).
+ */
+const RESERVED_COLUMNS = ['rowid'] as const;
+
 /** A property's persisted column (a row of property_definitions). */
 export interface ColumnAssignment {
   apiName: string;
@@ -52,7 +58,7 @@ function compareCodeUnits(a: string, b: string): number {
  * - an existing assignment whose SQL type is unchanged keeps its column forever;
  * - a new property takes its api_name (a NUL in it becomes U+FFFD); a type change takes `<api_name>__<type>`
  *   (the old column is kept);
- * - a name already taken (case-insensitively) by a system column, an existing column or an earlier
+ * - a name already taken (case-insensitively) by a system or reserved column, an existing column or an earlier
  *   assignment gets `__2`, `__3`, ... New names are handed out in api_name order, so the result does not
  *   depend on the order the service lists definitions in.
  * `existingColumns` are the table's current columns (including columns kept after a type change).
@@ -62,7 +68,7 @@ export function assignColumnNames(
   definitions: readonly PropertyDefinition[],
   existingColumns: readonly string[] = [],
 ): ColumnNaming {
-  const taken = new Set<string>([...SYSTEM_COLUMNS, ...existingColumns, ...existing.map((a) => a.columnName)].map(foldCase));
+  const taken = new Set<string>([...SYSTEM_COLUMNS, ...RESERVED_COLUMNS, ...existingColumns, ...existing.map((a) => a.columnName)].map(foldCase));
   const byApiName = new Map(existing.map((a) => [a.apiName, a]));
   // The last listing of a duplicated api_name wins.
   const unique = new Map(definitions.map((d) => [d.api_name, d]));

@@ -13,7 +13,7 @@ import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { sqlTypeFor, type SqlType } from './column-types.js';
 import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from './identifiers.js';
-import { toColumnValue, type StagedRow } from './rows.js';
+import { recordColumns, toColumnValue, type StagedRow } from './rows.js';
 import { stageRows } from './staging.js';
 import { parseInstantMicros } from '../core/time.js';
 
@@ -67,6 +67,15 @@ export async function tableColumns(connection: DuckDBConnection, table: string):
   );
   const names = reader.getRowObjects().map((r) => String(r.column_name));
   return names.length === 0 ? null : names;
+}
+
+/**
+ * The table's columns that a batch of `plan` does not write: those kept after a type change (the plan holds
+ * every assignment, listed now or not). Compared as DuckDB compares names, case-insensitively.
+ */
+export function keptColumns(columns: readonly string[], plan: readonly ColumnPlan[]): string[] {
+  const written = new Set(recordColumns(plan).map((c) => c.name.toLowerCase()));
+  return columns.filter((name) => !written.has(name.toLowerCase()));
 }
 
 /** Every column assignment of a resource, listed now or not (unlisted properties keep their column). */

@@ -29,11 +29,17 @@ export interface UpsertResult {
 /**
  * Stage the (already deduplicated) records beside what the table stores for each id, then, from that one
  * pass over the table: record new versions in history, skip rows older than the stored row (a late page must
- * not regress a row; equal timestamps rewrite idempotently), update the rows already there and append the
- * rest. Columns not in the plan (kept after a type change) are left as they are. `lines` are the records'
- * NDJSON rows (`encodeRecords`), made before the transaction so a run encodes while the previous batch commits.
+ * not regress a row; equal timestamps rewrite idempotently), and write the rest: a stored row is replaced
+ * (deleted by its rowid and appended anew), a new one appended. `kept` are the table's columns not in the plan
+ * (kept after a type change): a replaced row carries their values over.
  *
- * Ids stay unique by construction (a deduplicated batch, updated or appended in one transaction by the one
+ * Replaced, not updated: DuckDB holds what an UPDATE changed in memory until the next checkpoint (at a
+ * 128 MB limit, re-writing 200k stored rows in batches of 2000 ran out of memory), while a delete marks rows
+ * and an append writes them like any other; the deleted rows' space is reclaimed at checkpoints (a table
+ * re-written four times over stayed the size it was). `lines` are the records' NDJSON rows (`encodeRecords`),
+ * made before the transaction so a run encodes while the previous batch commits.
+ *
+ * Ids stay unique by construction (a deduplicated batch, replaced or appended in one transaction by the one
  * writer the file lock allows), not by a PRIMARY KEY: DuckDB keeps every key of an index in memory, so a
  * keyed table's footprint grows with the mirror (a 1M-record sync ran out of a 128 MB limit) and each append
  * pays for index upkeep. Without an index every join scans the table, so each batch joins it once, here.
@@ -45,6 +51,7 @@ export async function upsertRecords(
   connection: DuckDBConnection,
   table: string,
   plan: readonly ColumnPlan[],
+  kept: readonly string[],
   lines: readonly string[],
   options: UpsertOptions = {},
 ): Promise<UpsertResult> {
@@ -52,9 +59,11 @@ export async function upsertRecords(
   const stage = quoteIdentifier(RECORD_STAGE);
   const target = quoteIdentifier(table);
   const columns = recordColumns(plan);
-  const names = columns.map((c) => quoteIdentifier(c.name));
+  const names = [...columns.map((c) => quoteIdentifier(c.name)), ...kept.map(quoteIdentifier)];
   // The stage's column holding a record column (system columns are unique: no property takes their names).
   const keys = columns.map((_, i) => quoteIdentifier(ndjsonKey(i)));
+  // The stored row's kept columns, under names of the stage's own.
+  const keptKeys = kept.map((_, i) => quoteIdentifier(`k${i}`));
   const staged = (name: string) => keys[columns.findIndex((c) => c.name === name)]!;
   const id = staged('id');
   const createdAt = staged('created_at');
@@ -64,20 +73,16 @@ export async function upsertRecords(
   const history = recordHistorySql(table, RECORD_STAGE, { id, updatedAt, properties, syncedAt: staged('_synced_at') });
   // Rows not written: older than the stored row, and in a sweep also those whose content is what is stored.
   const skipped = options.onlyChanged ? '(_older OR _same)' : '_older';
-  // Only the staged columns are set, so columns kept after a type change keep their values.
-  const set = names
-    .map((name, i) => [name, keys[i]!] as const)
-    .filter(([name]) => name !== quoteIdentifier('id'))
-    .map(([name, key]) => `${name} = s.${key}`)
-    .join(', ');
+  // A column named `rowid` hides DuckDB's own (no property takes that name now, but a warehouse made before may
+  // have one): there, stored rows are found by id, one more scan of the table.
+  const rowidHidden = [...columns.map((c) => c.name), ...kept].some((name) => name.toLowerCase() === 'rowid');
+  const replaced = `SELECT ${rowidHidden ? id : '_stored_rowid'} FROM ${stage} WHERE _stored AND NOT ${skipped}`;
   // Two round trips per batch (each result would otherwise wait for a busy event loop): the stage with what it
   // holds, then the writes it needs. Statements that would find nothing are left out: a first load neither
-  // updates stored rows nor looks for rows stored before content hashes, and a re-sync of stored rows appends
-  // nothing (each costs a few milliseconds even when empty).
+  // replaces stored rows nor looks for rows stored before content hashes, and a re-sync that writes nothing
+  // appends nothing (each costs a few milliseconds even when empty).
   const counts =
-    `SELECT count(*)::INTEGER AS staged,
-            count(*) FILTER (WHERE _stored)::INTEGER AS stored,
-            count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS updated,
+    `SELECT count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
@@ -86,24 +91,22 @@ export async function upsertRecords(
   const first = await withNdjsonSource(columns, lines, async (source) => {
     const reader = await connection.runAndReadAll(
       [
-        // What the stored row says about each staged one, from the narrow columns only: the join scans every
-        // stored row's copy of what it references, and `_properties` is most of a table.
+        // What the stored row says about each staged one, from the narrow columns only (and kept ones, rare):
+        // the join scans every stored row's copy of what it references, and `_properties` is most of a table.
         `CREATE OR REPLACE TEMP TABLE ${stage} AS
-         SELECT s.*,
+         SELECT s.*,${kept.map((name, i) => ` t.${quoteIdentifier(name)} AS ${keptKeys[i]},`).join('')}
            t.id IS NOT NULL AS _stored,
            t.updated_at AS _stored_updated_at,
            coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
            coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
            t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
-           t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy
+           t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
          FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
         counts,
       ].join(';\n'),
     );
     return reader.getRowObjects()[0]!;
   });
-  const stagedCount = Number(first.staged);
-  const stored = Number(first.stored);
   const statements = [
     // A row stored before content hashes has none: its raw properties and timestamps decide whether it
     // changed, so an upgrade is not counted as drift.
@@ -123,10 +126,8 @@ export async function upsertRecords(
     ...(Number(first.older) > 0 ? [history.late] : []),
     // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
     ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${stage}`]),
-    ...(Number(first.updated) === 0
-      ? []
-      : [`UPDATE ${target} AS t SET ${set} FROM (SELECT * FROM ${stage} WHERE _stored AND NOT ${skipped}) AS s WHERE t.id = s.${id}`]),
-    ...(stored === stagedCount ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${keys.join(', ')} FROM ${stage} WHERE NOT _stored`]),
+    ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
+    ...(Number(first.n) === 0 ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${[...keys, ...keptKeys].join(', ')} FROM ${stage} WHERE NOT ${skipped}`]),
   ];
   const drop = `DROP TABLE ${stage}`;
   if (Number(first.legacy) === 0) {

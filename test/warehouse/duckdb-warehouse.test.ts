@@ -249,15 +249,16 @@ describe('DuckDB warehouse', () => {
     ]);
   });
 
-  it('keeps old values readable when a property changes type, and fills the new column from raw properties', async () => {
+  it('keeps old values readable when a property changes type, also when their row is re-written, and fills the new column from raw properties', async () => {
     await warehouse.applyPropertyDefinitions('deals', [def('amount', 'number')]);
-    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { amount: 100 })]));
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { amount: 100 }), deal(3, '2026-01-01T00:00:00Z', { amount: 300 })]));
     const plan = await warehouse.applyPropertyDefinitions('deals', [def('amount', 'text')]);
     expect(plan).toEqual([{ apiName: 'amount', columnName: 'amount__varchar', propertyType: 'text', sqlType: 'VARCHAR' }]);
-    await warehouse.commitBatch('deals', batch([deal(2, '2026-01-01T00:00:00Z', { amount: 'about 5k' })]));
+    await warehouse.commitBatch('deals', batch([deal(2, '2026-01-01T00:00:00Z', { amount: 'about 5k' }), deal(3, '2026-01-02T00:00:00Z', { amount: 'three' })]));
     expect(await warehouse.query(`SELECT id, amount, amount__varchar FROM deals ORDER BY id`)).toEqual([
       { id: ID(1), amount: 100, amount__varchar: '100' },
       { id: ID(2), amount: null, amount__varchar: 'about 5k' },
+      { id: ID(3), amount: 300, amount__varchar: 'three' },
     ]);
     const [definition] = await warehouse.query(`SELECT column_name, property_type FROM property_definitions WHERE api_name = 'amount'`);
     expect(definition).toEqual({ column_name: 'amount__varchar', property_type: 'text' });
