@@ -47,6 +47,11 @@ describe('assignColumnNames', () => {
     expect(plan.map((p) => p.columnName)).toEqual(['id__2', 'UPDATED_AT__2', '_properties__2', '_Synced_At__2', 'created_at__2', '_deleted_at__2']);
   });
 
+  it('never lets a property take the name rowid, which would hide DuckDB\'s own row id', () => {
+    const { plan } = assignColumnNames([], [def('rowid'), def('RowId')]);
+    expect(plan.map((p) => p.columnName)).toEqual(['rowid__3', 'RowId__2']);
+  });
+
   it('keeps an existing column when a colliding api_name arrives later', () => {
     const existing: ColumnAssignment[] = [{ apiName: 'region01', columnName: 'region01', propertyType: 'text' }];
     const { plan, added } = assignColumnNames(existing, [def('Region01'), def('region01')], ['region01']);
