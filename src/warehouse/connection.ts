@@ -54,8 +54,13 @@ export function isDiskFull(message: string): boolean {
   return DISK_FULL.test(message);
 }
 
-/** DuckDB's words when a query needs more than its `memory_limit` (the text goes on with SQL-level advice). */
-const OUT_OF_MEMORY = /^Out of Memory Error: [^\n]*/m;
+/**
+ * DuckDB's words when a query needs more than its `memory_limit` (the text goes on with SQL-level advice), or
+ * when a checkpoint does: that one DuckDB raises as FATAL (e.g. "FATAL Error: Failed to create checkpoint
+ * because of error: failed to pin block of size 256.0 KiB (122.0 MiB/122.0 MiB used)", seen with 100 property
+ * columns at 128MB). The commits before it are in the WAL; the next open replays them.
+ */
+const OUT_OF_MEMORY = /^Out of Memory Error: [^\n]*|^FATAL Error: [^\n]*(?:failed to pin block|could not allocate block|failed to allocate)[^\n]*/m;
 
 /**
  * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the
@@ -77,7 +82,7 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
     return new SalesyncError(
       'warehouse_out_of_memory',
       `The warehouse ${path} needed more memory than DuckDB's limit (${what}: ${outOfMemory[0]}). ` +
-        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (or lower SALESYNC_FLUSH_ROWS), then run again; walks resume from their last checkpoint.',
+        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (a table of many properties needs more: 512MB for 300), then run again; walks resume from their last checkpoint.',
       { cause: error, context: { path, operation: what } },
     );
   }

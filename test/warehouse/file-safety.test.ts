@@ -89,6 +89,15 @@ describe('a full disk', () => {
     expect(error.message).not.toContain('\n');
   });
 
+  it('names a checkpoint that ran out of memory (DuckDB raises it as FATAL) the same way', () => {
+    const message =
+      'FATAL Error: Failed to create checkpoint because of error: failed to pin block of size 256.0 KiB (122.0 MiB/122.0 MiB used)';
+    const error = warehouseFailure('/d/w.duckdb', 'commitBatch', new Error(message));
+    expect(error.code).toBe('warehouse_out_of_memory');
+    expect(error.message).toContain('failed to pin block of size 256.0 KiB');
+    expect(error.message).toContain('SALESYNC_DUCKDB_MEMORY');
+  });
+
   it('leaves every other DuckDB failure warehouse_error', () => {
     const error = warehouseFailure('/d/w.duckdb', 'query', new Error('Parser Error: syntax error at or near "SELEC"'));
     expect(error.code).toBe('warehouse_error');
