@@ -106,8 +106,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const nowIso = (): string => new Date().toISOString();
 
   // What a write session has already checked, so a run's many commits skip it: tables known to exist, each
-  // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new session checks again, as another process may have
-  // written in between), and filled only after a commit, since a rolled-back transaction created nothing.
+  // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new
+  // session checks again, as another process may have written in between), and filled only after a commit,
+  // since a rolled-back transaction created nothing.
   const sessionFacts = new WeakMap<
     DuckDBConnection,
     { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]>; kept: Map<RecordResourceName, string[]> }
