@@ -57,8 +57,8 @@ export function isDiskFull(message: string): boolean {
 /**
  * DuckDB's words when a query needs more than its `memory_limit` (the text goes on with SQL-level advice), or
  * when a checkpoint does: that one DuckDB raises as FATAL (e.g. "FATAL Error: Failed to create checkpoint
- * because of error: failed to pin block of size 256.0 KiB (122.0 MiB/122.0 MiB used)", seen with 100 property
- * columns at 128MB). The commits before it are in the WAL; the next open replays them.
+ * because of error: failed to pin block of size 256.0 KiB (244.0 MiB/244.1 MiB used)", from `npm run bench:wide --
+ * --columns 225` at 256MB). The commits before it are in the WAL; the next open replays them.
  */
 const OUT_OF_MEMORY = /^Out of Memory Error: [^\n]*|^FATAL Error: [^\n]*(?:failed to pin block|could not allocate block|failed to allocate)[^\n]*/m;
 

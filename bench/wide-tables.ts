@@ -1,0 +1,72 @@
+/**
+ * How many property columns a memory limit holds: for each `--columns` count, a deals table of that many
+ * properties (every third a number, the rest short text) takes `--batches` committed batches of 2000 records,
+ * then the same records again, newer (each stored row replaced), through the warehouse at `--memory`, as a
+ * sync opens it. Each count in a fresh file; prints whether it held, or the error's code and first line.
+ *
+ *   npm run bench:wide -- [--memory 256MB] [--columns 200,225] [--batches 10]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { SalesyncError } from '../src/core/errors.js';
+import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
+import { openWarehouse } from '../src/warehouse/index.js';
+
+const BATCH_ROWS = 2000;
+
+const { values } = parseArgs({
+  options: { memory: { type: 'string', default: '256MB' }, columns: { type: 'string', default: '200,225' }, batches: { type: 'string', default: '10' } },
+});
+const memoryLimit = values.memory;
+const batches = Number(values.batches);
+
+function definitions(width: number): PropertyDefinition[] {
+  return Array.from({ length: width }, (_, i) => ({
+    api_name: `p${i}`,
+    display_name: `P ${i}`,
+    property_type: i % 3 === 0 ? 'number' : 'text',
+    is_core: false,
+    is_required_on_create: false,
+    options: [],
+  }));
+}
+
+function record(n: number, day: number, defs: readonly PropertyDefinition[]): ServiceRecord {
+  const properties = Object.fromEntries(defs.map((d, i) => [d.api_name, i % 3 === 0 ? n + i : `value ${n} ${i} ${'x'.repeat(12)}`]));
+  return { id: `D${String(n).padStart(17, '0')}`, created_at: '2026-01-01T00:00:00Z', updated_at: `2026-01-0${day}T00:00:00Z`, properties };
+}
+
+/** Both passes, two commits in flight as a walk hands them over; the first failure ends the trial. */
+async function trial(width: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-wide-'));
+  const warehouse = openWarehouse({ path: join(dir, 'warehouse.duckdb'), logger: pino({ level: 'silent' }), memoryLimit });
+  try {
+    const defs = definitions(width);
+    await warehouse.applyPropertyDefinitions('deals', defs);
+    for (const day of [1, 2]) {
+      let previous: Promise<unknown> | undefined;
+      for (let b = 0; b < batches; b += 1) {
+        const records = Array.from({ length: BATCH_ROWS }, (_, i) => record(b * BATCH_ROWS + i, day, defs));
+        const checkpoint = { cursor: `c${b}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' as const };
+        const commit = warehouse.commitBatch('deals', { records, checkpoint, after: previous });
+        await previous;
+        previous = commit;
+      }
+      await previous;
+    }
+    return 'held';
+  } catch (error) {
+    const code = error instanceof SalesyncError ? error.code : 'error';
+    return `failed: ${code}: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`;
+  } finally {
+    await warehouse.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+for (const width of values.columns.split(',').map(Number)) {
+  process.stdout.write(`${width} property columns at ${memoryLimit}, ${batches} batches of ${BATCH_ROWS} twice: ${await trial(width)}\n`);
+}
