@@ -1,10 +1,11 @@
 /**
  * How many property columns a memory limit holds: for each `--columns` count, a deals table of that many
  * properties (every third a number, the rest short text) takes `--batches` committed batches of 2000 records,
- * then the same records again, newer (each stored row replaced), through the warehouse at `--memory`, as a
- * sync opens it. Each count in a fresh file; prints whether it held, or the error's code and first line.
+ * then the same records again, newer (each stored row replaced), through the warehouse at `--memory` (by
+ * default the limit a sync sets itself when SALESYNC_DUCKDB_MEMORY is unset), as a sync opens it. Each count in
+ * a fresh file; prints whether it held, or the error's code and first line.
  *
- *   npm run bench:wide -- [--memory 256MB] [--columns 200,225] [--batches 10]
+ *   npm run bench:wide -- [--memory 256MB|auto] [--columns 200,250] [--batches 10]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,13 +15,15 @@ import { pino } from 'pino';
 import { SalesyncError } from '../src/core/errors.js';
 import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
 import { openWarehouse } from '../src/warehouse/index.js';
+import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
+import { recordColumns } from '../src/warehouse/rows.js';
 
 const BATCH_ROWS = 2000;
 
 const { values } = parseArgs({
-  options: { memory: { type: 'string', default: '256MB' }, columns: { type: 'string', default: '200,225' }, batches: { type: 'string', default: '10' } },
+  options: { memory: { type: 'string', default: 'auto' }, columns: { type: 'string', default: '200,250' }, batches: { type: 'string', default: '10' } },
 });
-const memoryLimit = values.memory;
+const memoryLimit = values.memory === 'auto' ? undefined : values.memory;
 const batches = Number(values.batches);
 
 function definitions(width: number): PropertyDefinition[] {
@@ -42,7 +45,7 @@ function record(n: number, day: number, defs: readonly PropertyDefinition[]): Se
 /** Both passes, two commits in flight as a walk hands them over; the first failure ends the trial. */
 async function trial(width: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-wide-'));
-  const warehouse = openWarehouse({ path: join(dir, 'warehouse.duckdb'), logger: pino({ level: 'silent' }), memoryLimit });
+  const warehouse = openWarehouse({ path: join(dir, 'warehouse.duckdb'), logger: pino({ level: 'silent' }), ...(memoryLimit ? { memoryLimit } : {}) });
   try {
     const defs = definitions(width);
     await warehouse.applyPropertyDefinitions('deals', defs);
@@ -68,5 +71,5 @@ async function trial(width: number): Promise<string> {
 }
 
 for (const width of values.columns.split(',').map(Number)) {
-  process.stdout.write(`${width} property columns at ${memoryLimit}, ${batches} batches of ${BATCH_ROWS} twice: ${await trial(width)}\n`);
+  process.stdout.write(`${width} property columns at ${memoryLimit ?? `the automatic limit (${automaticMemoryLimit(recordColumns([]).length + width)})`}, ${batches} batches of ${BATCH_ROWS} twice: ${await trial(width)}\n`);
 }

@@ -38,9 +38,10 @@ export interface Config {
   lingerMs: number;
   /**
    * SALESYNC_DUCKDB_MEMORY: DuckDB's memory limit in this process (`256MB`, `1GB`); past it, DuckDB evicts
-   * cached blocks and spills to temporary files instead of growing with the file. @defaultValue 256MB
+   * cached blocks and spills to temporary files instead of growing with the file. @defaultValue null: 256MB,
+   * raised for a batch into a table of many property columns or holding a record over 16 MiB (`automaticMemoryLimit`)
    */
-  warehouseMemoryLimit: string;
+  warehouseMemoryLimit: string | null;
   /** SALESYNC_LOCK_TIMEOUT: how long a writer waits for a warehouse file held by another process. @defaultValue 5m */
   lockTimeoutMs: number;
   /**
@@ -98,7 +99,7 @@ export const DEFAULT_CONFIG: Config = {
   retryLimit: 5,
   retryBaseDelayMs: 500,
   lingerMs: 500,
-  warehouseMemoryLimit: '256MB',
+  warehouseMemoryLimit: null,
   lockTimeoutMs: 5 * 60_000,
   snapshotPath: null,
   summariesWindowMs: 14 * 24 * 60 * 60_000,

@@ -47,7 +47,7 @@ export function createWarehouse(config: Config, logger: Logger, options: { forRu
     path: config.warehousePath,
     lockTimeoutMs: config.lockTimeoutMs,
     lingerMs: options.forRun ? config.lingerMs : 0,
-    memoryLimit: config.warehouseMemoryLimit,
+    ...(config.warehouseMemoryLimit ? { memoryLimit: config.warehouseMemoryLimit } : {}),
     logger,
   });
 }

@@ -82,7 +82,7 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
     return new SalesyncError(
       'warehouse_out_of_memory',
       `The warehouse ${path} needed more memory than DuckDB's limit (${what}: ${outOfMemory[0]}). ` +
-        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (a table of many properties needs more: 512MB for 300), then run again; walks resume from their last checkpoint.',
+        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (unset, each batch gets 256MB, or 96 MB plus 1 MB per column of its table when that is more), then run again; walks resume from their last checkpoint.',
       { cause: error, context: { path, operation: what } },
     );
   }

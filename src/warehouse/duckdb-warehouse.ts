@@ -9,7 +9,8 @@ import type { PropertyDefinition, ServiceRecord, ServiceUser } from '../core/typ
 import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
 import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
-import { dedupeLatest, encodeRecords, recordEncoder } from './rows.js';
+import { dedupeLatest, encodeRecords, recordColumns, recordEncoder } from './rows.js';
+import { ndjsonObjectSize } from './staging.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -27,6 +28,7 @@ import { ensureHistoryTable } from './history.js';
 import { clearSeen, markUnseenDeleted, selectLogsAwaitingSummaries } from './reconcile.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
+import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically } from './snapshot.js';
 import { rebuildViews } from './views.js';
@@ -71,7 +73,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     path,
     lockTimeoutMs,
     ...(logger ? { logger } : {}),
-    ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}),
+    memoryLimit: options.memoryLimit ?? `${BASE_MEMORY_LIMIT_MB}MB`,
     onWriteOpen: async (connection: DuckDBConnection) => {
       schemaSql ??= fixedSchemaSql();
       await ensureFixedSchema(connection, schemaSql);
@@ -111,12 +113,30 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // since a rolled-back transaction created nothing.
   const sessionFacts = new WeakMap<
     DuckDBConnection,
-    { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]>; kept: Map<RecordResourceName, string[]> }
+    { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]>; kept: Map<RecordResourceName, string[]>; memoryLimit: string }
   >();
   const factsOf = (connection: DuckDBConnection) => {
     let facts = sessionFacts.get(connection);
-    if (!facts) sessionFacts.set(connection, (facts = { tables: new Set(), plans: new Map(), kept: new Map() }));
+    if (!facts) sessionFacts.set(connection, (facts = { tables: new Set(), plans: new Map(), kept: new Map(), memoryLimit: openOptions.memoryLimit }));
     return facts;
+  };
+
+  // Without a limit of the operator's, each commit sets DuckDB's to what its batch needs (`automaticMemoryLimit`):
+  // a wide table or a huge record gets more, and the next ordinary batch gives it back.
+  const automaticMemory = options.memoryLimit === undefined;
+  const fitMemory = async (connection: DuckDBConnection, columns: number, objectBytes: number): Promise<void> => {
+    if (!automaticMemory) return;
+    const facts = factsOf(connection);
+    const limit = automaticMemoryLimit(columns, objectBytes);
+    if (limit === facts.memoryLimit) return;
+    try {
+      await connection.run(`SET memory_limit = '${limit}'`);
+      facts.memoryLimit = limit;
+      logger?.debug({ path, memoryLimit: limit, columns, objectBytes }, 'DuckDB memory limit set for the batch');
+    } catch (error) {
+      // Only lowering can fail (DuckDB could not evict enough): the batch runs at the higher limit it has.
+      logger?.debug({ path, memoryLimit: limit, err: error instanceof Error ? error.message : String(error) }, 'DuckDB memory limit kept');
+    }
   };
 
   // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
@@ -166,6 +186,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const plan = facts.plans.get(resource) ?? planFromAssignments(await readAssignments(connection, resource));
         const lines = early && samePlan(plan, guess!) ? await early : encodeRecords(records, plan, syncedAt);
         let kept = facts.kept.get(resource);
+        kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
+        await fitMemory(connection, recordColumns(plan).length + kept.length, ndjsonObjectSize(lines));
         const result = await inTransaction(connection, async () => {
           const now = nowIso();
           if (!known) {
@@ -175,7 +197,6 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
           const sweep = batch.sweep;
           if (sweep?.fresh) await clearSeen(connection, sweep.key);
-          kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
           const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
           const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries) : 0;
           // Only a complete sweep knows what vanished: its last batch marks, in the same transaction.
@@ -184,7 +205,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         });
         facts.tables.add(table);
         facts.plans.set(resource, plan);
-        facts.kept.set(resource, kept!);
+        facts.kept.set(resource, kept);
         lastPlans.set(resource, plan);
         return result;
       });

@@ -78,6 +78,17 @@ export async function stageRows(
   }
 }
 
+/**
+ * The `maximum_object_size` `read_json` needs for `lines`: it rejects a longer line (16 MiB by default), so it
+ * is raised for a batch holding one (a UTF-16 unit is at most 3 bytes of UTF-8). DuckDB never goes below its
+ * default, so each read still buffers 32 MiB per thread, whatever the file holds (measured: the same
+ * allocation at 64 KB, 1 MB and 16 MB; at a 64 MB memory limit no batch could be staged).
+ */
+export function ndjsonObjectSize(lines: readonly string[]): number {
+  const longest = lines.reduce((max, line) => Math.max(max, line.length), 0);
+  return Math.max(MIN_OBJECT_SIZE, 3 * longest + 1);
+}
+
 /** The type `read_json` parses a column as: text holding JSON arrives as VARCHAR and is cast on insert. */
 function readJsonType(column: StageColumn): string {
   if (column.nested) return 'JSON';
@@ -93,12 +104,7 @@ function readJsonType(column: StageColumn): string {
 export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines: readonly string[], work: (source: string) => Promise<T>): Promise<T> {
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
-  // read_json rejects a line longer than `maximum_object_size` (16 MiB by default): raised for a batch holding
-  // a longer one (a UTF-16 unit is at most 3 bytes of UTF-8). DuckDB never goes below its default, so each read
-  // still buffers 32 MiB per thread, whatever the file holds (measured: the same allocation at 64 KB, 1 MB and
-  // 16 MB; at a 64 MB memory limit no batch could be staged).
-  const longest = lines.reduce((max, line) => Math.max(max, line.length), 0);
-  const maximumObjectSize = Math.max(MIN_OBJECT_SIZE, 3 * longest + 1);
+  const maximumObjectSize = ndjsonObjectSize(lines);
   try {
     await writeFile(file, lines.join('\n'), { mode: 0o600 });
     return await work(

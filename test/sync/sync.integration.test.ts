@@ -131,6 +131,20 @@ describe('sync against the simulator', () => {
     await expectMirrorsTruth(harness.env().warehouse, harness.sim);
   });
 
+  it('mirrors an organization with 300 custom deal properties at the default settings (a fixed 256MB could not commit its batches)', async () => {
+    harness = await startHarness({ seed: 8, size: { ...SMALL, deals: 2000 } });
+    const admin = harness.sim.admin;
+    const wide = Array.from({ length: 300 }, (_, i) =>
+      admin.addProperty('deals', { display_name: `項目 ${i}`, property_type: i % 3 === 0 ? 'number' : 'text' }).api_name,
+    );
+    for (const [n, deal] of admin.truth().records.deals.entries()) {
+      admin.updateRecord('deals', deal.id, Object.fromEntries(wide.map((name, i) => [name, i % 3 === 0 ? n + i : `値 ${n} ${i}`])));
+    }
+    const report = await harness.sync();
+    expect(report.results.map((r) => r.error?.code ?? 'ok')).toEqual(report.results.map(() => 'ok'));
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
   it('records every run in sync_runs with its requests and outcome', async () => {
     harness = await startHarness({ seed: 9, size: SMALL });
     await harness.sync({ resources: ['companies', 'users'] });

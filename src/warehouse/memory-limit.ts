@@ -1,0 +1,27 @@
+/**
+ * DuckDB's memory limit when the operator sets none (`SALESYNC_DUCKDB_MEMORY` unset): 256 MB, raised for a
+ * batch that needs more. What a commit needs grows with its table's width and its largest record, not with
+ * the number of rows: DuckDB holds a block per column of every table a batch is appended to (its stage and the
+ * record table itself), and `read_json` buffers a multiple of the largest object it may meet. Measured on 2
+ * cores with `npm run bench:wide` (batches of 2000 records written, then replaced: 256MB held 200 property
+ * columns but not 250; this rule held 250, 400 and 600) and, ad hoc, batches of one record whose NDJSON line
+ * was 18, 36, 72 and 144 MB long (256MB held the first only; 300MB, 540MB and 1100MB held the others).
+ */
+
+/** The limit for narrow tables and ordinary records, and the least ever set automatically. */
+export const BASE_MEMORY_LIMIT_MB = 256;
+const FIXED_MB = 96;
+const PER_COLUMN_MB = 1;
+/** `read_json`'s own `maximum_object_size`, which the fixed part covers. */
+const DEFAULT_OBJECT_MB = 16;
+const PER_OBJECT_MB = 9;
+
+/**
+ * DuckDB's `memory_limit` for a commit into a table of `columns` columns whose NDJSON lines may be up to
+ * `objectBytes` long (the `maximum_object_size` staging passes to `read_json`), e.g. `'256MB'` or `'353MB'`.
+ */
+export function automaticMemoryLimit(columns: number, objectBytes = 0): string {
+  const objectMb = objectBytes / 2 ** 20;
+  const needed = FIXED_MB + PER_COLUMN_MB * columns + PER_OBJECT_MB * Math.max(0, objectMb - DEFAULT_OBJECT_MB);
+  return `${Math.max(BASE_MEMORY_LIMIT_MB, Math.ceil(needed))}MB`;
+}

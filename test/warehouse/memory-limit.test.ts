@@ -1,0 +1,85 @@
+/**
+ * DuckDB's memory limit when the operator sets none: sized to the widest record table, because what a commit
+ * needs grows with the number of property columns (a fixed 256MB failed the first batch of a 300-property table).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
+import { openWarehouse, type WarehouseOptions } from '../../src/warehouse/index.js';
+import { automaticMemoryLimit } from '../../src/warehouse/memory-limit.js';
+
+describe('automaticMemoryLimit', () => {
+  const MiB = 2 ** 20;
+
+  it('is 256MB for tables of up to 160 columns and records within read_json\'s default 16 MiB', () => {
+    expect(automaticMemoryLimit(0)).toBe('256MB');
+    expect(automaticMemoryLimit(30, 16 * MiB)).toBe('256MB');
+    expect(automaticMemoryLimit(160, 16 * MiB)).toBe('256MB');
+  });
+
+  it('grows by 1 MB per column past that', () => {
+    expect(automaticMemoryLimit(161)).toBe('257MB');
+    expect(automaticMemoryLimit(267)).toBe('363MB');
+    expect(automaticMemoryLimit(607, 16 * MiB)).toBe('703MB');
+  });
+
+  it('grows by 9 MB per MB of read_json object size past its default', () => {
+    expect(automaticMemoryLimit(8, 36 * MiB + 1)).toBe('285MB');
+    expect(automaticMemoryLimit(8, 72 * MiB + 1)).toBe('609MB');
+  });
+});
+
+describe('a warehouse of many property columns', () => {
+  const WIDTH = 320;
+  const definitions: PropertyDefinition[] = Array.from({ length: WIDTH }, (_, i) => ({
+    api_name: `p${i}`,
+    display_name: `P ${i}`,
+    property_type: i % 3 === 0 ? 'number' : 'text',
+    is_core: false,
+    is_required_on_create: false,
+    options: [],
+  }));
+  const records = (day: number): ServiceRecord[] =>
+    Array.from({ length: 2000 }, (_, n) => ({
+      id: `D${String(n).padStart(17, '0')}`,
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: `2026-01-0${day}T00:00:00Z`,
+      properties: Object.fromEntries(definitions.map((d, i) => [d.api_name, i % 3 === 0 ? n + i : `value ${n} ${i} ${'x'.repeat(12)}`])),
+    }));
+
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-memory-limit-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A first load and a replacement of every row, as a first sync and a later one write them. */
+  async function writeTwice(options: Partial<WarehouseOptions>): Promise<number> {
+    const warehouse = openWarehouse({ path: join(dir, 'w.duckdb'), lockTimeoutMs: 1000, lingerMs: 60_000, ...options });
+    try {
+      await warehouse.applyPropertyDefinitions('deals', definitions);
+      for (const day of [1, 2]) {
+        await warehouse.commitBatch('deals', { records: records(day), checkpoint: { cursor: null, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' } });
+      }
+      const [row] = await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE updated_at = '2026-01-02T00:00:00Z'`);
+      return Number(row!.n);
+    } finally {
+      await warehouse.close();
+    }
+  }
+
+  it('is written and replaced at the limit a writer sizes itself when none is set', async () => {
+    expect(await writeTwice({})).toBe(2000);
+  });
+
+  it('keeps a limit the operator set as given: 256MB cannot hold those batches, and says which setting to raise', async () => {
+    await expect(writeTwice({ memoryLimit: '256MB' })).rejects.toMatchObject({
+      code: 'warehouse_out_of_memory',
+      message: expect.stringContaining('SALESYNC_DUCKDB_MEMORY'),
+    });
+  });
+});
