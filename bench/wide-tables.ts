@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { SalesyncError } from '../src/core/errors.js';
-import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { recordColumns } from '../src/warehouse/rows.js';
+import { wideDefinitions, wideRecord } from './wide-records.js';
 
 const BATCH_ROWS = 2000;
 
@@ -26,33 +26,17 @@ const { values } = parseArgs({
 const memoryLimit = values.memory === 'auto' ? undefined : values.memory;
 const batches = Number(values.batches);
 
-function definitions(width: number): PropertyDefinition[] {
-  return Array.from({ length: width }, (_, i) => ({
-    api_name: `p${i}`,
-    display_name: `P ${i}`,
-    property_type: i % 3 === 0 ? 'number' : 'text',
-    is_core: false,
-    is_required_on_create: false,
-    options: [],
-  }));
-}
-
-function record(n: number, day: number, defs: readonly PropertyDefinition[]): ServiceRecord {
-  const properties = Object.fromEntries(defs.map((d, i) => [d.api_name, i % 3 === 0 ? n + i : `value ${n} ${i} ${'x'.repeat(12)}`]));
-  return { id: `D${String(n).padStart(17, '0')}`, created_at: '2026-01-01T00:00:00Z', updated_at: `2026-01-0${day}T00:00:00Z`, properties };
-}
-
 /** Both passes, two commits in flight as a walk hands them over; the first failure ends the trial. */
 async function trial(width: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-wide-'));
   const warehouse = openWarehouse({ path: join(dir, 'warehouse.duckdb'), logger: pino({ level: 'silent' }), ...(memoryLimit ? { memoryLimit } : {}) });
   try {
-    const defs = definitions(width);
+    const defs = wideDefinitions(width);
     await warehouse.applyPropertyDefinitions('deals', defs);
     for (const day of [1, 2]) {
       let previous: Promise<unknown> | undefined;
       for (let b = 0; b < batches; b += 1) {
-        const records = Array.from({ length: BATCH_ROWS }, (_, i) => record(b * BATCH_ROWS + i, day, defs));
+        const records = Array.from({ length: BATCH_ROWS }, (_, i) => wideRecord(b * BATCH_ROWS + i, day, defs));
         const checkpoint = { cursor: `c${b}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' as const };
         const commit = warehouse.commitBatch('deals', { records, checkpoint, after: previous });
         await previous;

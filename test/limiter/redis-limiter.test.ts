@@ -115,21 +115,21 @@ describe('Redis limiter', () => {
   it('queues waiters locally: a hundred waiting requests cost one Redis call per grant or wait', async () => {
     const prefix = `${redis.prefix}-calls`;
     const client = redis.connect();
-    const monitor = new Redis(redis.url);
+    // Counted where the limiter sends them: a MONITOR connection raced the other connections' ready checks into
+    // ioredis's "Command queue state error" now and then (bullmq#2505), failing the test for nothing it proves.
     let calls = 0;
-    const watcher = await monitor.monitor();
-    watcher.on('monitor', (_time: string, args: string[]) => {
-      if (/^eval/i.test(args[0] ?? '')) calls += 1;
-    });
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = ((command: Parameters<typeof send>[0], stream?: Parameters<typeof send>[1]) => {
+      if (/^eval/i.test(command.name)) calls += 1;
+      return send(command, stream);
+    }) as typeof client.sendCommand;
     const limiter = createRedisLimiter({ redis: client, prefix, perKeyPerMinute: 600, perOrgPerMinute: 100_000, burst: 1 });
     // 600/min, burst 1: one grant every ~100 ms; 100 waiters over 2 s get ~20 grants.
     const grants = await hammer(limiter, ['k'], 2000, { inFlight: 100 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    watcher.disconnect();
-    monitor.disconnect();
     // ~20 grants on an idle machine; timers slip on a loaded one, and the point here is the calls per grant.
     expect(grants.length).toBeGreaterThanOrEqual(10);
     // One call that learns the wait and one that takes the token, per grant; polling would be thousands.
+    expect(calls).toBeGreaterThanOrEqual(grants.length);
     expect(calls).toBeLessThanOrEqual(grants.length * 2 + 5);
   });
 

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
 import { openWarehouse, type WarehouseOptions } from '../../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../../src/warehouse/memory-limit.js';
+import { wideDefinitions, wideRecord } from '../../bench/wide-records.js';
 
 describe('automaticMemoryLimit', () => {
   const MiB = 2 ** 20;
@@ -32,22 +32,8 @@ describe('automaticMemoryLimit', () => {
 });
 
 describe('a warehouse of many property columns', () => {
-  const WIDTH = 320;
-  const definitions: PropertyDefinition[] = Array.from({ length: WIDTH }, (_, i) => ({
-    api_name: `p${i}`,
-    display_name: `P ${i}`,
-    property_type: i % 3 === 0 ? 'number' : 'text',
-    is_core: false,
-    is_required_on_create: false,
-    options: [],
-  }));
-  const records = (day: number): ServiceRecord[] =>
-    Array.from({ length: 2000 }, (_, n) => ({
-      id: `D${String(n).padStart(17, '0')}`,
-      created_at: '2026-01-01T00:00:00Z',
-      updated_at: `2026-01-0${day}T00:00:00Z`,
-      properties: Object.fromEntries(definitions.map((d, i) => [d.api_name, i % 3 === 0 ? n + i : `value ${n} ${i} ${'x'.repeat(12)}`])),
-    }));
+  const definitions = wideDefinitions(320);
+  const records = (day: number) => Array.from({ length: 2000 }, (_, n) => wideRecord(n, day, definitions));
 
   let dir: string;
   beforeEach(() => {
