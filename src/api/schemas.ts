@@ -47,16 +47,33 @@ export const dateTimeSchema = z
   .string()
   .refine(isIsoDateTime, 'must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T09:30:00.123456+09:00');
 
-export const propertyValueSchema: z.ZodType<PropertyValue> = z.union([
-  z.string(),
-  z.number(),
-  z.boolean(),
-  z.null(),
-]);
+/** A property value: a string, a finite number (JSON's `1e999` parses to Infinity), a boolean or null. */
+function isPropertyValue(value: unknown): value is PropertyValue {
+  return value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+/**
+ * A record's `properties`: an object of primitive values, checked in one loop and kept as parsed. Not
+ * `z.record` of a union of the four types, which took two thirds of the time a page's validation takes (it
+ * parses every key and value through the union into a copy) and drops a property named `__proto__` from the copy.
+ */
+const propertiesSchema = z.custom<Record<string, PropertyValue>>().superRefine((properties, ctx) => {
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) {
+    ctx.addIssue({ code: 'custom', message: 'must be an object of property values', input: properties });
+    return;
+  }
+  for (const key of Object.keys(properties)) {
+    const value: unknown = properties[key];
+    if (!isPropertyValue(value)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must be a string, a finite number, a boolean or null', input: value });
+      return;
+    }
+  }
+});
 
 export const serviceRecordSchema = z.object({
   id: recordIdSchema,
-  properties: z.record(z.string(), propertyValueSchema),
+  properties: propertiesSchema,
   created_at: dateTimeSchema,
   updated_at: dateTimeSchema,
 });

@@ -40,6 +40,24 @@ describe('record list schema', () => {
     expect(!outcome.ok && outcome.detail).toMatch(/^results\[0\]\.properties\.nested: /);
   });
 
+  it('rejects properties that are not an object, and numbers that overflowed to Infinity', () => {
+    const notObject = { ...record(recordId(1)), properties: ['a'] };
+    const arrayOutcome = parseBody(JSON.stringify(listBody([notObject], null)), recordListSchema);
+    expect(!arrayOutcome.ok && arrayOutcome.detail).toBe('results[0].properties: must be an object of property values');
+    const body = JSON.stringify(listBody([record(recordId(1), { amount: 1 })], null)).replace('"amount":1', '"amount":1e999');
+    const overflow = parseBody(body, recordListSchema);
+    expect(!overflow.ok && overflow.detail).toBe('results[0].properties.amount: must be a string, a finite number, a boolean or null');
+  });
+
+  it('keeps a property named __proto__ as sent, as an own key of the properties map', () => {
+    const body = JSON.stringify(listBody([record(recordId(1), { a: 1 })], null)).replace('"a":1', '"a":1,"__proto__":"kept"');
+    const outcome = parseBody(body, recordListSchema);
+    expect(outcome.ok).toBe(true);
+    const properties = outcome.ok ? outcome.data.results[0]!.properties : {};
+    expect(Object.keys(properties)).toEqual(['name', 'a', '__proto__']);
+    expect(Object.getOwnPropertyDescriptor(properties, '__proto__')?.value).toBe('kept');
+  });
+
   it('rejects timestamps that are not ISO 8601 date-times', () => {
     const bad = { ...record(recordId(1)), updated_at: '2024/05/01 10:00' };
     const outcome = parseBody(JSON.stringify(listBody([bad], null)), recordListSchema);
