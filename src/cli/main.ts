@@ -7,18 +7,23 @@ import { ConfigError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RESOURCE_NAMES } from '../core/resources.js';
 import { parseDurationMs } from '../core/time.js';
-import { backfillCommand } from './commands/backfill.js';
-import { demoCommand } from './commands/demo.js';
-import { exportCommand } from './commands/export.js';
-import { queryCommand } from './commands/query.js';
-import { reconcileCommand } from './commands/reconcile.js';
-import { summariesCommand } from './commands/summaries.js';
-import { simulatorCommand } from './commands/simulator.js';
-import { statusCommand } from './commands/status.js';
-import { scheduleCommand } from './commands/schedule.js';
-import { syncCommand } from './commands/sync.js';
-import { workerCommand } from './commands/worker.js';
 import { createRuntime, failureLine, type CliRuntime } from './runtime.js';
+
+// Each command's module loads when that command runs, with what it pulls in (DuckDB, BullMQ, the dashboard's
+// express): `salesync --help` or a cron `sync` without Redis never pays for the worker's dependencies.
+const commands = {
+  sync: () => import('./commands/sync.js'),
+  reconcile: () => import('./commands/reconcile.js'),
+  summaries: () => import('./commands/summaries.js'),
+  backfill: () => import('./commands/backfill.js'),
+  worker: () => import('./commands/worker.js'),
+  schedule: () => import('./commands/schedule.js'),
+  status: () => import('./commands/status.js'),
+  query: () => import('./commands/query.js'),
+  export: () => import('./commands/export.js'),
+  demo: () => import('./commands/demo.js'),
+  simulator: () => import('./commands/simulator.js'),
+};
 
 const version = (JSON.parse(readFileSync(join(projectRoot(import.meta.url), 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -98,8 +103,8 @@ export function buildProgram(): Command {
     .option('--full', 'walk every record, ignoring the watermarks (a later reconcile also detects deletions)')
     .option('--concurrency <n>', 'resources walked at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt)
     .action(async (resources: string[], options: { full?: boolean; concurrency?: number }) =>
-      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, (rt) =>
-        syncCommand(rt, resources, options),
+      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, async (rt) =>
+        (await commands.sync()).syncCommand(rt, resources, options),
       ),
     );
 
@@ -110,15 +115,15 @@ export function buildProgram(): Command {
     .option('--deep', "meeting logs: re-fetch every log's single view, catching summaries changed on any log (one request per log)")
     .option('--concurrency <n>', 'resources swept at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt)
     .action(async (resources: string[], options: { deep?: boolean; concurrency?: number }) =>
-      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, (rt) =>
-        reconcileCommand(rt, resources, options),
+      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, async (rt) =>
+        (await commands.reconcile()).reconcileCommand(rt, resources, options),
       ),
     );
 
   program
     .command('summaries')
     .description('re-fetch recent meeting logs whose summaries are empty or not final (env SALESYNC_SUMMARIES_WINDOW)')
-    .action(async () => run(program, {}, (rt) => summariesCommand(rt)));
+    .action(async () => run(program, {}, async (rt) => (await commands.summaries()).summariesCommand(rt)));
 
   program
     .command('backfill')
@@ -128,7 +133,7 @@ export function buildProgram(): Command {
     .option('--until <iso>', 'the end of the window you care about (records updated later are true data and are written too)')
     .option('--wait', 'run it here, in the foreground, with a progress line, instead of queueing a job')
     .action(async (resource: string, options: { since?: string; until?: string; wait?: boolean }) =>
-      run(program, {}, (rt) => backfillCommand(rt, resource, options)),
+      run(program, {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options)),
     );
 
   program
@@ -145,7 +150,7 @@ export function buildProgram(): Command {
           ...(options.dashboardPort !== undefined ? { dashboardPort: options.dashboardPort } : {}),
           ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
         },
-        (rt) => workerCommand(rt),
+        async (rt) => (await commands.worker()).workerCommand(rt),
         { stopIsSuccess: true },
       ),
     );
@@ -181,7 +186,7 @@ export function buildProgram(): Command {
             ...(options.reconcileCron ? { reconcileCron: options.reconcileCron } : {}),
             ...(options.timezone ? { timezone: options.timezone } : {}),
           },
-          (rt) => scheduleCommand(rt, options),
+          async (rt) => (await commands.schedule()).scheduleCommand(rt, options),
         ),
     );
 
@@ -189,14 +194,14 @@ export function buildProgram(): Command {
     .command('status')
     .description('per resource: rows, watermark, freshness and the last run')
     .option('--json', 'print JSON instead of a table')
-    .action(async (options: { json?: boolean }) => run(program, {}, (rt) => statusCommand(rt, options)));
+    .action(async (options: { json?: boolean }) => run(program, {}, async (rt) => (await commands.status()).statusCommand(rt, options)));
 
   program
     .command('query')
     .description('run one read-only SQL query against the warehouse and print the rows')
     .argument('<sql>', 'e.g. "SELECT stage, count(*) FROM deals GROUP BY stage"')
     .option('--json', 'print JSON instead of a table')
-    .action(async (sql: string, options: { json?: boolean }) => run(program, {}, (rt) => queryCommand(rt, sql, options)));
+    .action(async (sql: string, options: { json?: boolean }) => run(program, {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options)));
 
   program
     .command('export')
@@ -204,14 +209,14 @@ export function buildProgram(): Command {
     .requiredOption('--out <dir>', 'directory to write into (created when missing; files of the same name are replaced)')
     .option('--format <format>', 'file format: parquet', 'parquet')
     .option('--json', 'print JSON instead of a table')
-    .action(async (options: { out: string; format: string; json?: boolean }) => run(program, {}, (rt) => exportCommand(rt, options)));
+    .action(async (options: { out: string; format: string; json?: boolean }) => run(program, {}, async (rt) => (await commands.export()).exportCommand(rt, options)));
 
   program
     .command('demo')
     .description('start the simulator, sync it into ./data/demo.duckdb, change records, sync again, and show the result')
     .action(async () =>
       // The demo deletes and rebuilds its file: never let WAREHOUSE_PATH point it at a real warehouse.
-      run(program, { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, (rt) => demoCommand(rt), {
+      run(program, { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, async (rt) => (await commands.demo()).demoCommand(rt), {
         quiet: true,
       }),
     );
@@ -225,7 +230,7 @@ export function buildProgram(): Command {
     .option('--scale <n>', 'multiply the default data size by n', (v) => Number(v), 1)
     .option('--rate-limit <n>', 'requests per minute per key', positiveInt, 1000)
     .action(async (options: { port: number; host: string; seed: number; scale: number; rateLimit: number }) =>
-      run(program, {}, (rt) => simulatorCommand(rt, options)),
+      run(program, {}, async (rt) => (await commands.simulator()).simulatorCommand(rt, options)),
     );
 
   return program;

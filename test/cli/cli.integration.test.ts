@@ -1,7 +1,10 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
-import { cliEnv, runCli } from '../support/cli.js';
+import { cliEnv, runCli, type CliRun } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 async function closedPort(): Promise<number> {
@@ -21,6 +24,21 @@ afterEach(async () => {
 const SIZE = { deals: 300, companies: 100, contacts: 1600, meetingLogs: 40, contactActivities: 100, users: 8 };
 
 const envFor = cliEnv;
+
+/** Run the CLI and list the npm packages it loaded (through test/support/record-modules.mjs). */
+async function packagesLoaded(args: string[], env: Record<string, string>): Promise<{ run: CliRun; packages: Set<string> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'salesync-modules-'));
+  try {
+    const file = join(dir, 'modules.txt');
+    const hook = new URL('../support/record-modules.mjs', import.meta.url).pathname;
+    const run = await runCli(args, { ...env, NODE_OPTIONS: `--import=${hook}`, RECORD_MODULES_FILE: file });
+    const urls = (await readFile(file, 'utf8')).split('\n');
+    const packages = new Set(urls.flatMap((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.slice(1) ?? []));
+    return { run, packages };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 describe('salesync CLI', () => {
   it('syncs, then reports per-resource status as a table and as JSON', async () => {
@@ -60,6 +78,20 @@ describe('salesync CLI', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^salesync: unauthorized: /);
     expect(run.stderr + run.stdout).not.toContain(key);
+  });
+
+  it('loads only what a command needs: --version loads neither DuckDB nor BullMQ, a sync without REDIS_URL no BullMQ or dashboard', async () => {
+    const version = await packagesLoaded(['--version'], {});
+    expect(version.run.code).toBe(0);
+    expect(version.packages).toContain('commander');
+    for (const name of ['@duckdb/node-api', 'bullmq', 'ioredis', 'express', 'got']) expect(version.packages).not.toContain(name);
+
+    harness = await startHarness({ seed: 27, size: SIZE });
+    const sync = await packagesLoaded(['sync', 'users'], envFor(harness));
+    expect(sync.run.code).toBe(0);
+    expect(sync.packages).toContain('@duckdb/node-api');
+    expect(sync.packages).toContain('got');
+    for (const name of ['bullmq', 'express', '@bull-board/express', 'prom-client']) expect(sync.packages).not.toContain(name);
   });
 
   it('an unreachable service fails with one line naming service_unreachable', async () => {

@@ -1,8 +1,6 @@
 import { ConfigError } from '../../core/errors.js';
 import { isResourceName, RESOURCE_NAMES, type ResourceName } from '../../core/resources.js';
 import { createSyncEnvironment, primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
-import { connectRedis } from '../../../jobs/queue.js';
-import { walkLeaseGuard } from '../../../jobs/walk-lease.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
 
@@ -15,12 +13,19 @@ export function parseResources(names: string[]): ResourceName[] {
   return [...new Set(names as ResourceName[])];
 }
 
+/** The Redis connection and lease guard, loaded only when REDIS_URL is set: a sync without Redis never loads BullMQ. */
+async function connectShared(redisUrl: string, runtime: CliRuntime) {
+  const [{ connectRedis }, { walkLeaseGuard }] = await Promise.all([import('../../../jobs/queue.js'), import('../../../jobs/walk-lease.js')]);
+  return { redis: connectRedis(redisUrl, runtime.logger), walkLeaseGuard };
+}
+
 export async function syncCommand(runtime: CliRuntime, names: string[], options: { full?: boolean }): Promise<SyncReport> {
   const resources = parseResources(names);
   const { config } = runtime;
   // With Redis: the limiter every process shares, and a lease per resource so this walk never overlaps a
   // worker's (it waits up to SALESYNC_LEASE_WAIT, then is skipped). Without: today's in-process behaviour.
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, runtime.logger) : null;
+  const shared = config.redisUrl ? await connectShared(config.redisUrl, runtime) : null;
+  const redis = shared?.redis;
   let report: SyncReport;
   let env: ReturnType<typeof createSyncEnvironment> | undefined;
   try {
@@ -30,9 +35,7 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
       ...(runtime.display ? { progress: runtime.display } : {}),
       ...(redis ? { redis } : {}),
     });
-    const guard = redis
-      ? walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: env.warehouse, logger: runtime.logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal: runtime.signal })
-      : undefined;
+    const guard = shared?.walkLeaseGuard({ redis: shared.redis, prefix: config.redisPrefix, warehouse: env.warehouse, logger: runtime.logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal: runtime.signal });
     report = await runSync(env.deps, env.settings, {
       resources,
       mode: options.full ? 'full' : 'incremental',
