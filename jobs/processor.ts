@@ -70,14 +70,8 @@ export function createProcessor(options: ProcessorOptions) {
           break;
         case 'reconcile': {
           const data = job.data as ReconcileJobData;
-          const reconcileEnv = { ...jobs.env, deps: deps(data.deep ? jobs.summariesDeps : jobs.env.deps) };
-          // Under the resource's lease: a sweep never overlaps a sync or backfill of the same resource.
-          const swept = await guard(data.resource, 'reconcile', async (leaseSignal) => {
-            const report = await processReconcileJob({ ...reconcileEnv, deps: { ...reconcileEnv.deps, signal: AbortSignal.any([signal, leaseSignal]) } }, data);
-            const result = report.results[0]!;
-            return { ...result, mode: 'full' as const };
-          });
-          results = [swept];
+          const report = await processReconcileJob({ ...jobs.env, deps: deps(data.deep ? jobs.summariesDeps : jobs.env.deps) }, data, guard);
+          results = report.results;
           break;
         }
         case 'summaries': {

@@ -1,5 +1,5 @@
 import type { ResourceName } from '../src/core/resources.js';
-import { runReconcile, type ReconcileReport, type SyncEnvironment } from '../src/sync/index.js';
+import { runReconcile, type ReconcileReport, type SyncEnvironment, type WalkGuard } from '../src/sync/index.js';
 
 /**
  * The payload of a `reconcile` job: one resource's complete sweep. A thin shell over src/sync, so the nightly
@@ -15,6 +15,7 @@ export interface ReconcileJobData {
   deep?: boolean;
 }
 
-export async function processReconcileJob(env: SyncEnvironment, data: ReconcileJobData): Promise<ReconcileReport> {
-  return runReconcile(env.deps, env.settings, { resources: [data.resource], deep: data.deep === true, concurrency: 1 });
+/** `guard` is the resource's lease: a sweep never overlaps a sync or backfill of the same resource. */
+export async function processReconcileJob(env: SyncEnvironment, data: ReconcileJobData, guard?: WalkGuard): Promise<ReconcileReport> {
+  return runReconcile(env.deps, env.settings, { resources: [data.resource], deep: data.deep === true, concurrency: 1, ...(guard ? { guard } : {}) });
 }

@@ -2,7 +2,7 @@ import { resourceDescriptor, type RecordResourceName, type ResourceName } from '
 import type { WalkCheckpoint } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
 import { trackProgress } from './progress.js';
-import { walkResources } from './run-sync.js';
+import { walkResources, type WalkGuard } from './run-sync.js';
 import { settleRun } from './settle-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
 import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
@@ -37,6 +37,11 @@ export interface ReconcileRunOptions extends ReconcileOptions {
   resources: readonly ResourceName[];
   /** Resources swept at once. */
   concurrency: number;
+  /**
+   * Wraps each resource's sweep as a sync's walks are wrapped: with Redis, the resource's lease, so a sweep
+   * never overlaps a sync or backfill of the same resource in any process. @defaultValue the sweep runs as it is
+   */
+  guard?: WalkGuard;
 }
 
 export interface ReconcileReport {
@@ -76,7 +81,11 @@ export async function runReconcile(deps: SyncDeps, settings: SyncSettings, optio
     deps,
     options.resources,
     options.concurrency,
-    (resource, signal) => reconcileResource({ ...deps, signal }, settings, resource, options),
+    (resource, signal) => {
+      const sweep = (leaseSignal?: AbortSignal) =>
+        reconcileResource({ ...deps, signal: leaseSignal ? AbortSignal.any([signal, leaseSignal]) : signal }, settings, resource, options);
+      return options.guard ? guardedSweep(options.guard, resource, options.deep === true, sweep) : sweep();
+    },
     (resource) => skipped(resource, options.deep === true),
   );
   return {
@@ -181,6 +190,25 @@ export async function reconcileResource(
       },
     });
   }
+}
+
+/**
+ * A sweep run by the guard: its own result, with the guard's error where the guard added one (a lost lease);
+ * or, when the guard did not run it (another process holds the resource), the guard's outcome with no counts.
+ */
+async function guardedSweep(
+  guard: WalkGuard,
+  resource: ResourceName,
+  deep: boolean,
+  sweep: (leaseSignal: AbortSignal) => Promise<ReconcileResult>,
+): Promise<ReconcileResult> {
+  let swept: ReconcileResult | undefined;
+  const guarded = await guard(resource, 'reconcile', async (leaseSignal) => {
+    swept = await sweep(leaseSignal);
+    return { ...swept, mode: 'full' };
+  });
+  if (!swept) return { ...skipped(resource, deep), outcome: guarded.outcome };
+  return guarded.error && !swept.error ? { ...swept, error: guarded.error } : swept;
 }
 
 function skipped(resource: ResourceName, deep: boolean): ReconcileResult {

@@ -1,10 +1,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { processBackfillJob } from '../../jobs/backfill-job.js';
-import { openQueue } from '../../jobs/queue.js';
+import { openQueue, resourceLeaseKey } from '../../jobs/queue.js';
 import { defaultSchedules, listSchedules, registerSchedules, removeSchedules } from '../../jobs/schedules.js';
 import { runWorker } from '../../jobs/worker.js';
 import { DEFAULT_CONFIG } from '../../src/config.js';
+import { tryAcquireLease } from '../../src/lease/index.js';
 import { createWarehouse } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness } from '../support/harness.js';
@@ -77,6 +78,43 @@ describe('one walk per resource', () => {
     for (let i = 1; i < walked.length; i++) expect(walked[i]!.startedAt.getTime()).toBeGreaterThanOrEqual(walked[i - 1]!.finishedAt!.getTime());
     await expectMirrorsTruth(warehouse, harness.sim, { resources: ['meeting-logs'] });
     await harness.close();
+  });
+});
+
+describe('manual reconcile and summaries with REDIS_URL', () => {
+  it('a reconcile waits for the lease of a resource being walked elsewhere, is skipped and recorded past SALESYNC_LEASE_WAIT, and draws its tokens from the shared limiter', async () => {
+    const harness = await startHarness({ size: { deals: 250, meetingLogs: 20 } });
+    const prefix = `${redis.prefix}-manual-reconcile`;
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_WAIT: '1s' });
+    try {
+      const client = redis.connect();
+      // Another process walking deals.
+      const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), { ttlMs: 60_000, holder: 'other-host pid 1' });
+      expect(held).not.toBeNull();
+      const waited = await runCli(['reconcile', 'deals'], env);
+      expect(waited.code, waited.output).toBe(0);
+      expect(waited.output).toContain('deals is being walked by other-host pid 1: waiting up to 1 s');
+      expect(waited.output).toContain('skipped: other-host pid 1 was walking deals');
+      await held!.release();
+
+      const limiterKeys = () => client.keys(`{${prefix}}:limiter*`);
+      expect(await limiterKeys()).toEqual([]);
+      const swept = await runCli(['reconcile', 'deals'], env);
+      expect(swept.code, swept.output).toBe(0);
+      expect(await limiterKeys()).not.toEqual([]);
+      const summaries = await runCli(['summaries'], env);
+      expect(summaries.code, summaries.output).toBe(0);
+
+      const warehouse = createWarehouse(harness.config, silent);
+      const runs = (await warehouse.recentRuns(50)).filter((r) => r.resource === 'deals').sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+      expect(runs.map((r) => [r.mode, r.outcome])).toEqual([
+        ['reconcile', 'skipped'],
+        ['reconcile', 'succeeded'],
+      ]);
+      await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
+    } finally {
+      await harness.close();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, type RecordResourceName } from '../../src/core/resources.js';
-import { reconcileStateKey, runReconcile, type ReconcileReport, type ReconcileResult } from '../../src/sync/index.js';
+import { SalesyncError } from '../../src/core/errors.js';
+import { reconcileStateKey, runReconcile, type ReconcileReport, type ReconcileResult, type WalkGuard } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { abortingAfterPages } from '../support/wrap-api.js';
@@ -155,5 +156,29 @@ describe('reconcile against the simulator', () => {
       expect(results[resource]?.deleted, resource).toBeLessThanOrEqual(deletes.filter((d) => d.resource === resource).length);
     }
     expect(results['meeting-logs']?.summariesChanged).toBeGreaterThan(0);
+  });
+});
+
+describe('reconcile under a guard (the resource lease when Redis is shared)', () => {
+  it('a sweep the guard skips walks nothing and reports skipped; one whose guard adds an error (a lost lease) reports that error', async () => {
+    harness = await startHarness({ seed: 28, size: SMALL });
+    const env = harness.env();
+    const sweep = (guard: WalkGuard) => runReconcile(env.deps, env.settings, { resources: ['deals'], deep: false, concurrency: 1, guard });
+
+    harness.sim.admin.resetStats();
+    const skipping: WalkGuard = async (resource, mode) => ({
+      resource, mode: 'full', outcome: 'skipped', resumed: false, pages: 0, records: 0, written: 0, details: 0,
+      requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
+    });
+    const skipped = await sweep(skipping);
+    expect(skipped.results[0]).toMatchObject({ resource: 'deals', mode: 'reconcile', outcome: 'skipped', written: 0, deleted: 0 });
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/'] ?? 0).toBe(0);
+
+    const lost = new SalesyncError('walk_lease_lost', 'lost the lease', { disposition: 'retriable' });
+    // As walkLeaseGuard does: the lease's signal stops the walk, and the interrupted result gets the guard's error.
+    const losing: WalkGuard = async (_resource, _mode, walk) => ({ ...(await walk(AbortSignal.abort())), error: lost });
+    const failed = await sweep(losing);
+    expect(failed.ok).toBe(false);
+    expect(failed.results[0]).toMatchObject({ resource: 'deals', mode: 'reconcile', outcome: 'interrupted', error: lost });
   });
 });

@@ -3,10 +3,10 @@ import { resourceDescriptor } from '../../core/resources.js';
 import type { ResourceResult } from '../../sync/index.js';
 import { backfillRequest, processBackfillJob } from '../../../jobs/backfill-job.js';
 import { createJobEnvironment } from '../../../jobs/job-environment.js';
-import { connectRedis, connectRedisBriefly, deduplicationId, openQueue } from '../../../jobs/queue.js';
-import { walkLeaseGuard } from '../../../jobs/walk-lease.js';
+import { connectRedisBriefly, deduplicationId, openQueue } from '../../../jobs/queue.js';
 import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
+import { connectShared } from '../shared-redis.js';
 import { formatDuration } from '../table.js';
 
 export interface BackfillFlags {
@@ -40,16 +40,14 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
     }
   }
 
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, runtime.logger) : null;
-  const jobs = createJobEnvironment(config, { logger: runtime.logger, signal: runtime.signal, redis });
+  const shared = await connectShared(runtime);
+  const jobs = createJobEnvironment(config, { logger: runtime.logger, signal: runtime.signal, redis: shared?.redis ?? null });
   runtime.display?.stop();
   const line = runtime.interactive
     ? new BackfillProgressLine(process.stderr, await expectedRecords(jobs.env.warehouse, request.resource, request.since), config.perKeyPerMinute)
     : null;
   try {
-    const guard = redis
-      ? walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: jobs.env.warehouse, logger: runtime.logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal: runtime.signal })
-      : undefined;
+    const guard = shared?.guard(jobs.env.warehouse);
     const result = await processBackfillJob({ ...jobs.backfillDeps, ...(line ? { progress: line } : {}) }, jobs.env.settings, request, guard);
     line?.stop();
     runtime.out(
@@ -61,7 +59,7 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
   } finally {
     line?.stop();
     await jobs.close();
-    await redis?.quit().catch(() => redis.disconnect());
+    await shared?.close();
   }
 }
 

@@ -1,23 +1,37 @@
 import { createSyncEnvironment, runReconcile, type ReconcileReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
+import { connectShared } from '../shared-redis.js';
 import { formatDuration, formatTable } from '../table.js';
 import { parseResources } from './sync.js';
 
-/** `salesync reconcile [resource...] [--deep]`: a complete sweep per resource; drift is in the table and sync_runs. */
+/**
+ * `salesync reconcile [resource...] [--deep]`: a complete sweep per resource; drift is in the table and sync_runs.
+ * With REDIS_URL, like a sync: tokens from the limiter every process shares, and the resource's lease (a sweep
+ * waits for a walk of the same resource under way, up to SALESYNC_LEASE_WAIT, then is skipped).
+ */
 export async function reconcileCommand(runtime: CliRuntime, names: string[], options: { deep?: boolean }): Promise<ReconcileReport> {
   const resources = parseResources(names);
-  const env = createSyncEnvironment(runtime.config, {
-    logger: runtime.logger,
-    signal: runtime.signal,
-    // A deep sweep is mostly single views: spend the summaries lane, so the scheduled walks keep their budget.
-    ...(options.deep ? { lane: 'summaries' as const } : {}),
-    ...(runtime.display ? { progress: runtime.display } : {}),
-  });
-  const report = await runReconcile(env.deps, env.settings, {
-    resources,
-    deep: options.deep === true,
-    concurrency: runtime.config.resourceConcurrency,
-  }).finally(() => env.close());
+  const shared = await connectShared(runtime);
+  let report: ReconcileReport;
+  try {
+    const env = createSyncEnvironment(runtime.config, {
+      logger: runtime.logger,
+      signal: runtime.signal,
+      // A deep sweep is mostly single views: spend the summaries lane, so the scheduled walks keep their budget.
+      ...(options.deep ? { lane: 'summaries' as const } : {}),
+      ...(runtime.display ? { progress: runtime.display } : {}),
+      ...(shared ? { redis: shared.redis } : {}),
+    });
+    const guard = shared?.guard(env.warehouse);
+    report = await runReconcile(env.deps, env.settings, {
+      resources,
+      deep: options.deep === true,
+      concurrency: runtime.config.resourceConcurrency,
+      ...(guard ? { guard } : {}),
+    }).finally(() => env.close());
+  } finally {
+    await shared?.close();
+  }
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReconcileReport(report));
   const failed = report.results.filter((r) => r.error);

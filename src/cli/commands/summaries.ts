@@ -1,16 +1,28 @@
 import { createSyncEnvironment, refreshSummaries, type SummariesResult } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
+import { connectShared } from '../shared-redis.js';
 import { formatDuration } from '../table.js';
 
-/** `salesync summaries`: re-fetch recent meeting logs whose summaries are empty or not final, on the summaries lane. */
+/**
+ * `salesync summaries`: re-fetch recent meeting logs whose summaries are empty or not final, on the summaries
+ * lane; with REDIS_URL, of the limiter every process shares (like the worker's job, it takes no walk lease:
+ * it only writes summaries, through the warehouse's one writer).
+ */
 export async function summariesCommand(runtime: CliRuntime): Promise<SummariesResult> {
-  const env = createSyncEnvironment(runtime.config, {
-    logger: runtime.logger,
-    signal: runtime.signal,
-    lane: 'summaries',
-    ...(runtime.display ? { progress: runtime.display } : {}),
-  });
-  const result = await refreshSummaries(env.deps, env.settings, env.summaries ?? {}).finally(() => env.close());
+  const shared = await connectShared(runtime);
+  let result: SummariesResult;
+  try {
+    const env = createSyncEnvironment(runtime.config, {
+      logger: runtime.logger,
+      signal: runtime.signal,
+      lane: 'summaries',
+      ...(runtime.display ? { progress: runtime.display } : {}),
+      ...(shared ? { redis: shared.redis } : {}),
+    });
+    result = await refreshSummaries(env.deps, env.settings, env.summaries ?? {}).finally(() => env.close());
+  } finally {
+    await shared?.close();
+  }
   runtime.display?.stop();
   if (runtime.interactive) {
     runtime.out(

@@ -2,6 +2,7 @@ import { ConfigError } from '../../core/errors.js';
 import { isResourceName, RESOURCE_NAMES, type ResourceName } from '../../core/resources.js';
 import { createSyncEnvironment, primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
+import { connectShared } from '../shared-redis.js';
 import { formatDuration, formatTable } from '../table.js';
 
 export function parseResources(names: string[]): ResourceName[] {
@@ -13,19 +14,12 @@ export function parseResources(names: string[]): ResourceName[] {
   return [...new Set(names as ResourceName[])];
 }
 
-/** The Redis connection and lease guard, loaded only when REDIS_URL is set: a sync without Redis never loads BullMQ. */
-async function connectShared(redisUrl: string, runtime: CliRuntime) {
-  const [{ connectRedis }, { walkLeaseGuard }] = await Promise.all([import('../../../jobs/queue.js'), import('../../../jobs/walk-lease.js')]);
-  return { redis: connectRedis(redisUrl, runtime.logger), walkLeaseGuard };
-}
-
 export async function syncCommand(runtime: CliRuntime, names: string[], options: { full?: boolean }): Promise<SyncReport> {
   const resources = parseResources(names);
   const { config } = runtime;
   // With Redis: the limiter every process shares, and a lease per resource so this walk never overlaps a
   // worker's (it waits up to SALESYNC_LEASE_WAIT, then is skipped). Without: today's in-process behaviour.
-  const shared = config.redisUrl ? await connectShared(config.redisUrl, runtime) : null;
-  const redis = shared?.redis;
+  const shared = await connectShared(runtime);
   let report: SyncReport;
   let env: ReturnType<typeof createSyncEnvironment> | undefined;
   try {
@@ -33,9 +27,9 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
       logger: runtime.logger,
       signal: runtime.signal,
       ...(runtime.display ? { progress: runtime.display } : {}),
-      ...(redis ? { redis } : {}),
+      ...(shared ? { redis: shared.redis } : {}),
     });
-    const guard = shared?.walkLeaseGuard({ redis: shared.redis, prefix: config.redisPrefix, warehouse: env.warehouse, logger: runtime.logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal: runtime.signal });
+    const guard = shared?.guard(env.warehouse);
     report = await runSync(env.deps, env.settings, {
       resources,
       mode: options.full ? 'full' : 'incremental',
@@ -44,7 +38,7 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
     });
   } finally {
     await env?.close();
-    await redis?.quit().catch(() => redis.disconnect());
+    await shared?.close();
   }
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReport(report));

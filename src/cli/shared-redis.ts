@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+import type { WalkGuard } from '../sync/index.js';
+import type { Warehouse } from '../warehouse/types.js';
+import type { CliRuntime } from './runtime.js';
+
+/** What a command shares with every other process through REDIS_URL. */
+export interface SharedRedis {
+  /** The connection the rate limiter draws its tokens through (pass it to createSyncEnvironment). */
+  redis: Redis;
+  /** One walk per resource across every process: waits up to SALESYNC_LEASE_WAIT for one under way, then skips. */
+  guard(warehouse: Warehouse): WalkGuard;
+  close(): Promise<void>;
+}
+
+/**
+ * Connect to REDIS_URL, or null when it is not set. The modules load only then: a command run without Redis
+ * never loads BullMQ (the lease keys are named beside the queue's).
+ */
+export async function connectShared(runtime: CliRuntime): Promise<SharedRedis | null> {
+  const { config, logger, signal } = runtime;
+  if (!config.redisUrl) return null;
+  const [{ connectRedis }, { walkLeaseGuard }] = await Promise.all([import('../../jobs/queue.js'), import('../../jobs/walk-lease.js')]);
+  const redis = connectRedis(config.redisUrl, logger);
+  return {
+    redis,
+    guard: (warehouse) =>
+      walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse, logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal }),
+    close: () => redis.quit().then(
+      () => undefined,
+      () => redis.disconnect(),
+    ),
+  };
+}
