@@ -6,7 +6,7 @@ import { createJobEnvironment } from '../../../jobs/job-environment.js';
 import { connectRedisBriefly, deduplicationId, openQueue } from '../../../jobs/queue.js';
 import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
-import { connectShared } from '../shared-redis.js';
+import { connectShared } from '../command-environment.js';
 import { formatDuration } from '../table.js';
 
 export interface BackfillFlags {

@@ -1,6 +1,6 @@
-import { createSyncEnvironment, runReconcile, type ReconcileReport } from '../../sync/index.js';
+import { runReconcile, type ReconcileReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
-import { connectShared } from '../shared-redis.js';
+import { withSyncEnvironment } from '../command-environment.js';
 import { formatDuration, formatTable } from '../table.js';
 import { parseResources } from './sync.js';
 
@@ -11,27 +11,18 @@ import { parseResources } from './sync.js';
  */
 export async function reconcileCommand(runtime: CliRuntime, names: string[], options: { deep?: boolean }): Promise<ReconcileReport> {
   const resources = parseResources(names);
-  const shared = await connectShared(runtime);
-  let report: ReconcileReport;
-  try {
-    const env = createSyncEnvironment(runtime.config, {
-      logger: runtime.logger,
-      signal: runtime.signal,
-      // A deep sweep is mostly single views: spend the summaries lane, so the scheduled walks keep their budget.
-      ...(options.deep ? { lane: 'summaries' as const } : {}),
-      ...(runtime.display ? { progress: runtime.display } : {}),
-      ...(shared ? { redis: shared.redis } : {}),
-    });
-    const guard = shared?.guard(env.warehouse);
-    report = await runReconcile(env.deps, env.settings, {
-      resources,
-      deep: options.deep === true,
-      concurrency: runtime.config.resourceConcurrency,
-      ...(guard ? { guard } : {}),
-    }).finally(() => env.close());
-  } finally {
-    await shared?.close();
-  }
+  const report = await withSyncEnvironment(
+    runtime,
+    // A deep sweep is mostly single views: spend the summaries lane, so the scheduled walks keep their budget.
+    options.deep ? { lane: 'summaries' } : {},
+    (env, guard) =>
+      runReconcile(env.deps, env.settings, {
+        resources,
+        deep: options.deep === true,
+        concurrency: runtime.config.resourceConcurrency,
+        ...(guard ? { guard } : {}),
+      }),
+  );
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReconcileReport(report));
   const failed = report.results.filter((r) => r.error);

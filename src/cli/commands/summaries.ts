@@ -1,6 +1,6 @@
-import { createSyncEnvironment, refreshSummaries, type SummariesResult } from '../../sync/index.js';
+import { refreshSummaries, type SummariesResult } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
-import { connectShared } from '../shared-redis.js';
+import { withSyncEnvironment } from '../command-environment.js';
 import { formatDuration } from '../table.js';
 
 /**
@@ -9,20 +9,7 @@ import { formatDuration } from '../table.js';
  * it only writes summaries, through the warehouse's one writer).
  */
 export async function summariesCommand(runtime: CliRuntime): Promise<SummariesResult> {
-  const shared = await connectShared(runtime);
-  let result: SummariesResult;
-  try {
-    const env = createSyncEnvironment(runtime.config, {
-      logger: runtime.logger,
-      signal: runtime.signal,
-      lane: 'summaries',
-      ...(runtime.display ? { progress: runtime.display } : {}),
-      ...(shared ? { redis: shared.redis } : {}),
-    });
-    result = await refreshSummaries(env.deps, env.settings, env.summaries ?? {}).finally(() => env.close());
-  } finally {
-    await shared?.close();
-  }
+  const result = await withSyncEnvironment(runtime, { lane: 'summaries' }, (env) => refreshSummaries(env.deps, env.settings, env.summaries ?? {}));
   runtime.display?.stop();
   if (runtime.interactive) {
     runtime.out(

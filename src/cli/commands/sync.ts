@@ -1,8 +1,8 @@
 import { ConfigError } from '../../core/errors.js';
 import { isResourceName, RESOURCE_NAMES, type ResourceName } from '../../core/resources.js';
-import { createSyncEnvironment, primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
+import { primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
-import { connectShared } from '../shared-redis.js';
+import { withSyncEnvironment } from '../command-environment.js';
 import { formatDuration, formatTable } from '../table.js';
 
 export function parseResources(names: string[]): ResourceName[] {
@@ -16,30 +16,16 @@ export function parseResources(names: string[]): ResourceName[] {
 
 export async function syncCommand(runtime: CliRuntime, names: string[], options: { full?: boolean }): Promise<SyncReport> {
   const resources = parseResources(names);
-  const { config } = runtime;
   // With Redis: the limiter every process shares, and a lease per resource so this walk never overlaps a
   // worker's (it waits up to SALESYNC_LEASE_WAIT, then is skipped). Without: today's in-process behaviour.
-  const shared = await connectShared(runtime);
-  let report: SyncReport;
-  let env: ReturnType<typeof createSyncEnvironment> | undefined;
-  try {
-    env = createSyncEnvironment(config, {
-      logger: runtime.logger,
-      signal: runtime.signal,
-      ...(runtime.display ? { progress: runtime.display } : {}),
-      ...(shared ? { redis: shared.redis } : {}),
-    });
-    const guard = shared?.guard(env.warehouse);
-    report = await runSync(env.deps, env.settings, {
+  const report = await withSyncEnvironment(runtime, {}, (env, guard) =>
+    runSync(env.deps, env.settings, {
       resources,
       mode: options.full ? 'full' : 'incremental',
-      concurrency: config.resourceConcurrency,
+      concurrency: runtime.config.resourceConcurrency,
       ...(guard ? { guard } : {}),
-    });
-  } finally {
-    await env?.close();
-    await shared?.close();
-  }
+    }),
+  );
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReport(report));
   const failure = primaryFailure(report);

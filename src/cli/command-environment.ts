@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { WalkGuard } from '../sync/index.js';
+import { createSyncEnvironment, type SyncEnvironment, type WalkGuard } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { CliRuntime } from './runtime.js';
 
@@ -30,4 +30,33 @@ export async function connectShared(runtime: CliRuntime): Promise<SharedRedis | 
       () => redis.disconnect(),
     ),
   };
+}
+
+/**
+ * Run `body` with the command's sync environment: the runtime's logger, signal and progress display, and with
+ * REDIS_URL the limiter every process shares and the resource lease (`guard`, undefined without Redis). The
+ * environment is closed, then Redis, however `body` ends.
+ */
+export async function withSyncEnvironment<T>(
+  runtime: CliRuntime,
+  options: { lane?: 'summaries' },
+  body: (env: SyncEnvironment, guard: WalkGuard | undefined) => Promise<T>,
+): Promise<T> {
+  const shared = await connectShared(runtime);
+  try {
+    const env = createSyncEnvironment(runtime.config, {
+      logger: runtime.logger,
+      signal: runtime.signal,
+      ...options,
+      ...(runtime.display ? { progress: runtime.display } : {}),
+      ...(shared ? { redis: shared.redis } : {}),
+    });
+    try {
+      return await body(env, shared?.guard(env.warehouse));
+    } finally {
+      await env.close();
+    }
+  } finally {
+    await shared?.close();
+  }
 }
