@@ -118,6 +118,48 @@ describe('manual reconcile and summaries with REDIS_URL', () => {
   });
 });
 
+describe('reconcile jobs', () => {
+  it('a worker runs a queued reconcile under the resource lease: skipped while another process walks the resource, then it marks the deletion and fixes the silent changes', async () => {
+    const harness = await startHarness({ size: { deals: 250 } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const gone = harness.sim.admin.truth().records.deals[3]!.id;
+    harness.sim.admin.deleteRecord('deals', gone);
+    // Predicted values change without moving updated_at: only a sweep sees them.
+    harness.sim.admin.runPredictionBatch();
+    const prefix = `${redis.prefix}-reconcile-job`;
+    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, leaseTtlMs: 3000 };
+    const client = redis.connect();
+    const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), { ttlMs: 60_000, holder: 'other-host pid 1' });
+    const stop = new AbortController();
+    let ready!: () => void;
+    const started = new Promise<void>((resolve) => (ready = resolve));
+    const worker = runWorker({ config, logger: silent, signal: stop.signal, onReady: () => ready() });
+    await started;
+    try {
+      const queue = openQueue(client, prefix);
+      await queue.add('reconcile', { resource: 'deals' });
+      await waitFor(() => pendingJobs(queue), (n) => n === 0, 30_000, 'the held reconcile to be skipped');
+      await held!.release();
+      await queue.add('reconcile', { resource: 'deals' });
+      await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the reconcile to run');
+      await queue.close();
+    } finally {
+      stop.abort();
+      await worker;
+    }
+    const warehouse = createWarehouse(harness.config, silent);
+    const runs = (await warehouse.recentRuns(50)).filter((r) => r.mode === 'reconcile').sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    expect(runs.map((r) => [r.resource, r.outcome])).toEqual([
+      ['deals', 'skipped'],
+      ['deals', 'succeeded'],
+    ]);
+    expect(runs[1]).toMatchObject({ deleted: 1 });
+    expect(runs[1]!.changed).toBeGreaterThan(0);
+    await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
+    await harness.close();
+  });
+});
+
 describe('backfill', () => {
   it('replays a window without moving the watermark, resumes from its own checkpoint, and ends equal to the truth', async () => {
     const harness = await startHarness({ size: { deals: 1400 } }, { flushRows: 200 });
