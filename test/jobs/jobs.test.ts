@@ -15,6 +15,21 @@ import { cliEnv, pendingJobs, runCli, waitFor } from './helpers.js';
 const silent = pino({ level: 'silent' });
 const redis = useTestRedis();
 
+/** A worker in this process, started once it is ready to take jobs; `stop` aborts it and waits for its end. */
+async function startWorker(config: Parameters<typeof runWorker>[0]['config']): Promise<{ stop(): Promise<void> }> {
+  const stop = new AbortController();
+  let ready!: () => void;
+  const started = new Promise<void>((resolve) => (ready = resolve));
+  const worker = runWorker({ config, logger: silent, signal: stop.signal, onReady: () => ready() });
+  await Promise.race([started, worker]);
+  return {
+    async stop() {
+      stop.abort();
+      await worker;
+    },
+  };
+}
+
 describe('schedule', () => {
   it('registers the same schedulers however often it runs, and removes them', async () => {
     const queue = openQueue(redis.connect(), `${redis.prefix}-sched`);
@@ -45,11 +60,7 @@ describe('one walk per resource', () => {
     const harness = await startHarness({ size: { meetingLogs: 150 }, perKeyPerMinute: 2400 });
     const prefix = `${redis.prefix}-overlap`;
     const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, workerConcurrency: 3, leaseTtlMs: 3000 };
-    const stop = new AbortController();
-    let ready!: () => void;
-    const started = new Promise<void>((resolve) => (ready = resolve));
-    const worker = runWorker({ config, logger: silent, signal: stop.signal, onReady: () => ready() });
-    await started;
+    const worker = await startWorker(config);
     try {
       const queue = openQueue(redis.connect(), prefix);
       const manual = runCli(
@@ -65,8 +76,7 @@ describe('one walk per resource', () => {
       await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the queue to drain');
       await queue.close();
     } finally {
-      stop.abort();
-      await worker;
+      await worker.stop();
     }
     const warehouse = createWarehouse(harness.config, silent);
     const runs = (await warehouse.recentRuns(50)).filter((r) => r.resource === 'meeting-logs');
@@ -130,11 +140,7 @@ describe('reconcile jobs', () => {
     const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, leaseTtlMs: 3000 };
     const client = redis.connect();
     const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), { ttlMs: 60_000, holder: 'other-host pid 1' });
-    const stop = new AbortController();
-    let ready!: () => void;
-    const started = new Promise<void>((resolve) => (ready = resolve));
-    const worker = runWorker({ config, logger: silent, signal: stop.signal, onReady: () => ready() });
-    await started;
+    const worker = await startWorker(config);
     try {
       const queue = openQueue(client, prefix);
       await queue.add('reconcile', { resource: 'deals' });
@@ -144,8 +150,7 @@ describe('reconcile jobs', () => {
       await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the reconcile to run');
       await queue.close();
     } finally {
-      stop.abort();
-      await worker;
+      await worker.stop();
     }
     const warehouse = createWarehouse(harness.config, silent);
     const runs = (await warehouse.recentRuns(50)).filter((r) => r.mode === 'reconcile').sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
