@@ -92,10 +92,13 @@ describe('one walk per resource', () => {
 });
 
 describe('manual reconcile and summaries with REDIS_URL', () => {
-  it('a reconcile waits for the lease of a resource being walked elsewhere, is skipped and recorded past SALESYNC_LEASE_WAIT, and draws its tokens from the shared limiter', async () => {
+  it('a reconcile waits for the lease of a resource being walked elsewhere, is skipped and recorded past SALESYNC_LEASE_WAIT; it and summaries draw their tokens from the shared limiter', async () => {
     const harness = await startHarness({ size: { deals: 250, meetingLogs: 20 } });
     const prefix = `${redis.prefix}-manual-reconcile`;
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_WAIT: '1s' });
+    // 30/min for the organization: a token every 3 s, 10 at once. Each token a run takes moves the shared
+    // bucket's theoretical arrival time (tat) 3 s ahead of Redis's clock, and the bucket outlives the run by that.
+    const TOKEN_MS = 3000;
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_WAIT: '1s', SALES_API_ORG_RATE_LIMIT: '30' });
     try {
       const client = redis.connect();
       // Another process walking deals.
@@ -107,13 +110,21 @@ describe('manual reconcile and summaries with REDIS_URL', () => {
       expect(waited.output).toContain('skipped: other-host pid 1 was walking deals');
       await held!.release();
 
-      const limiterKeys = () => client.keys(`{${prefix}}:limiter*`);
-      expect(await limiterKeys()).toEqual([]);
+      const redisNow = async () => {
+        const [seconds, micros] = await client.time();
+        return Number(seconds) * 1000 + Number(micros) / 1000;
+      };
+      const orgTat = async () => Number((await client.hget(`{${prefix}}:limiter:org`, 'tat')) ?? 0);
+      const beforeSweep = await redisNow();
       const swept = await runCli(['reconcile', 'deals'], env);
       expect(swept.code, swept.output).toBe(0);
-      expect(await limiterKeys()).not.toEqual([]);
+      // The connection check, the property definitions and two pages: four tokens from the shared bucket.
+      const afterSweep = await orgTat();
+      expect(afterSweep).toBeGreaterThanOrEqual(beforeSweep + 4 * TOKEN_MS);
       const summaries = await runCli(['summaries'], env);
       expect(summaries.code, summaries.output).toBe(0);
+      // At least its connection check.
+      expect(await orgTat()).toBeGreaterThanOrEqual(afterSweep + TOKEN_MS);
 
       const warehouse = createWarehouse(harness.config, silent);
       const runs = (await warehouse.recentRuns(50)).filter((r) => r.resource === 'deals').sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
