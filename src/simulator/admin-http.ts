@@ -1,5 +1,15 @@
 import { invalidRequest, notFound } from './errors.js';
-import type { FaultKind, PropertyOption, RecordResource, Role, SimulatorAdmin } from './types.js';
+import type {
+  ClockSettings,
+  FaultKind,
+  PropertyOption,
+  RecordCorruption,
+  RecordResource,
+  Role,
+  SimulatorAdmin,
+  SummaryStatuses,
+  UserCorruption,
+} from './types.js';
 
 /**
  * The admin surface over HTTP (`/_admin/...`): JSON in, JSON out, no auth, no rate limit, never faulted.
@@ -76,6 +86,19 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
   route('POST', 'faults/next', (_p, b) =>
     (a.failNext(Number(b['count'] ?? 1), str(b, 'kind') as FaultKind, b['path_prefix'] as string | undefined), { ok: true }),
   );
+  route('PUT', 'commit-lag', (_p, b) => (a.setCommitLag(b['ms'] as number), { ok: true }));
+  route('PUT', 'clock', (_p, b) => (a.setClock(b as ClockSettings), { ok: true }));
+  route('PUT', 'summary-statuses', (_p, b) => (a.setSummaryStatuses(b as unknown as SummaryStatuses), { ok: true }));
+  route('GET', 'corruptions', () => a.corrupted());
+  route('PUT', `corruptions/records/${R}/${ID}`, ([r, id], b) =>
+    (a.corruptRecord(res(r), id as string, str(b, 'corruption') as RecordCorruption), { ok: true }),
+  );
+  route('DELETE', `corruptions/records/${R}/${ID}`, ([r, id]) => (a.repairRecord(res(r), id as string), { ok: true }));
+  route('PUT', `corruptions/users/${ID}`, ([id], b) =>
+    (a.corruptUser(id as string, str(b, 'corruption') as UserCorruption), { ok: true }),
+  );
+  route('DELETE', `corruptions/users/${ID}`, ([id]) => (a.repairUser(id as string), { ok: true }));
+  route('PUT', `records/${R}/${ID}/updated-at`, ([r, id], b) => a.setUpdatedAt(res(r), id as string, str(b, 'updated_at')));
   return routes;
 }
 

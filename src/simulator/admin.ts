@@ -1,8 +1,11 @@
 import type { KeyRing } from './auth.js';
 import { isRole } from './auth.js';
-import { coreValues, generatedSummary, randomValue } from './content.js';
+import { coreValues, generatedSummary, randomValue, summaryStatusName } from './content.js';
+import type { Corruptions } from './corruption.js';
 import { invalidRequest, notFound } from './errors.js';
 import type { FaultInjector } from './faults.js';
+import type { RuntimeKnobs } from './knobs.js';
+import { checkCommitLag, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
 import { mutateRandom } from './mutate-random.js';
 import type { RequestStats } from './request-stats.js';
 import type { ActivityResource, SalesData, StoredSummary } from './sales-data.js';
@@ -20,6 +23,8 @@ export interface AdminDeps {
   faults: FaultInjector;
   stats: RequestStats;
   nowMs: () => number;
+  corruptions: Corruptions;
+  knobs: RuntimeKnobs;
 }
 
 function checkResource(resource: unknown): asserts resource is RecordResource {
@@ -53,15 +58,17 @@ export function generateSummaries(data: SalesData, logId: string): Summary[] {
   const log = data.require('meeting-logs', logId);
   const current = data.summaries.get(logId) ?? [];
   const prng = data.changePrng;
+  const pending = summaryStatusName(data.summaryStatuses, 'pending');
+  const completed = summaryStatusName(data.summaryStatuses, 'completed');
   const next: StoredSummary[] =
     current.length === 0
       ? (['overview', 'temperature'] as const).map((kind) => ({
-          ...generatedSummary(prng, kind, 'pending'),
+          ...generatedSummary(prng, kind, 'pending', pending),
           updatedAt: data.clock(),
         }))
       : current.map((s) => ({
           // A regenerated summary keeps its kind: select summaries stay select, text summaries stay text.
-          ...generatedSummary(prng, s.result_type === 'select' ? 'temperature' : 'overview', 'completed'),
+          ...generatedSummary(prng, s.result_type === 'select' ? 'temperature' : 'overview', 'completed', completed),
           summary_type: s.summary_type,
           updatedAt: data.clock(),
         }));
@@ -70,7 +77,12 @@ export function generateSummaries(data: SalesData, logId: string): Summary[] {
 }
 
 export function createAdmin(deps: AdminDeps): SimulatorAdmin {
-  const { data, keys, faults, stats } = deps;
+  const { data, keys, faults, stats, corruptions, knobs } = deps;
+  const corrupted = () =>
+    corruptions.ids(
+      (resource, id) => data.stores[resource].get(id) !== undefined,
+      (id) => data.users.has(id),
+    );
   const admin: SimulatorAdmin = {
     truth(): Truth {
       const records = {} as Truth['records'];
@@ -83,7 +95,10 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
       for (const log of data.stores['meeting-logs'].ordered()) {
         if (data.summaries.has(log.id)) summaries[log.id] = data.renderSummaries(log);
       }
-      return { records, summaries, users: data.sortedUsers().map((u) => data.renderUser(u)), properties };
+      const truth: Truth = { records, summaries, users: data.sortedUsers().map((u) => data.renderUser(u)), properties };
+      const broken = corrupted();
+      if (broken.users.length > 0 || RECORD_RESOURCES.some((r) => broken.records[r].length > 0)) truth.corrupted = broken;
+      return truth;
     },
     getRecord(resource, id) {
       checkResource(resource);
@@ -163,6 +178,39 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
     failNext: (n, kind, pathPrefix) => faults.failNext(n, kind, pathPrefix),
     stats: () => stats.read(),
     resetStats: () => stats.reset(),
+    setOnListPage(hook) {
+      knobs.onListPage = checkHook(hook);
+    },
+    setCommitLag(ms) {
+      data.lag.lag = checkCommitLag(ms);
+    },
+    setClock(settings) {
+      knobs.clock = mergeClock(knobs.clock, settings);
+    },
+    setSummaryStatuses(statuses) {
+      data.summaryStatuses = checkSummaryStatuses(statuses);
+    },
+    corruptRecord(resource, id, corruption) {
+      checkResource(resource);
+      data.require(resource, id);
+      corruptions.corruptRecord(resource, id, corruption);
+    },
+    repairRecord(resource, id) {
+      checkResource(resource);
+      corruptions.repairRecord(resource, id);
+    },
+    corruptUser(id, corruption) {
+      if (!data.users.has(id)) throw notFound();
+      corruptions.corruptUser(id, corruption);
+    },
+    repairUser(id) {
+      corruptions.repairUser(id);
+    },
+    corrupted,
+    setUpdatedAt(resource, id, iso) {
+      checkResource(resource);
+      return data.render(resource, data.setUpdatedAt(resource, id, iso));
+    },
   };
   return admin;
 }

@@ -1,7 +1,7 @@
 import type { Prng } from './prng.js';
 import type { FieldSpec } from './schema.js';
 import { formatDate, MICROS_PER_DAY } from './timestamps.js';
-import type { RecordResource, SummarySelection } from './types.js';
+import type { RecordResource, SummarySelection, SummaryStatuses } from './types.js';
 import type { StoredValue } from './values.js';
 
 /** Realistic (Japanese B2B) values for generated records, activities and summaries. */
@@ -150,7 +150,16 @@ export interface GeneratedSummary {
   text: string | null;
   selections: SummarySelection[];
   reason: string;
-  status: 'pending' | 'completed' | 'failed';
+  status: string;
+}
+
+/** The lifecycle state of a summary; its status name comes from the configured vocabulary. */
+export type SummaryState = 'pending' | 'completed' | 'failed';
+
+/** pending → statuses.pending, completed → final[0], failed → final[1] (final[0] when there is no second name). */
+export function summaryStatusName(statuses: SummaryStatuses, state: SummaryState): string {
+  if (state === 'pending') return statuses.pending;
+  return (state === 'failed' ? (statuses.final[1] ?? statuses.final[0]) : statuses.final[0]) as string;
 }
 
 const TEMPERATURES = ['hot', 'warm', 'cold'];
@@ -160,10 +169,11 @@ const BANT = ['budget', 'authority', 'need', 'timing'];
 export function generatedSummary(
   prng: Prng,
   summaryType: 'overview' | 'next_action' | 'temperature' | 'bant',
-  status: GeneratedSummary['status'],
+  state: SummaryState,
+  statusName: string = state,
 ): GeneratedSummary {
   const select = summaryType === 'temperature' || summaryType === 'bant';
-  const done = status === 'completed';
+  const done = state === 'completed';
   let selections: SummarySelection[] = [];
   if (select && done) {
     const pool = summaryType === 'temperature' ? [prng.pick(TEMPERATURES)] : BANT.filter(() => prng.chance(0.5));
@@ -182,7 +192,7 @@ export function generatedSummary(
     text,
     selections,
     reason: done && prng.chance(0.5) ? '会話内容から判断' : '',
-    status,
+    status: statusName,
   };
 }
 

@@ -60,10 +60,10 @@ export class FaultInjector {
     const base = this.settings.latencyMs ?? 0;
     const jitter = this.settings.latencyJitterMs ?? 0;
     const delayMs = base + (jitter > 0 ? this.prng.next() * jitter : 0);
-    const script = this.scripted.find((s) => path.startsWith(s.pathPrefix));
+    // repeatPage is not a fault instead of the handler: the list handler consumes it (takeRepeatPage).
+    const script = this.scripted.find((s) => s.kind !== 'repeatPage' && path.startsWith(s.pathPrefix));
     if (script) {
-      script.remaining -= 1;
-      if (script.remaining === 0) this.scripted.splice(this.scripted.indexOf(script), 1);
+      this.consume(script);
       return { kind: script.kind, delayMs };
     }
     const anyRate = RATE_KINDS.some(([name]) => (this.settings[name] ?? 0) > 0);
@@ -75,6 +75,19 @@ export class FaultInjector {
       roll -= rate;
     }
     return { kind: null, delayMs };
+  }
+
+  /** Consumes one armed repeatPage fault whose prefix matches; false when none is armed. */
+  takeRepeatPage(path: string): boolean {
+    const script = this.scripted.find((s) => s.kind === 'repeatPage' && path.startsWith(s.pathPrefix));
+    if (!script) return false;
+    this.consume(script);
+    return true;
+  }
+
+  private consume(script: Scripted): void {
+    script.remaining -= 1;
+    if (script.remaining === 0) this.scripted.splice(this.scripted.indexOf(script), 1);
   }
 
   /** Status of an `error` fault: 500, 502 or 503. */

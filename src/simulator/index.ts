@@ -4,13 +4,19 @@
  */
 export { createSimulator, DEFAULT_KEYS, DEFAULT_SIZES } from './simulator.js';
 export type {
+  ClockSettings,
+  CorruptedIds,
+  CursorKind,
   FaultKind,
   FaultSettings,
+  ListPageEvent,
+  ListPageHook,
   MeetingLogView,
   MutationReport,
   PropertyDefinition,
   PropertyOption,
   PropertyValue,
+  RecordCorruption,
   RecordResource,
   RecordView,
   Role,
@@ -22,6 +28,9 @@ export type {
   Summary,
   SummaryInput,
   SummarySelection,
+  SummaryStatuses,
   Truth,
+  UserCorruption,
   UserView,
 } from './types.js';
+export { RECORD_CORRUPTIONS, USER_CORRUPTIONS } from './types.js';

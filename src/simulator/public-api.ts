@@ -1,10 +1,13 @@
+import type { Corruptions } from './corruption.js';
+import type { ListCursor } from './cursor.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { invalidRequest, notFound, ServiceError, fieldError, validationError } from './errors.js';
-import type { StoredRecord } from './record-store.js';
+import type { Keyset, StoredRecord } from './record-store.js';
+import { indexAfter, indexAtOrAfter } from './record-store.js';
 import type { SalesData } from './sales-data.js';
 import { runSearch } from './search.js';
 import { ceilMicros, parseDate, parseTimestamp } from './timestamps.js';
-import type { RecordResource, Role } from './types.js';
+import type { CursorKind, RecordResource, RecordView, Role } from './types.js';
 import { RECORD_RESOURCES } from './types.js';
 import { isRecordId } from './values.js';
 
@@ -30,6 +33,18 @@ export interface ApiResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Run by the HTTP layer once the body is serialized, before it is sent (the onListPage hook). */
+  afterBuilt?: () => void;
+}
+
+/** The unkind knobs the handlers consult (see SimulatorOptions). */
+export interface ApiKnobs {
+  cursorKind: CursorKind;
+  corruptions: Corruptions;
+  /** Consumes one armed `repeatPage` fault matching this path; false when none is armed. */
+  takeRepeatPage(path: string): boolean;
+  /** A page built for the onListPage hook, or null when no hook is set. */
+  listPageHook(): ((resource: RecordResource, pageNumber: number, served: RecordView[]) => void) | null;
 }
 
 export interface Route {
@@ -51,7 +66,14 @@ export class PublicApi {
   constructor(
     private readonly data: SalesData,
     private readonly cursorSecret: string,
+    private readonly knobs: ApiKnobs,
   ) {}
+
+  /** A record as the public API sends it: through any corruption. */
+  private view(resource: RecordResource, record: StoredRecord, single: boolean): RecordView {
+    const view = single ? this.data.renderSingle(resource, record) : this.data.render(resource, record);
+    return this.knobs.corruptions.record(resource, view);
+  }
 
   /** The route for a request, or a ServiceError (404 for unknown paths, including ones without a trailing slash). */
   route(method: string, path: string): Route {
@@ -121,32 +143,57 @@ export class PublicApi {
     const pageSize = this.pageSize(request.query);
     const since = this.updatedAfter(request.query);
     const store = this.data.stores[resource];
+    const compare = (a: Keyset, b: Keyset): number => store.compare(a, b);
+    // What readers see (through the commit lag), in list order.
+    const ordered = this.data.visibleOrdered(resource);
     const rawAfter = request.query.get('after');
-    let start = 0;
+    let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
-      const key = decodeCursor(this.cursorSecret, store.order, rawAfter);
-      if (!key) throw invalidRequest('カーソル (after) が不正です。');
-      start = store.indexAfter(key);
+      cursor = decodeCursor(this.cursorSecret, store.order, rawAfter);
+      if (!cursor || cursor.kind !== this.knobs.cursorKind) throw invalidRequest('カーソル (after) が不正です。');
     }
-    if (since !== null && store.order === 'updated_at') start = Math.max(start, store.indexAtOrAfter(since));
-    const ordered = store.ordered();
+    let start = 0;
+    // Offset cursors count records of the filtered list, which in updated_at order is the tail from `since`.
+    let skip = cursor?.kind === 'offset' ? cursor.offset : 0;
+    if (since !== null && store.order === 'updated_at') start = indexAtOrAfter(ordered, since);
+    if (cursor?.kind === 'keyset') start = Math.max(start, indexAfter(ordered, cursor.key, compare));
+    if (store.order === 'updated_at') {
+      start += skip;
+      skip = 0;
+    }
     const page: StoredRecord[] = [];
     let more = false;
     for (let i = start; i < ordered.length; i++) {
       const record = ordered[i] as StoredRecord;
       if (since !== null && record.updatedAt < since) continue;
+      if (skip > 0) {
+        skip -= 1;
+        continue;
+      }
       if (page.length === pageSize) {
         more = true;
         break;
       }
       page.push(record);
     }
+    const pageNumber = cursor?.page ?? 1;
     const last = page[page.length - 1];
-    const next =
-      more && last ? this.nextLink(request, encodeCursor(this.cursorSecret, store.order, last)) : null;
+    let next: { after: string; link: string } | null = null;
+    if (more && last) {
+      const nextCursor: ListCursor =
+        this.knobs.cursorKind === 'offset'
+          ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length, page: pageNumber + 1 }
+          : { kind: 'keyset', key: { updatedAt: last.updatedAt, id: last.id }, page: pageNumber + 1 };
+      next = this.nextLink(request, encodeCursor(this.cursorSecret, store.order, nextCursor));
+    }
+    // A scripted repeatPage fault: the page leads back to itself (only a request with a cursor consumes it).
+    if (rawAfter !== null && this.knobs.takeRepeatPage(request.path)) next = this.nextLink(request, rawAfter);
+    const results = page.map((r) => this.view(resource, r, false));
+    const hook = this.knobs.listPageHook();
     return {
       status: 200,
-      body: { results: page.map((r) => this.data.render(resource, r)), paging: { next } },
+      body: { results, paging: { next } },
+      ...(hook ? { afterBuilt: () => hook(resource, pageNumber, results) } : {}),
     };
   }
 
@@ -155,10 +202,12 @@ export class PublicApi {
     const email = request.query.get('email');
     const rawAfter = request.query.get('after');
     let afterId: string | null = null;
+    let pageNumber = 1;
     if (rawAfter !== null) {
-      const key = decodeCursor(this.cursorSecret, 'users', rawAfter);
-      if (!key) throw invalidRequest('カーソル (after) が不正です。');
-      afterId = key.id;
+      const cursor = decodeCursor(this.cursorSecret, 'users', rawAfter);
+      if (cursor?.kind !== 'keyset') throw invalidRequest('カーソル (after) が不正です。');
+      afterId = cursor.key.id;
+      pageNumber = cursor.page;
     }
     const wanted = email?.toLowerCase();
     const page = [];
@@ -174,33 +223,39 @@ export class PublicApi {
     }
     const last = page[page.length - 1];
     const next =
-      more && last ? this.nextLink(request, encodeCursor(this.cursorSecret, 'users', { updatedAt: 0, id: last.id })) : null;
-    return { status: 200, body: { results: page.map((u) => this.data.renderUser(u)), paging: { next } } };
+      more && last
+        ? this.nextLink(
+            request,
+            encodeCursor(this.cursorSecret, 'users', { kind: 'keyset', key: { updatedAt: 0, id: last.id }, page: pageNumber + 1 }),
+          )
+        : null;
+    const results = page.map((u) => this.knobs.corruptions.user(this.data.renderUser(u)));
+    return { status: 200, body: { results, paging: { next } } };
   }
 
   private getUser(id: string): ApiResponse {
     if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
     const user = this.data.users.get(id);
     if (!user) throw notFound();
-    return { status: 200, body: this.data.renderUser(user) };
+    return { status: 200, body: this.knobs.corruptions.user(this.data.renderUser(user)) };
   }
 
   private getOne(resource: RecordResource, id: string): ApiResponse {
-    const record = this.data.require(resource, id);
-    return { status: 200, body: this.data.renderSingle(resource, record) };
+    const record = this.data.requireVisible(resource, id);
+    return { status: 200, body: this.view(resource, record, true) };
   }
 
   private create(resource: RecordResource, request: ApiRequest): ApiResponse {
     const body = request.body() as { properties?: unknown } | undefined;
     const record = this.data.create(resource, body?.properties);
-    return { status: 201, body: this.data.renderSingle(resource, record) };
+    return { status: 201, body: this.view(resource, record, true) };
   }
 
   private patch(resource: RecordResource, id: string, request: ApiRequest): ApiResponse {
     this.data.require(resource, id);
     const body = request.body() as { properties?: unknown } | undefined;
     const { record } = this.data.patch(resource, id, body?.properties);
-    return { status: 200, body: this.data.renderSingle(resource, record) };
+    return { status: 200, body: this.view(resource, record, true) };
   }
 
   private search(resource: RecordResource, request: ApiRequest): ApiResponse {
@@ -210,7 +265,7 @@ export class PublicApi {
       : null;
     return {
       status: 200,
-      body: { results: result.page.map((r) => this.data.render(resource, r)), paging: { next } },
+      body: { results: result.page.map((r) => this.view(resource, r, false)), paging: { next } },
     };
   }
 }

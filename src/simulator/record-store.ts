@@ -97,27 +97,35 @@ export class RecordStore {
 
   /** Index of the first record in list order strictly after `key`. */
   indexAfter(key: Keyset): number {
-    const list = this.ordered();
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.compare(list[mid] as StoredRecord, key) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return indexAfter(this.ordered(), key, (a, b) => this.compare(a, b));
   }
 
   /** Index of the first record with updatedAt >= micros (only meaningful in updated_at order). */
   indexAtOrAfter(micros: number): number {
-    const list = this.ordered();
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((list[mid] as StoredRecord).updatedAt < micros) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return indexAtOrAfter(this.ordered(), micros);
   }
+}
+
+/** In a list sorted by `compare`: index of the first record strictly after `key`. */
+export function indexAfter(list: readonly StoredRecord[], key: Keyset, compare: (a: Keyset, b: Keyset) => number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(list[mid] as StoredRecord, key) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** In a list sorted by updatedAt: index of the first record with updatedAt >= micros. */
+export function indexAtOrAfter(list: readonly StoredRecord[], micros: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as StoredRecord).updatedAt < micros) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -1,3 +1,4 @@
+import { CommitLag, snapshot } from './commit-lag.js';
 import type { FieldError } from './errors.js';
 import { fieldError, invalidRequest, notFound, validationError } from './errors.js';
 import type { Prng } from './prng.js';
@@ -6,7 +7,7 @@ import type { ListOrder, StoredRecord } from './record-store.js';
 import { RecordStore } from './record-store.js';
 import type { FieldSpec, ResourceSchema } from './schema.js';
 import { ACTIVITY_PARENT, buildSchemas, isCustomApiName, isPropertyType } from './schema.js';
-import { formatTimestamp } from './timestamps.js';
+import { formatTimestamp, parseDate, parseTimestamp } from './timestamps.js';
 import type {
   MeetingLogView,
   PropertyDefinition,
@@ -16,6 +17,7 @@ import type {
   Summary,
   SummaryInput,
   SummarySelection,
+  SummaryStatuses,
   UserView,
 } from './types.js';
 import { RECORD_RESOURCES } from './types.js';
@@ -74,6 +76,12 @@ export class SalesData {
   clock: () => number = () => {
     throw new Error('clock not set');
   };
+  /** The simulator's millisecond clock, which decides when a lagging change becomes visible. */
+  nowMs: () => number = Date.now;
+  /** What readers (list, search, single GET) still see while changes wait out the commit lag. */
+  readonly lag = new CommitLag(() => this.nowMs() * 1000);
+  /** Names of summary statuses, for seeded and generated summaries. */
+  summaryStatuses: SummaryStatuses = { pending: 'pending', final: ['completed', 'failed'] };
 
   constructor(
     listOrder: ListOrder,
@@ -163,6 +171,40 @@ export class SalesData {
     return record;
   }
 
+  // Readers (list, search, single GET) see versions through the commit lag; writers and truth see the stores.
+
+  /** The version readers see, or undefined (unknown, deleted, or created but not yet visible). */
+  visibleGet(resource: RecordResource, id: string): StoredRecord | undefined {
+    const live = this.stores[resource].get(id);
+    return live && (this.lag.resolve(resource, live) ?? undefined);
+  }
+
+  requireVisible(resource: RecordResource, id: string): StoredRecord {
+    if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
+    const record = this.visibleGet(resource, id);
+    if (!record) throw notFound();
+    return record;
+  }
+
+  /** Every version readers see, in no particular order. */
+  visibleValues(resource: RecordResource): Iterable<StoredRecord> {
+    if (!this.lag.hasPending(resource)) return this.stores[resource].values();
+    const out: StoredRecord[] = [];
+    for (const live of this.stores[resource].values()) {
+      const version = this.lag.resolve(resource, live);
+      if (version) out.push(version);
+    }
+    return out;
+  }
+
+  /** The versions readers see, in list order (the store's own sorted view when nothing is pending). */
+  visibleOrdered(resource: RecordResource): readonly StoredRecord[] {
+    const store = this.stores[resource];
+    if (!this.lag.hasPending(resource)) return store.ordered();
+    const list = [...this.visibleValues(resource)];
+    return list.sort((a, b) => store.compare(a, b));
+  }
+
   linkExists = (target: NonNullable<FieldSpec['linkTarget']>, id: string): boolean =>
     target === 'users' ? this.users.has(id) : this.stores[target].get(id) !== undefined;
 
@@ -242,6 +284,7 @@ export class SalesData {
     const now = this.clock();
     const record: StoredRecord = { id, values: stored, createdAt: now, updatedAt: now, jst: jstFor(id) };
     this.stores[resource].insert(record);
+    this.lag.changed(resource, record, null);
     if (isActivityResource(resource)) this.bumpParent(resource, record);
     return record;
   }
@@ -267,6 +310,7 @@ export class SalesData {
 
   private apply(resource: RecordResource, record: StoredRecord, values: Map<string, StoredValue>): boolean {
     const schema = this.schemas[resource];
+    const before = this.lag.wantsSnapshots ? snapshot(record) : null;
     let moved = false;
     for (const [name, value] of values) {
       if (sameValue(record.values[name], value)) continue;
@@ -277,6 +321,7 @@ export class SalesData {
     if (moved) {
       record.updatedAt = this.clock();
       this.stores[resource].touched();
+      this.lag.changed(resource, record, before);
     }
     return moved;
   }
@@ -300,6 +345,7 @@ export class SalesData {
   delete(resource: RecordResource, id: string): void {
     this.require(resource, id);
     this.stores[resource].remove(id);
+    this.lag.drop(resource, id);
     if (resource === 'meeting-logs') this.summaries.delete(id);
   }
 
@@ -331,6 +377,21 @@ export class SalesData {
     return { deals, companies };
   }
 
+  /**
+   * A service that corrected its clock: updated_at set to any instant, earlier ones included, values unchanged.
+   * Immediate: a pending (lagging) version of the record is dropped so readers see this one.
+   */
+  setUpdatedAt(resource: RecordResource, id: string, iso: string): StoredRecord {
+    const record = this.require(resource, id);
+    const parsed = typeof iso === 'string' ? parseTimestamp(iso) : null;
+    const micros = parsed ? parsed.micros : typeof iso === 'string' ? parseDate(iso) : null;
+    if (micros === null) throw invalidRequest('updated_at は ISO 8601 形式 (タイムゾーン付き) で指定してください。');
+    record.updatedAt = micros;
+    this.stores[resource].touched();
+    this.lag.drop(resource, id);
+    return record;
+  }
+
   // ---- summaries -------------------------------------------------------------------------------------------
 
   setSummaries(logId: string, inputs: SummaryInput[]): StoredSummary[] {
@@ -346,7 +407,7 @@ export class SalesData {
         text: input.text ?? null,
         selections: (input.selections ?? []).map((s) => ({ value: s.value, level: s.level, order: s.order })),
         reason: input.reason ?? '',
-        status: input.status ?? 'completed',
+        status: input.status ?? (this.summaryStatuses.final[0] as string),
         updatedAt: this.clock(),
       };
     });
@@ -411,7 +472,7 @@ export class SalesData {
     const spec = this.requireField(resource, apiName, true);
     if (!isPropertyType(newType)) throw invalidRequest(`未対応の項目タイプです: ${newType}`);
     const from = spec.type;
-    for (const record of this.stores[resource].values()) {
+    for (const record of [...this.stores[resource].values(), ...this.lag.snapshots(resource)]) {
       const value = record.values[apiName];
       if (value !== undefined) record.values[apiName] = convertValue(value, from, newType);
     }
@@ -424,7 +485,7 @@ export class SalesData {
   removeProperty(resource: RecordResource, apiName: string): void {
     this.requireField(resource, apiName, true);
     this.schemas[resource].remove(apiName);
-    for (const record of this.stores[resource].values()) delete record.values[apiName];
+    for (const record of [...this.stores[resource].values(), ...this.lag.snapshots(resource)]) delete record.values[apiName];
   }
 
   // ---- users -----------------------------------------------------------------------------------------------

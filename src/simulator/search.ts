@@ -80,7 +80,7 @@ function resolveField(data: SalesData, resource: RecordResource, name: string): 
       type: 'text',
       get: (r) => {
         const accountId = r.values['account_id'];
-        return typeof accountId === 'string' ? data.stores.companies.get(accountId)?.values['name'] : undefined;
+        return typeof accountId === 'string' ? data.visibleGet('companies', accountId)?.values['name'] : undefined;
       },
     };
   }
@@ -362,7 +362,8 @@ export function runSearch(data: SalesData, resource: RecordResource, rawBody: un
 
   const matches = (r: StoredRecord): boolean => groups.length === 0 || groups.some((g) => g.every((p) => p(r)));
   const hits: StoredRecord[] = [];
-  for (const record of data.stores[resource].values()) if (matches(record)) hits.push(record);
+  // Searches see what readers see: versions still waiting out the commit lag are not there yet.
+  for (const record of data.visibleValues(resource)) if (matches(record)) hits.push(record);
   // Default order (the spec leaves it open): id ascending, which also breaks every tie.
   hits.sort((a, b) => {
     for (const { field, dir } of sorters) {

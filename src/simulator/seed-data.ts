@@ -1,4 +1,5 @@
-import { coreValues, generatedSummary, personName, randomMicros, randomValue, SUMMARY_TYPES } from './content.js';
+import { coreValues, generatedSummary, personName, randomMicros, randomValue, SUMMARY_TYPES, summaryStatusName } from './content.js';
+import type { SummaryState } from './content.js';
 import type { Prng } from './prng.js';
 import { createPrng, deriveSeed } from './prng.js';
 import type { StoredRecord } from './record-store.js';
@@ -119,10 +120,10 @@ export function seedData(data: SalesData, sizes: SimulatorSizes, seed: number, e
   for (const log of data.stores['meeting-logs'].values()) {
     const roll = summaryPrng.next();
     if (roll < 0.3) continue; // not generated yet
-    const status = roll < 0.4 ? 'pending' : roll < 0.42 ? 'failed' : 'completed';
+    const status: SummaryState = roll < 0.4 ? 'pending' : roll < 0.42 ? 'failed' : 'completed';
     const kinds = SUMMARY_TYPES.filter((_, i) => i === 0 || summaryPrng.chance(0.6));
     const summaries: StoredSummary[] = kinds.map((kind) => ({
-      ...generatedSummary(summaryPrng, kind, status),
+      ...generatedSummary(summaryPrng, kind, status, summaryStatusName(data.summaryStatuses, status)),
       updatedAt: randomMicros(summaryPrng, log.createdAt, Math.max(log.createdAt, epoch)),
     }));
     data.summaries.set(log.id, summaries);

@@ -4,9 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { createAdmin } from './admin.js';
 import { adminRoutes, handleAdmin } from './admin-http.js';
 import { bearerToken, KeyRing, roleAllows } from './auth.js';
+import { Corruptions } from './corruption.js';
 import { invalidRequest, MESSAGES, ServiceError } from './errors.js';
 import { FaultInjector } from './faults.js';
-import type { FaultKind, Role, Simulator, SimulatorOptions, SimulatorSizes } from './types.js';
+import type { RuntimeKnobs } from './knobs.js';
+import { checkCommitLag, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
+import type { FaultKind, Role, Simulator, SimulatorAdmin, SimulatorOptions, SimulatorSizes } from './types.js';
 import { deriveSeed } from './prng.js';
 import { PublicApi } from './public-api.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
@@ -41,9 +44,20 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const nowMs = options.now ?? Date.now;
   const sizes: SimulatorSizes = { ...DEFAULT_SIZES, ...options.size };
 
+  const cursorKind = options.cursorKind ?? 'keyset';
+  if (cursorKind !== 'keyset' && cursorKind !== 'offset') throw new Error(`unknown cursorKind ${String(cursorKind)}`);
+
   const data = new SalesData(options.listOrder ?? 'updated_at', seed);
+  if (options.summaryStatuses) data.summaryStatuses = checkSummaryStatuses(options.summaryStatuses);
   const newest = seedData(data, sizes, seed, options.epoch ?? DEFAULT_EPOCH);
   data.clock = createChangeClock(nowMs, newest);
+  data.nowMs = nowMs;
+  data.lag.lag = checkCommitLag(options.commitLagMs ?? 0);
+  const knobs: RuntimeKnobs = {
+    onListPage: checkHook(options.onListPage ?? null),
+    clock: mergeClock({ dateSkewMs: 0, omitDate: false }, options.clock ?? {}),
+  };
+  const corruptions = new Corruptions();
 
   const keys = new KeyRing();
   for (const { key, role } of options.keys ?? Object.entries(DEFAULT_KEYS).map(([role, key]) => ({ key, role: role as Role }))) {
@@ -53,8 +67,24 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const faults = new FaultInjector(deriveSeed(seed, 'faults'));
   if (options.faults) faults.set(options.faults);
   const stats = new RequestStats();
-  const api = new PublicApi(data, `cursor-${seed}`);
-  const admin = createAdmin({ data, keys, faults, stats, nowMs });
+  // The hook's event carries the admin, which is created below (it is only read when a request arrives).
+  let adminRef: SimulatorAdmin | null = null;
+  const api = new PublicApi(data, `cursor-${seed}`, {
+    cursorKind,
+    corruptions,
+    takeRepeatPage: (path) => {
+      if (!faults.takeRepeatPage(path)) return false;
+      stats.fault('repeatPage');
+      return true;
+    },
+    listPageHook: () => {
+      const hook = knobs.onListPage;
+      if (!hook) return null;
+      return (resource, pageNumber, served) => hook({ resource, pageNumber, served, admin: adminRef as SimulatorAdmin });
+    },
+  });
+  const admin = createAdmin({ data, keys, faults, stats, nowMs, corruptions, knobs });
+  adminRef = admin;
   const routes = adminRoutes(admin);
 
   let server: Server | null = null;
@@ -69,6 +99,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   };
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
     sendJsonText(res, status, JSON.stringify(body), headers);
+
+  /** The `Date` of a public response: the simulator clock (skewed), or none; Node's own is switched off. */
+  const dateHeader = (res: ServerResponse): Record<string, string> => {
+    res.sendDate = false;
+    const { dateSkewMs, omitDate } = knobs.clock;
+    return omitDate ? {} : { Date: new Date(nowMs() + dateSkewMs).toUTCString() };
+  };
 
   const readBody = (req: IncomingMessage): Promise<string> =>
     new Promise((resolve, reject) => {
@@ -118,7 +155,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       case 'malformed': {
         stats.record(method, path, token, 200);
         const text = '{"results":[{"id":"';
-        res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
+        res.writeHead(200, { ...dateHeader(res), 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
         res.end(text);
         return;
       }
@@ -126,7 +163,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         stats.record(method, path, token, 502);
         const html =
           '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
-        res.writeHead(502, { 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(html) });
+        res.writeHead(502, { ...dateHeader(res), 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(html) });
         res.end(html);
         return;
       }
@@ -134,6 +171,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         stats.record(method, path, token, 429);
         const now = nowMs();
         sendJson(res, 429, { error: { code: 'rate_limited', message: MESSAGES.rate_limited } }, {
+          ...dateHeader(res),
           'Retry-After': '1',
           'X-RateLimit-Limit': String(limiter.perKeyLimit),
           'X-RateLimit-Remaining': '0',
@@ -144,12 +182,12 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       case 'forbidden':
         // What the spec's 403 looks like: no role of the spec denies a read, so only a fault can stand for it.
         stats.record(method, path, token, 403);
-        sendJson(res, 403, { error: { code: 'forbidden', message: MESSAGES.forbidden } });
+        sendJson(res, 403, { error: { code: 'forbidden', message: MESSAGES.forbidden } }, dateHeader(res));
         return;
       default: {
         const status = faults.errorStatus(kind);
         stats.record(method, path, token, status);
-        sendJson(res, status, { error: { code: 'internal_error', message: MESSAGES.internal_error } });
+        sendJson(res, status, { error: { code: 'internal_error', message: MESSAGES.internal_error } }, dateHeader(res));
       }
     }
   };
@@ -172,6 +210,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
     let headers: Record<string, string> = limiter.idleHeaders(nowMs());
     let answer: { status: number; body: unknown };
+    let afterBuilt: (() => void) | undefined;
     try {
       const rawBody = await readBody(req);
       const role = token === null ? undefined : keys.roleOf(token);
@@ -195,6 +234,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       });
       if (response.headers) headers = { ...headers, ...response.headers };
       answer = { status: response.status, body: response.body };
+      afterBuilt = response.afterBuilt;
     } catch (error) {
       if (error instanceof ServiceError) {
         if (error.headers) headers = { ...headers, ...error.headers };
@@ -205,12 +245,20 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         console.error('[simulator] unexpected error', error);
       }
     }
-    const text = JSON.stringify(answer.body);
+    let text = JSON.stringify(answer.body);
+    // The onListPage hook runs on a body already serialized, so what it changes shows from the next request on.
+    try {
+      afterBuilt?.();
+    } catch (error) {
+      console.error('[simulator] onListPage hook failed', error);
+      answer = { status: 500, body: { error: { code: 'internal_error', message: MESSAGES.internal_error } } };
+      text = JSON.stringify(answer.body);
+    }
     const remaining = decision.delayMs - (performance.now() - arrived);
     if (remaining > 0) await sleep(remaining);
     if (closing) return;
     stats.record(method, path, token, answer.status);
-    sendJsonText(res, answer.status, text, headers);
+    sendJsonText(res, answer.status, text, { ...headers, ...dateHeader(res) });
   };
 
   const handleAdminHttp = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {

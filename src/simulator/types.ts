@@ -89,7 +89,13 @@ export type FaultKind =
   | 'html'
   | 'rateLimit'
   /** Scripted only (failNext): 403 `forbidden`, a key denied one path (by a gateway policy or a narrower scope). */
-  | 'forbidden';
+  | 'forbidden'
+  /**
+   * Scripted only (failNext): the next record-list request that carries an `after` cursor is served normally, but
+   * its `paging.next` points at the request's own cursor, so a client following it gets the same page again.
+   * Requests without a cursor (and every other request) leave it armed.
+   */
+  | 'repeatPage';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'error',
@@ -102,6 +108,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'html',
   'rateLimit',
   'forbidden',
+  'repeatPage',
 ];
 
 /**
@@ -141,6 +148,71 @@ export interface SimulatorSizes {
   users: number;
 }
 
+/**
+ * How list cursors locate the next page. `keyset`: after the last record served (stable when the list moves).
+ * `offset`: a position in the current filtered, ordered list, so when a record behind the cursor moves to the end
+ * the records after it shift one place back and the walk steps over one of them.
+ */
+export type CursorKind = 'keyset' | 'offset';
+
+/** Raised after a record-list page's body is built, before it is sent (see `SimulatorOptions.onListPage`). */
+export interface ListPageEvent {
+  resource: RecordResource;
+  /** 1 for a request without `after`; otherwise the page number carried by the cursor (2 for the second page...). */
+  pageNumber: number;
+  /** The records of this page as sent (already serialized: changing them does not change the response). */
+  served: RecordView[];
+  admin: SimulatorAdmin;
+}
+
+export type ListPageHook = (event: ListPageEvent) => void;
+
+/** The `Date` header of public responses (the service's clock as a client sees it). */
+export interface ClockSettings {
+  /** Added to the simulator clock (`now`); positive = the header runs ahead. @defaultValue 0 */
+  dateSkewMs?: number;
+  /** Send no `Date` header at all. @defaultValue false */
+  omitDate?: boolean;
+}
+
+/** Names of summary statuses: `generateSummaries` goes none → pending → final[0] → final[0] (regenerated). */
+export interface SummaryStatuses {
+  /** A summary not generated yet. */
+  pending: string;
+  /** Finished states: final[0] is a completed summary, final[1] (if any) a failed one (seeded data only). */
+  final: string[];
+}
+
+/**
+ * Ways a record is rendered broken in public responses (list, search, single GET, PATCH/create answers), while
+ * the stored record stays clean:
+ * - `object_property`: the first property of the record's `properties` (definition order) becomes `{"nested":1}`;
+ * - `short_id`: the id loses its last character (17 characters);
+ * - `leap_second`: `updated_at` with its seconds set to `60` (e.g. `2024-06-03T12:34:60.123456Z`);
+ * - `space_separator`: `updated_at` with a space instead of the `T`;
+ * - `null_property_map`: `properties: null`.
+ */
+export type RecordCorruption = 'object_property' | 'short_id' | 'leap_second' | 'space_separator' | 'null_property_map';
+
+export const RECORD_CORRUPTIONS: readonly RecordCorruption[] = [
+  'object_property',
+  'short_id',
+  'leap_second',
+  'space_separator',
+  'null_property_map',
+];
+
+/** `null_name`: `name: null`; `short_id`: the id loses its last character. */
+export type UserCorruption = 'null_name' | 'short_id';
+
+export const USER_CORRUPTIONS: readonly UserCorruption[] = ['null_name', 'short_id'];
+
+/** Ids rendered broken in public responses, sorted. */
+export interface CorruptedIds {
+  records: Record<RecordResource, string[]>;
+  users: string[];
+}
+
 export interface SimulatorOptions {
   /** Same seed ⇒ identical data (ids, values, timestamps relative to `epoch`). @defaultValue 1 */
   seed?: number;
@@ -160,6 +232,31 @@ export interface SimulatorOptions {
   epoch?: number;
   /** @defaultValue no faults */
   faults?: FaultSettings;
+  /**
+   * Cursor of record lists (users always page by keyset). With 'offset' a record moving behind the cursor makes a
+   * walk step over one unchanged record (the case `DESIGN.md` warns about). @defaultValue 'keyset'
+   */
+  cursorKind?: CursorKind;
+  /**
+   * Called synchronously for every record-list page answered 200, after its body is built and before it is sent,
+   * so a test can change data in the middle of a walk. An exception thrown here makes that response a 500
+   * `internal_error` (and is logged). Also `admin.setOnListPage`. @defaultValue none
+   */
+  onListPage?: ListPageHook;
+  /**
+   * A change (an update that moves updated_at, a create, an activity moving its parent) keeps the updated_at of
+   * the moment it was made but reaches list, search and single GET only once `now` reaches updated_at +
+   * commitLagMs; until then they show the previous version (nothing, for a create). `truth()` shows the latest.
+   * Also `admin.setCommitLag`. @defaultValue 0
+   */
+  commitLagMs?: number;
+  /** The `Date` header of public responses. Also `admin.setClock`. @defaultValue from `now`, no skew */
+  clock?: ClockSettings;
+  /**
+   * Status names of summaries (seeded and generated). Also `admin.setSummaryStatuses`.
+   * @defaultValue `{ pending: 'pending', final: ['completed', 'failed'] }`
+   */
+  summaryStatuses?: SummaryStatuses;
 }
 
 export interface StatsSnapshot {
@@ -193,6 +290,8 @@ export interface Truth {
   summaries: Record<string, Summary[]>;
   users: UserView[];
   properties: Record<RecordResource, PropertyDefinition[]>;
+  /** Present only while some record or user is corrupted: the ids rendered broken (records above stay clean). */
+  corrupted?: CorruptedIds;
 }
 
 /** The same operations as the HTTP admin surface (`/_admin/...`), callable in-process. */
@@ -229,6 +328,26 @@ export interface SimulatorAdmin {
   failNext(n: number, kind: FaultKind, pathPrefix?: string): void;
   stats(): StatsSnapshot;
   resetStats(): void;
+  /** Replaces the `onListPage` hook; null removes it. */
+  setOnListPage(hook: ListPageHook | null): void;
+  /** Commit lag of changes made from now on (pending ones keep theirs); 0 turns it off. */
+  setCommitLag(ms: number): void;
+  /** Merges into the clock settings: an omitted member keeps its value. */
+  setClock(settings: ClockSettings): void;
+  /** Names used by summaries generated from now on (stored summaries keep theirs). */
+  setSummaryStatuses(statuses: SummaryStatuses): void;
+  /** Renders the record broken in public responses until repaired (replaces an earlier corruption of it). */
+  corruptRecord(resource: RecordResource, id: string, corruption: RecordCorruption): void;
+  repairRecord(resource: RecordResource, id: string): void;
+  corruptUser(id: string, corruption: UserCorruption): void;
+  repairUser(id: string): void;
+  /** The ids currently rendered broken (of existing records and users). */
+  corrupted(): CorruptedIds;
+  /**
+   * Sets a record's updated_at to any instant (ISO 8601 with an offset, or `YYYY-MM-DD`), earlier ones included,
+   * values unchanged: the list re-sorts. Immediate (no commit lag; a pending version of the record is dropped).
+   */
+  setUpdatedAt(resource: RecordResource, id: string, iso: string): RecordView;
 }
 
 export interface Simulator {

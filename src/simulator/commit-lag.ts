@@ -1,0 +1,103 @@
+import type { StoredRecord } from './record-store.js';
+import type { RecordResource } from './types.js';
+import { RECORD_RESOURCES } from './types.js';
+
+/**
+ * Commit lag: a change keeps the updated_at of the moment it was made, but readers (list, search, single GET)
+ * see it only once the clock reaches updated_at + lag; until then they see the version before it (none for a
+ * create). The stores always hold the latest versions (ground truth); this keeps what readers still see.
+ */
+
+interface Pending {
+  /** What readers saw before the oldest pending change; null when the record did not exist yet. */
+  base: StoredRecord | null;
+  /** Pending changes, oldest first. The last one's version is the live record (later silent changes show with it). */
+  commits: Array<{ visibleAt: number; version: StoredRecord }>;
+}
+
+export function snapshot(record: StoredRecord): StoredRecord {
+  return { ...record, values: { ...record.values } };
+}
+
+export class CommitLag {
+  private lagMs = 0;
+  private readonly pending = {} as Record<RecordResource, Map<string, Pending>>;
+
+  /** `nowMicros`: the simulator clock, read whenever a reader resolves a version. */
+  constructor(private readonly nowMicros: () => number) {
+    for (const resource of RECORD_RESOURCES) this.pending[resource] = new Map();
+  }
+
+  get lag(): number {
+    return this.lagMs;
+  }
+
+  /** Applies to changes made from now on; pending ones keep the moment they were given. */
+  set lag(ms: number) {
+    this.lagMs = ms;
+  }
+
+  /** Whether a change of a record should bring a snapshot of its version before the change. */
+  get wantsSnapshots(): boolean {
+    return this.lagMs > 0;
+  }
+
+  /**
+   * After a change moved `live.updatedAt`. `previous`: the version just before it (null for a create). With no lag
+   * the change is visible at once, which also supersedes any older pending change.
+   */
+  changed(resource: RecordResource, live: StoredRecord, previous: StoredRecord | null): void {
+    const map = this.pending[resource];
+    if (this.lagMs <= 0) {
+      map.delete(live.id);
+      return;
+    }
+    let entry = map.get(live.id);
+    if (entry) {
+      const last = entry.commits[entry.commits.length - 1];
+      // The live object is about to be shared with the new change: freeze what the older change showed.
+      if (last && previous) last.version = previous;
+    } else {
+      entry = { base: previous, commits: [] };
+      map.set(live.id, entry);
+    }
+    entry.commits.push({ visibleAt: live.updatedAt + this.lagMs * 1000, version: live });
+  }
+
+  /** The record is gone, or its latest version is to be visible at once. */
+  drop(resource: RecordResource, id: string): void {
+    this.pending[resource].delete(id);
+  }
+
+  hasPending(resource: RecordResource): boolean {
+    return this.pending[resource].size > 0;
+  }
+
+  /** What readers see of a live record now: the live record, an older version, or nothing. */
+  resolve(resource: RecordResource, live: StoredRecord): StoredRecord | null {
+    const map = this.pending[resource];
+    const entry = map.get(live.id);
+    if (!entry) return live;
+    const now = this.nowMicros();
+    let i = entry.commits.length - 1;
+    while (i >= 0 && (entry.commits[i] as Pending['commits'][number]).visibleAt > now) i -= 1;
+    if (i === entry.commits.length - 1) {
+      map.delete(live.id);
+      return live;
+    }
+    if (i >= 0) {
+      // Older changes are superseded by a visible newer one: keep only what can still matter.
+      entry.base = (entry.commits[i] as Pending['commits'][number]).version;
+      entry.commits.splice(0, i + 1);
+    }
+    return entry.base;
+  }
+
+  /** Frozen older versions (not the live records), for definition changes that rewrite stored values. */
+  *snapshots(resource: RecordResource): Generator<StoredRecord> {
+    for (const entry of this.pending[resource].values()) {
+      if (entry.base) yield entry.base;
+      for (let i = 0; i < entry.commits.length - 1; i++) yield (entry.commits[i] as Pending['commits'][number]).version;
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { invalidRequest } from './errors.js';
+import type { ClockSettings, ListPageHook, SummaryStatuses } from './types.js';
+
+/**
+ * The unkind knobs that can change while the simulator runs (the onListPage hook, the `Date` header's clock),
+ * shared by the HTTP layer, the handlers and the admin, and the validation of every knob's value.
+ */
+
+export interface RuntimeKnobs {
+  onListPage: ListPageHook | null;
+  clock: Required<ClockSettings>;
+}
+
+export function checkHook(hook: unknown): ListPageHook | null {
+  if (hook !== null && typeof hook !== 'function') throw invalidRequest('onListPage は関数または null です。');
+  return hook as ListPageHook | null;
+}
+
+/** `current` with the members `settings` gives. */
+export function mergeClock(current: Required<ClockSettings>, settings: ClockSettings): Required<ClockSettings> {
+  const { dateSkewMs = current.dateSkewMs, omitDate = current.omitDate } = settings ?? {};
+  if (typeof dateSkewMs !== 'number' || !Number.isFinite(dateSkewMs)) throw invalidRequest('dateSkewMs は数値です。');
+  if (typeof omitDate !== 'boolean') throw invalidRequest('omitDate は真偽値です。');
+  return { dateSkewMs, omitDate };
+}
+
+export function checkCommitLag(ms: unknown): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw invalidRequest('commitLagMs は 0 以上の数値です。');
+  return ms;
+}
+
+export function checkSummaryStatuses(statuses: SummaryStatuses): SummaryStatuses {
+  const { pending, final } = (statuses ?? {}) as Partial<SummaryStatuses>;
+  if (typeof pending !== 'string' || pending === '') throw invalidRequest('pending (文字列) は必須です。');
+  if (!Array.isArray(final) || final.length === 0 || !final.every((f) => typeof f === 'string' && f !== '')) {
+    throw invalidRequest('final は1つ以上の文字列の配列です。');
+  }
+  if (final.includes(pending)) throw invalidRequest('pending と final に同じ名前は使えません。');
+  return { pending, final: [...final] };
+}

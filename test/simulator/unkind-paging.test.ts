@@ -1,0 +1,154 @@
+import { describe, expect, test } from 'vitest';
+import type { ListPageEvent } from '../../src/simulator/index.js';
+import { call, micros, useSimulators, walkList } from './helpers.js';
+
+const start = useSimulators();
+
+describe('cursorKind offset', () => {
+  test('a record updated behind the cursor makes an offset walk step over exactly one unchanged record; keyset skips none', async () => {
+    for (const cursorKind of ['offset', 'keyset'] as const) {
+      const sim = await start({ cursorKind, listOrder: 'updated_at' });
+      const before = sim.admin.truth().records.companies.map((r) => r.id);
+      const first = await call(sim, 'GET', '/v1/companies/?page_size=10');
+      const behind = first.body.results[0];
+      sim.admin.updateRecord('companies', behind.id, { name: `${behind.properties.name} 改` });
+      const rest = await walkList(sim, '/v1/companies/', { page_size: '10', after: first.body.paging.next.after });
+      const seen = new Set([...first.body.results, ...rest].map((r: any) => r.id));
+      const missed = before.filter((id) => !seen.has(id));
+      if (cursorKind === 'offset') {
+        // The records after the moved one shift one place back: the first of the would-be second page is skipped.
+        expect(missed).toEqual([before[10]]);
+      } else {
+        expect(missed).toEqual([]);
+      }
+      expect(rest.at(-1).id, cursorKind).toBe(behind.id);
+    }
+  });
+
+  test('a quiet offset walk returns every record once, in both list orders and with updated_after', async () => {
+    for (const listOrder of ['updated_at', 'id'] as const) {
+      const sim = await start({ cursorKind: 'offset', listOrder });
+      const truth = sim.admin.truth().records.contacts;
+      const all = await walkList(sim, '/v1/contacts/', { page_size: '7' });
+      expect(all.map((r) => r.id).sort(), listOrder).toEqual(truth.map((r) => r.id).sort());
+      expect(new Set(all.map((r) => r.id)).size).toBe(all.length);
+      const watermark = truth[40]!.updated_at;
+      const since = await walkList(sim, '/v1/contacts/', { page_size: '7', updated_after: watermark });
+      const expected = truth.filter((r) => micros(r.updated_at) >= micros(watermark)).map((r) => r.id);
+      expect(since.map((r) => r.id).sort(), listOrder).toEqual(expected.sort());
+    }
+  });
+
+  test('offset cursors are opaque and tamper-evident; a cursor of the other kind is garbled', async () => {
+    const offsetSim = await start({ cursorKind: 'offset' });
+    const keysetSim = await start({ cursorKind: 'keyset' });
+    const after: string = (await call(offsetSim, 'GET', '/v1/deals/?page_size=5')).body.paging.next.after;
+    expect(after).not.toMatch(/^\d+$/);
+    const tampered = after.slice(0, 10) + (after[10] === 'A' ? 'B' : 'A') + after.slice(11);
+    for (const bad of ['5', tampered, after + 'x']) {
+      const reply = await call(offsetSim, 'GET', `/v1/deals/?after=${encodeURIComponent(bad)}`);
+      expect(reply.status, bad).toBe(400);
+      expect(reply.body.error.code).toBe('invalid_request');
+    }
+    // Same seed, same cursor secret: only the kind differs.
+    expect((await call(keysetSim, 'GET', `/v1/deals/?after=${encodeURIComponent(after)}`)).status).toBe(400);
+    const keysetAfter: string = (await call(keysetSim, 'GET', '/v1/deals/?page_size=5')).body.paging.next.after;
+    expect((await call(offsetSim, 'GET', `/v1/deals/?after=${encodeURIComponent(keysetAfter)}`)).status).toBe(400);
+  });
+
+  test('users keep keyset paging under cursorKind offset', async () => {
+    const sim = await start({ cursorKind: 'offset' });
+    const users = await walkList(sim, '/v1/users/', { page_size: '3' });
+    expect(users.map((u) => u.id).sort()).toEqual(sim.admin.truth().users.map((u) => u.id).sort());
+  });
+});
+
+describe('onListPage', () => {
+  test('fires once per record-list page with the page number in its walk and the records served', async () => {
+    const events: Array<Omit<ListPageEvent, 'admin'>> = [];
+    const sim = await start({ onListPage: ({ resource, pageNumber, served }) => events.push({ resource, pageNumber, served }) });
+    const pages: string[][] = [];
+    let after: string | undefined;
+    do {
+      const reply = await call(sim, 'GET', `/v1/deals/?page_size=25${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      pages.push(reply.body.results.map((r: any) => r.id));
+      after = reply.body.paging.next?.after;
+    } while (after);
+    await call(sim, 'GET', '/v1/users/');
+    await call(sim, 'POST', '/v1/deals/search/', { body: {} });
+    expect(events.map((e) => [e.resource, e.pageNumber])).toEqual([
+      ['deals', 1],
+      ['deals', 2],
+      ['deals', 3],
+    ]);
+    expect(events.map((e) => e.served.map((r) => r.id))).toEqual(pages);
+    // A new walk starts again at page 1.
+    await call(sim, 'GET', '/v1/deals/?page_size=25');
+    expect(events.at(-1)?.pageNumber).toBe(1);
+  });
+
+  test('an update made from the hook is not in the page being sent, but is in the next pages and in truth', async () => {
+    const sim = await start();
+    let target: { id: string; name: unknown } | null = null;
+    sim.admin.setOnListPage(({ pageNumber, served, admin }) => {
+      if (pageNumber !== 1) return;
+      target = { id: served[0]!.id, name: served[0]!.properties['name'] };
+      admin.updateRecord('companies', served[0]!.id, { name: 'changed from the hook' });
+    });
+    const first = await call(sim, 'GET', '/v1/companies/?page_size=10');
+    expect(target).not.toBeNull();
+    const { id, name } = target as unknown as { id: string; name: unknown };
+    expect(first.body.results[0]).toMatchObject({ id, properties: { name } });
+    const rest = await walkList(sim, '/v1/companies/', { page_size: '10', after: first.body.paging.next.after });
+    expect(rest.at(-1)).toMatchObject({ id, properties: { name: 'changed from the hook' } });
+    expect(sim.admin.truth().records.companies.find((r) => r.id === id)?.properties['name']).toBe('changed from the hook');
+  });
+
+  test('setOnListPage(null) removes the hook; a throwing hook turns the page into a 500', async () => {
+    let fired = 0;
+    const sim = await start({ onListPage: () => (fired += 1) });
+    await call(sim, 'GET', '/v1/deals/');
+    sim.admin.setOnListPage(null);
+    await call(sim, 'GET', '/v1/deals/');
+    expect(fired).toBe(1);
+    sim.admin.setOnListPage(() => {
+      throw new Error('hook failed on purpose');
+    });
+    const reply = await call(sim, 'GET', '/v1/deals/');
+    expect(reply.status).toBe(500);
+    expect(reply.body.error.code).toBe('internal_error');
+  });
+});
+
+describe('repeatPage fault', () => {
+  test('a list request with a cursor gets a page whose next cursor is its own; requests without a cursor leave it armed', async () => {
+    const sim = await start();
+    sim.admin.failNext(1, 'repeatPage', '/v1/deals/');
+    const first = await call(sim, 'GET', '/v1/deals/?page_size=10');
+    const c1: string = first.body.paging.next.after;
+    expect((await call(sim, 'GET', '/v1/companies/?page_size=10')).body.paging.next.after).toBeTruthy();
+    expect(sim.admin.stats().faults).toEqual({});
+
+    const second = await call(sim, 'GET', `/v1/deals/?page_size=10&after=${encodeURIComponent(c1)}`);
+    expect(second.status).toBe(200);
+    expect(second.body.results).toHaveLength(10);
+    expect(second.body.results[0].id).not.toBe(first.body.results[0].id);
+    expect(second.body.paging.next.after).toBe(c1);
+    expect(new URL(second.body.paging.next.link).searchParams.get('after')).toBe(c1);
+    expect(sim.admin.stats().faults).toEqual({ repeatPage: 1 });
+
+    // Following it gives the same page again, now with a real next cursor (the fault is used up).
+    const again = await call(sim, 'GET', `/v1/deals/?page_size=10&after=${encodeURIComponent(c1)}`);
+    expect(again.body.results).toEqual(second.body.results);
+    expect(again.body.paging.next.after).not.toBe(c1);
+  });
+
+  test('a walk following the links sees the repeated page once per scripted count, and still ends', async () => {
+    const sim = await start();
+    sim.admin.failNext(2, 'repeatPage');
+    const seen = await walkList(sim, '/v1/deals/', { page_size: '20' });
+    expect(seen).toHaveLength(60 + 40);
+    expect(new Set(seen.map((r) => r.id)).size).toBe(60);
+    expect(sim.admin.stats().faults).toEqual({ repeatPage: 2 });
+  });
+});
