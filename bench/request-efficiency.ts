@@ -1,12 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
-import { DEFAULT_CONFIG, type Config } from '../src/config.js';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
 import { minusMs, parseInstantMicros } from '../src/core/time.js';
-import { createSimulator, DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
+import type { SimulatorOptions } from '../src/simulator/index.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
+import { startUnthrottledService } from './unthrottled-service.js';
 
 export interface EfficiencyResult {
   phase: 'full' | 'incremental';
@@ -24,17 +21,8 @@ const PAGE = 200;
  * sync and for an incremental sync after a known set of changes. Counted by the simulator, not by us.
  */
 export async function benchRequestEfficiency(options: { size: NonNullable<SimulatorOptions['size']>; changes: number }): Promise<EfficiencyResult[]> {
-  const sim = createSimulator({ seed: 7, size: options.size, perKeyPerMinute: 10_000_000, perOrgPerMinute: 10_000_000 });
-  const { url } = await sim.listen(0);
-  const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-eff-'));
-  const config: Config = {
-    ...DEFAULT_CONFIG,
-    baseUrl: url,
-    apiKey: DEFAULT_KEYS.read,
-    warehousePath: join(dir, 'warehouse.duckdb'),
-    perKeyPerMinute: 10_000_000,
-    perOrgPerMinute: 10_000_000,
-  };
+  const service = await startUnthrottledService(7, options.size, 'eff');
+  const { sim, config } = service;
   const sync = async () => {
     const env = createSyncEnvironment(config, { logger: pino({ level: 'silent' }) });
     const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: 3 });
@@ -74,7 +62,6 @@ export async function benchRequestEfficiency(options: { size: NonNullable<Simula
     results.push({ phase: 'incremental', ...incremental, requests: sim.admin.stats().total, ratio: sim.admin.stats().total / incremental.minimum });
     return results;
   } finally {
-    await sim.close();
-    await rm(dir, { recursive: true, force: true });
+    await service.close();
   }
 }

@@ -12,6 +12,7 @@ import { benchLimiter, DEFAULT_LIMITER_FLAGS } from './limiter.js';
 import { benchLoadSpeed } from './load-speed.js';
 import { benchRequestEfficiency } from './request-efficiency.js';
 import { benchEndToEnd, benchMemory } from './sync-cost.js';
+import { benchPublishCost } from './publish-cost.js';
 
 export interface Row {
   section: string;
@@ -78,6 +79,15 @@ if (wanted('e2e')) {
   say(`end to end: full sync of ${records} records with 50 ms latency ...`);
   const r = await benchEndToEnd({ records, latencyMs: 50, keys: 5, perKeyPerMinute: 1000, perOrgPerMinute: 5000, walks: 3 });
   rows.push({ section: 'e2e', measure: 'requests/s ÷ min(rate limit, walks ÷ latency)', value: fixed(r.ratio), goal: '≥ 0.9', met: r.ratio >= 0.9, detail: `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms)` });
+}
+
+if (wanted('publish')) {
+  const records = n(1_000_000);
+  say(`publish: time spent publishing WAREHOUSE_PATH ÷ sync time, first sync of ${records} records and an incremental sync of 1 % ...`);
+  const size = { deals: Math.round(records * 0.3), companies: Math.round(records * 0.1), contacts: Math.round(records * 0.4), contactActivities: Math.round(records * 0.2), meetingLogs: 200, users: 40 };
+  for (const r of await benchPublishCost({ size, changeShare: 0.01 })) {
+    rows.push({ section: 'publish', measure: `publishing ÷ sync time, ${r.phase} sync`, value: fixed(r.ratio), goal: '≤ 0.1', met: r.ratio <= 0.1, detail: `${r.publishes} publishes of ${(r.bytes / 2 ** 20).toFixed(0)} MB in ${(r.publishMs / 1000).toFixed(1)} s of a ${(r.syncMs / 1000).toFixed(1)} s sync of ${r.records} records` });
+  }
 }
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;

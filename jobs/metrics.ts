@@ -3,6 +3,7 @@ import type { RateLimiter } from '../src/core/rate-limiter.js';
 import type { ResourceName } from '../src/core/resources.js';
 import { parseInstantMicros } from '../src/core/time.js';
 import type { ResourceResult } from '../src/sync/index.js';
+import { registerHealthGauges, type HealthGauges } from './health-metrics.js';
 
 /**
  * A worker's Prometheus metrics, in a registry of its own (never prom-client's global default, so two workers
@@ -14,6 +15,8 @@ export interface WorkerMetrics {
   recordResult(kind: string, result: MeteredResult): void;
   /** Wrap a limiter so the time spent waiting for tokens is counted. */
   meter(limiter: RateLimiter): RateLimiter;
+  /** The warehouse's health (freshness, quarantine, last runs), the same gauges a CLI run writes to its textfile. */
+  readonly health: HealthGauges;
 }
 
 /** The part of a walk's result the metrics read (every job kind reports at least this). */
@@ -48,8 +51,11 @@ export function createWorkerMetrics(now: () => number = Date.now): WorkerMetrics
     },
   });
 
+  const health = registerHealthGauges(registry, now);
+
   return {
     registry,
+    health,
     recordResult(kind, result) {
       const l = { resource: result.resource, kind };
       requests.inc(l, result.requests);

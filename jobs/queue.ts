@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ResourceName } from '../src/core/resources.js';
+import { redisAddress, waitForRedis } from './redis-connection.js';
 import type { SyncJobData } from './sync-job.js';
 
 /** The one queue every salesync job goes through; `redisPrefix` namespaces its keys. */
@@ -51,6 +52,40 @@ export function connectRedis(url: string, log?: RedisLog): Redis {
 /** For short CLI commands: fail within seconds when Redis is down instead of waiting for it forever. */
 export function connectRedisBriefly(url: string, log?: RedisLog): Redis {
   return reportErrors(new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, retryStrategy: (attempt) => (attempt > 2 ? null : 200) }), log);
+}
+
+export interface OpenRedisOptions {
+  /** SALESYNC_REDIS_TIMEOUT: how long to wait for Redis to be ready before failing with `redis_unavailable`. */
+  timeoutMs: number;
+  /** Stop waiting on SIGINT/SIGTERM. */
+  signal?: AbortSignal;
+  log?: RedisLog;
+  /** connectRedisBriefly's policy (a short command) instead of connectRedis's (a worker, a walk). @defaultValue false */
+  brief?: boolean;
+}
+
+/**
+ * A connection that is ready, or `redis_unavailable` within `timeoutMs` (at once for a refused password): what
+ * every command and a starting worker open. Once ready it reconnects like connectRedis (or connectRedisBriefly).
+ */
+export async function openRedis(url: string, options: OpenRedisOptions): Promise<Redis> {
+  redisAddress(url); // a malformed REDIS_URL is a configuration error, before any attempt
+  const connectTimeout = Math.min(options.timeoutMs, 10_000);
+  // A short command gives up on an outage as it does on a first connection: after `timeoutMs` without Redis.
+  let downSince: number | null = null;
+  const briefRetry = (attempt: number) => {
+    downSince ??= Date.now();
+    return Date.now() - downSince > options.timeoutMs ? null : Math.min(attempt * 200, 1000);
+  };
+  // A socket that never opened must not hold a failed command's exit for ioredis's default 2 s.
+  const disconnectTimeout = 200;
+  // Silent until ready: a Redis that never answers is reported once, by the failure, not by a warning per attempt.
+  const client = options.brief
+    ? reportErrors(new Redis(url, { maxRetriesPerRequest: 1, connectTimeout, disconnectTimeout, retryStrategy: briefRetry }), undefined)
+    : reportErrors(new Redis(url, { maxRetriesPerRequest: null, connectTimeout, disconnectTimeout }), undefined);
+  client.on('ready', () => (downSince = null));
+  await waitForRedis(client, url, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+  return reportErrors(client, options.log);
 }
 
 /**

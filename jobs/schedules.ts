@@ -1,5 +1,6 @@
-import type { Queue } from 'bullmq';
+import { getNextMillis, type Queue } from 'bullmq';
 import type { Config } from '../src/config.js';
+import { ConfigError } from '../src/core/errors.js';
 import { RECORD_RESOURCE_NAMES } from '../src/core/resources.js';
 import type { TickJobData } from './queue.js';
 
@@ -35,12 +36,60 @@ export function defaultSchedules(config: Config): ScheduleDefinition[] {
   ];
 }
 
+/** A time zone this runtime knows (the IANA names BullMQ's cron parser resolves through the same Intl data). */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every schedule checked the way BullMQ will compute its next run, before anything is registered: `schedule`
+ * changes all of them or none. Throws ConfigError `invalid_timezone`, `invalid_cron` or `invalid_config`.
+ */
+export function validateSchedules(schedules: readonly ScheduleDefinition[], now = Date.now()): void {
+  for (const { id, repeat } of schedules) {
+    if ('every' in repeat) {
+      if (!(Number.isFinite(repeat.every) && repeat.every >= 1000)) {
+        throw new ConfigError('invalid_config', `${id}: an interval must be at least 1s (--sync-every, --users-every, --summaries-every)`, { schedule: id });
+      }
+      continue;
+    }
+    if (!isTimeZone(repeat.tz)) {
+      throw new ConfigError(
+        'invalid_timezone',
+        `unknown time zone "${repeat.tz}" (--timezone or SALESYNC_TIMEZONE): use an IANA name such as UTC, Europe/Paris or Asia/Tokyo`,
+        { schedule: id },
+      );
+    }
+    let next: number | undefined;
+    let why = 'it never fires';
+    try {
+      next = getNextMillis(now, { pattern: repeat.pattern, tz: repeat.tz });
+    } catch (error) {
+      why = error instanceof Error ? error.message : String(error);
+    }
+    if (next === undefined || !Number.isFinite(next)) {
+      throw new ConfigError(
+        'invalid_cron',
+        `invalid cron pattern "${repeat.pattern}" (--reconcile-cron or SALESYNC_RECONCILE_CRON): ${why}; ` +
+          'use five fields, minute hour day-of-month month day-of-week, such as "0 3 * * *" for 03:00 daily',
+        { schedule: id },
+      );
+    }
+  }
+}
+
 /**
  * Register (or update) every schedule. Idempotent: upsertJobScheduler keeps one scheduler per id, so running
  * `schedule` twice, or from every deploy, leaves the same schedulers. Schedulers of ours no longer in the list
  * (a resource dropped from the configuration) are removed.
  */
 export async function registerSchedules(queue: Queue, schedules: readonly ScheduleDefinition[]): Promise<{ upserted: string[]; removed: string[] }> {
+  validateSchedules(schedules);
   for (const schedule of schedules) {
     await queue.upsertJobScheduler(schedule.id, schedule.repeat, {
       name: 'tick',

@@ -1,12 +1,15 @@
-import { refreshSummaries, type SummariesOptions, type SummariesResult, type SyncEnvironment } from '../src/sync/index.js';
+import { refreshSummaries, type SummariesResult, type SyncEnvironment } from '../src/sync/index.js';
 
 /**
- * The payload of a `summaries` job: re-fetch the single views of recent meeting logs whose summaries are empty
- * or not final. Build `env` with `createSyncEnvironment(config, { lane: 'summaries' })`. Fields given here
- * override the environment's (SALESYNC_SUMMARIES_WINDOW, SALESYNC_SUMMARIES_FINAL).
+ * The payload of a `summaries` job: re-read the single views of recent meeting logs whose summaries are due.
+ * Fields given here override the environment's (SALESYNC_SUMMARIES_WINDOW, SALESYNC_SUMMARIES_FINAL).
  */
-export type SummariesJobData = SummariesOptions;
+export interface SummariesJobData {
+  windowMs?: number;
+  finalStatuses?: readonly string[] | null;
+}
 
 export async function processSummariesJob(env: SyncEnvironment, data: SummariesJobData = {}): Promise<SummariesResult> {
-  return refreshSummaries(env.deps, env.settings, { ...env.summaries, ...data });
+  const summaries = { ...env.settings.summaries, ...data };
+  return refreshSummaries(env.deps, { ...env.settings, summaries });
 }

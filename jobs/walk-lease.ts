@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { SalesyncError } from '../src/core/errors.js';
 import type { ResourceName } from '../src/core/resources.js';
 import { acquireLease } from '../src/lease/index.js';
-import type { ResourceResult, WalkGuard } from '../src/sync/index.js';
+import { emptyResult, type ResourceResult, type WalkGuard } from '../src/sync/index.js';
 import type { Warehouse } from '../src/warehouse/types.js';
 import { resourceLeaseKey } from './queue.js';
 
@@ -11,6 +11,11 @@ export interface WalkLeaseOptions {
   redis: Redis;
   prefix: string;
   warehouse: Warehouse;
+  /**
+   * WAREHOUSE_PATH, which names the leases (as it names the worker's warehouse lease): the Warehouse's own `path`
+   * may be its writer's file beside it. @defaultValue `warehouse.path`
+   */
+  warehousePath?: string;
   logger: Logger;
   /** How long a crashed walker keeps the resource before the lease lapses. */
   ttlMs: number;
@@ -27,7 +32,7 @@ export interface WalkLeaseOptions {
  */
 export function walkLeaseGuard(options: WalkLeaseOptions): WalkGuard {
   return async (resource, mode, walk) => {
-    const key = resourceLeaseKey(options.prefix, options.warehouse.path, resource);
+    const key = resourceLeaseKey(options.prefix, options.warehousePath ?? options.warehouse.path, resource);
     let holder = 'another process';
     const lease = await acquireLease(options.redis, key, {
       ttlMs: options.ttlMs,
@@ -79,8 +84,5 @@ async function recordSkipped(options: WalkLeaseOptions, resource: ResourceName, 
     finishedAt: new Date(), pages: 0, records: 0, requests: 0, retries: 0, rateLimited: 0, outcome: 'skipped',
     errorCode: 'walk_in_progress', errorMessage: message,
   });
-  return {
-    resource, mode: runMode === 'reconcile' ? 'full' : runMode, outcome: 'skipped', resumed: false, pages: 0, records: 0, written: 0,
-    details: 0, requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
-  };
+  return emptyResult(resource, runMode, 'skipped');
 }

@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'bullmq';
+import { Worker, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
 import { SalesyncError } from '../src/core/errors.js';
 import { acquireLease, type Lease } from '../src/lease/index.js';
-import { serveDashboard, serveMetrics, type Served } from './dashboard.js';
+import { serveDashboard, serveMetrics, type DashboardOptions, type Served } from './dashboard.js';
 import { createJobEnvironment } from './job-environment.js';
-import { createWorkerMetrics } from './metrics.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
-import { connectRedis, openQueue, QUEUE_NAME, warehouseLeaseKey } from './queue.js';
+import { openQueue, openRedis, QUEUE_NAME, warehouseLeaseKey } from './queue.js';
 import { walkLeaseGuard } from './walk-lease.js';
+import { collectStatus, type ResourceStatus } from './warehouse-status.js';
 
 export interface RunWorkerOptions {
   config: Config & { redisUrl: string };
@@ -19,7 +21,7 @@ export interface RunWorkerOptions {
   /** How long `worker.close()` may wait for active jobs before it is forced. @defaultValue 30000 */
   closeTimeoutMs?: number;
   /** Called once the worker owns the warehouse and takes jobs (tests wait for it). */
-  onReady?: (info: { dashboardPort: number | null; metricsPort: number | null }) => void;
+  onReady?: (info: { dashboardPort: number | null; metricsPort: number | null; dashboardHost: string | null; metricsHost: string | null }) => void;
 }
 
 /** How long a BullMQ job lock lives without renewal: a SIGKILLed worker's job is taken over after it. */
@@ -28,39 +30,66 @@ const LOCK_DURATION_MS = 60_000;
 /** How long BullMQ's close may still take once every job of the worker has settled. */
 const JOBS_DONE_GRACE_MS = 2000;
 
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i;
+
 /**
- * One worker process per warehouse file: it first takes the warehouse lease (a standby waits, saying so, and
- * takes over when the owner's lease lapses), then runs jobs until `signal` aborts. Shutdown: abort the walks
- * (each commits the pages in hand with its checkpoint, and its job is delayed to resume elsewhere), close the
- * worker with a timeout (BullMQ's close has none), release the lease, close Redis.
+ * One worker process per warehouse file. Start-up fails fast, before anything changes: Redis must answer within
+ * SALESYNC_REDIS_TIMEOUT (`redis_unavailable`, exit 1, for its supervisor to restart it) and the dashboard and
+ * metrics ports must be free (`port_in_use`). Then it takes the warehouse lease (a standby waits, saying so, and
+ * takes over when the owner's lease lapses), and runs jobs until `signal` aborts. Shutdown: abort the walks (each
+ * commits the pages in hand with its checkpoint, and its job is delayed to resume elsewhere), close the worker
+ * with a timeout (BullMQ's close has none), release the lease, close Redis.
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, logger, signal } = options;
-  const redis = connectRedis(config.redisUrl, logger);
-  // The worker blocks on its own connection; queue adds, leases and the limiter share the other.
-  const workerRedis = connectRedis(config.redisUrl);
-  const leaseKey = warehouseLeaseKey(config.redisPrefix, config.warehousePath);
+  const connections: Redis[] = [];
   const served: Served[] = [];
+  let queue: Queue | null = null;
   let lease: Lease | null = null;
   try {
-    lease = await takeWarehouse();
+    const connect = async (log?: Logger) => {
+      const client = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, ...(log ? { log } : {}) });
+      connections.push(client);
+      return client;
+    };
+    let redis: Redis;
+    let workerRedis: Redis;
+    try {
+      redis = await connect(logger);
+      // The worker blocks on its own connection; queue adds, leases and the limiter share the other.
+      workerRedis = await connect();
+    } catch (error) {
+      if (signal.aborted) return;
+      throw error;
+    }
+    const leaseKey = warehouseLeaseKey(config.redisPrefix, config.warehousePath);
+    const metrics = createWorkerMetrics();
+    queue = openQueue(redis, config.redisPrefix);
+    // Ports first: a port in use is the operator's to fix, said before this worker takes a lease or a job.
+    const dashboard = config.dashboardPort > 0 ? await serveDashboard(queue, dashboardOptions(config)) : null;
+    if (dashboard) served.push(dashboard);
+    const metricsServer = config.metricsPort > 0 ? await serveMetrics(metrics.registry, { port: config.metricsPort, host: config.metricsHost }) : null;
+    if (metricsServer) served.push(metricsServer);
+    warnIfExposed(config, logger);
+
+    lease = await takeWarehouse(redis, leaseKey);
     if (!lease) return;
     // The walks stop on shutdown and when the warehouse lease is lost (another worker may already own the file).
     const stop = AbortSignal.any([signal, lease.lost]);
     lease.lost.addEventListener('abort', () => logger.error({ warehouse: config.warehousePath }, 'lost the warehouse lease: stopping'), { once: true });
 
-    const metrics = createWorkerMetrics();
-    const queue = openQueue(redis, config.redisPrefix);
     const jobs = createJobEnvironment(config, { logger, signal: stop, redis, meter: metrics.meter });
     await jobs.env.warehouse.ensureSchema();
-    const guard = walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: jobs.env.warehouse, logger, ttlMs: config.leaseTtlMs, waitMs: 0, signal: stop });
+    const guard = walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: jobs.env.warehouse, warehousePath: config.warehousePath, logger, ttlMs: config.leaseTtlMs, waitMs: 0, signal: stop });
     const processor = createProcessor({ queue, jobs, guard, metrics, logger, shutdown: stop });
+    const health = healthRefresher(() => collectStatus(jobs.env.warehouse), metrics, logger);
+    health.refresh();
     // The jobs in hand, so shutdown can tell "a job is still committing" from "BullMQ is stuck on a connection".
     const running = new Set<Promise<unknown>>();
     const track: typeof processor = (job, token, jobSignal) => {
       const run = processor(job, token, jobSignal);
       running.add(run);
-      void run.finally(() => running.delete(run)).catch(() => undefined);
+      void run.finally(() => running.delete(run)).finally(() => health.refresh()).catch(() => undefined);
       return run;
     };
     const worker = new Worker(QUEUE_NAME, track, {
@@ -74,12 +103,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     worker.on('failed', (job, error) => logger.warn({ job: job?.id, kind: job?.name, err: error.message, attempts: job?.attemptsMade }, 'job failed'));
     worker.on('error', (error) => logger.error({ err: error.message }, 'worker error'));
 
-    if (config.dashboardPort > 0) served.push(await serveDashboard(queue, config.dashboardPort));
-    if (config.metricsPort > 0) served.push(await serveMetrics(metrics.registry, config.metricsPort));
-    const dashboardPort = config.dashboardPort > 0 ? served[0]!.port : null;
-    const metricsPort = config.metricsPort > 0 ? served[served.length - 1]!.port : null;
-    logger.info({ warehouse: config.warehousePath, concurrency: config.workerConcurrency, dashboardPort, metricsPort }, 'worker started');
-    options.onReady?.({ dashboardPort, metricsPort });
+    const ready = {
+      dashboardPort: dashboard?.port ?? null,
+      dashboardHost: dashboard?.host ?? null,
+      metricsPort: metricsServer?.port ?? null,
+      metricsHost: metricsServer?.host ?? null,
+    };
+    logger.info({ warehouse: config.warehousePath, concurrency: config.workerConcurrency, ...ready, dashboardWrite: config.dashboardWrite }, 'worker started');
+    options.onReady?.(ready);
 
     await new Promise<void>((resolve) => (stop.aborted ? resolve() : stop.addEventListener('abort', () => resolve(), { once: true })));
     logger.info('worker stopping: active walks commit what they hold');
@@ -99,7 +130,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       else logger.warn('the jobs are done but the queue connection did not close: cutting it');
       await Promise.race([worker.disconnect(), sleep(1000, undefined, { ref: false })]).catch(() => undefined);
     }
-    await queue.close();
+    await health.settled();
     await jobs.close();
     if (lease.lost.aborted) {
       throw new SalesyncError(
@@ -111,11 +142,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     }
   } finally {
     await Promise.all(served.map((s) => s.close()));
+    await queue?.close().catch(() => undefined);
     await lease?.release().catch(() => undefined);
-    await Promise.all([redis, workerRedis].map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
   }
 
-  async function takeWarehouse(): Promise<Lease | null> {
+  async function takeWarehouse(redis: Redis, leaseKey: string): Promise<Lease | null> {
     try {
       return await acquireLease(redis, leaseKey, {
         ttlMs: config.leaseTtlMs,
@@ -129,4 +161,62 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       throw error;
     }
   }
+}
+
+/** The dashboard as configured: read-only unless SALESYNC_DASHBOARD_WRITE, basic auth when a user and password are set. */
+export function dashboardOptions(config: Config): DashboardOptions {
+  return {
+    port: config.dashboardPort,
+    host: config.dashboardHost,
+    write: config.dashboardWrite,
+    auth: config.dashboardUser && config.dashboardPassword ? { user: config.dashboardUser, password: config.dashboardPassword } : null,
+  };
+}
+
+/** Say so when the operator opened a server to the network: who can reach it, and what it lets them do. */
+function warnIfExposed(config: Config, logger: Logger): void {
+  if (config.dashboardPort > 0 && !LOOPBACK.test(config.dashboardHost)) {
+    const auth = config.dashboardUser ? 'behind basic auth' : 'with no login (set SALESYNC_DASHBOARD_USER and SALESYNC_DASHBOARD_PASSWORD)';
+    const mode = config.dashboardWrite ? 'and can retry, delete and edit jobs' : 'read-only';
+    logger.warn({ host: config.dashboardHost, port: config.dashboardPort }, `bull-board listens on ${config.dashboardHost}, ${auth}, ${mode}`);
+  }
+  if (config.metricsPort > 0 && !LOOPBACK.test(config.metricsHost)) {
+    logger.info({ host: config.metricsHost, port: config.metricsPort }, `metrics listen on ${config.metricsHost}`);
+  }
+}
+
+/**
+ * Keeps the health gauges current: re-read after every job (one read at a time; a request during a read asks
+ * for one more), so a scrape never opens the warehouse itself.
+ */
+function healthRefresher(read: () => Promise<ResourceStatus[]>, metrics: WorkerMetrics, logger: Logger): { refresh(): void; settled(): Promise<void> } {
+  let reading: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  const refresh = () => {
+    if (stopped) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        try {
+          metrics.health.update(await read());
+        } catch (error) {
+          logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read the warehouse for the health metrics');
+        }
+      } while (again && !stopped);
+    })().finally(() => {
+      reading = null;
+    });
+  };
+  return {
+    refresh,
+    settled: async () => {
+      stopped = true;
+      await reading;
+    },
+  };
 }

@@ -53,6 +53,15 @@ CREATE TABLE IF NOT EXISTS sync_state (
   updated_at TIMESTAMPTZ
 );
 
+-- A walk is one or more passes over its window (see WalkCheckpoint): where the pass under way stands, so an
+-- interrupted pass resumes with what it had seen. Added after the first release: ALTER keeps existing warehouses in
+-- step, and a row written before reads back with the defaults (pass 1, started with the walk, clean, service clock).
+ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_pass INTEGER;
+ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_pass_started_at VARCHAR;
+ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_dirty BOOLEAN;
+ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_max_updated_at VARCHAR;
+ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_local_clock BOOLEAN;
+
 CREATE TABLE IF NOT EXISTS sync_runs (
   run_id VARCHAR PRIMARY KEY,
   resource VARCHAR NOT NULL,
@@ -78,6 +87,10 @@ ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS deleted BIGINT;
 ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS host VARCHAR;
 ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS pid INTEGER;
 ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS process_id VARCHAR;
+-- Records left in quarantine, passes walked, and whether the last pass was clean (the watermark moved).
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS rejected BIGINT;
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS passes INTEGER;
+ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS settled BOOLEAN;
 
 -- Ids seen so far by an unfinished reconcile sweep (sweep_key e.g. 'deals#reconcile'), written in the same
 -- transaction as each batch, so a resumed sweep still knows what it saw before a crash. Cleared at completion.
@@ -85,4 +98,37 @@ ALTER TABLE sync_runs ADD COLUMN IF NOT EXISTS process_id VARCHAR;
 CREATE TABLE IF NOT EXISTS reconcile_seen (
   sweep_key VARCHAR NOT NULL,
   id VARCHAR NOT NULL
+);
+
+-- Quarantine: records the service sent that cannot be mirrored as they are, verbatim (raw JSON) with the reason.
+-- One row per (resource, id), or per (resource, raw) for a record without a usable id; a record rejected again
+-- updates its row (first_seen_at kept). A walk that writes the record (a sweep: that lists it) takes it out.
+-- No primary key: id may be NULL, and the table stays small.
+CREATE TABLE IF NOT EXISTS rejected_records (
+  resource VARCHAR NOT NULL,
+  id VARCHAR,
+  raw VARCHAR NOT NULL,
+  reason VARCHAR NOT NULL,
+  run_id VARCHAR,
+  first_seen_at TIMESTAMPTZ NOT NULL,
+  last_seen_at TIMESTAMPTZ NOT NULL
+);
+
+-- When each meeting log's summaries were last read (server time) and how many reads in a row since found them
+-- unchanged: the next read is due last_read_at + base x 2^unchanged_reads (the base is the caller's), so summaries
+-- that stopped changing are read ever more rarely, whatever the service calls their statuses.
+CREATE TABLE IF NOT EXISTS meeting_log_summary_reads (
+  meeting_log_id VARCHAR PRIMARY KEY,
+  last_read_at TIMESTAMPTZ NOT NULL,
+  unchanged_reads INTEGER NOT NULL
+);
+
+-- Ids whose <table>_history holds a version newer than the stored row: an observed-wins write (a corrected clock)
+-- stored an older one. newest_at is the newest version history holds. A version of such an id is looked up in
+-- history before it is recorded (every version once); others need no lookup. The row goes once a version at or
+-- past newest_at is stored.
+CREATE TABLE IF NOT EXISTS history_ahead (
+  history_table VARCHAR NOT NULL,
+  id VARCHAR NOT NULL,
+  newest_at TIMESTAMPTZ NOT NULL
 );

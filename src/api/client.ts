@@ -9,9 +9,10 @@ import got, { RequestError, TimeoutError, type Response } from 'got';
 import type { z } from 'zod';
 import { ConfigError, SalesyncError } from '../core/errors.js';
 import type { RecordResourceName } from '../core/resources.js';
-import type { MeetingLogRecord, ServiceRecord, ServiceUser } from '../core/types.js';
+import type { MeetingLogRecord, ServiceUser } from '../core/types.js';
 import type { RateLimitObservation } from '../core/rate-limiter.js';
 import {
+  InvalidRecordError,
   InvalidResponseError,
   RequestTimeoutError,
   ServiceUnreachableError,
@@ -30,16 +31,10 @@ import {
   type ResolvedRetryOptions,
   type RetryState,
 } from './retry.js';
-import {
-  describeFirstIssue,
-  meetingLogRecordSchema,
-  propertyListSchema,
-  recordListSchema,
-  serviceRecordSchema,
-  serviceUserSchema,
-  userListSchema,
-} from './schemas.js';
+import { followCursors } from './pagination.js';
+import { meetingLogRecordSchema, propertyListSchema, serviceRecordSchema, serviceUserSchema } from './schemas.js';
 import type { ListOptions, ListPage, RequestStats, SalesApi, SalesApiOptions, SearchRequest } from './types.js';
+import { checkBody, checkListBody, checkRecord, parseJson, type Checked, type CheckedList } from './validation.js';
 
 /** @defaultValue of SalesApiOptions.timeoutMs */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -55,12 +50,16 @@ interface CallSpec<T> {
   path: string;
   query?: Query;
   body?: unknown;
-  schema: z.ZodType<T>;
+  /**
+   * Checks a 2xx body that parsed as JSON. A failed check with a `detail` is a bad answer (retried: the next one
+   * may be whole); one with an `error` is thrown at once (a record that breaks its schema comes back the same).
+   */
+  check: (json: unknown) => Checked<T> | { ok: false; error: SalesyncError };
   signal?: AbortSignal | undefined;
   /**
-   * Sees a 2xx body as soon as it parses, before the schema checks it (a walk reads the next cursor there and
-   * asks for the next page). True when it sent a request: the check then waits a turn, so that request leaves
-   * first and the check overlaps its latency.
+   * Sees a 2xx body as soon as it parses, before `check` (a walk reads the next cursor there and asks for the
+   * next page). True when it sent a request: the check then waits a turn, so that request leaves first and the
+   * check overlaps its latency.
    */
   onJson?: ((json: unknown) => boolean) | undefined;
 }
@@ -93,6 +92,9 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   // The key an attempt went out on, for a pool only: with one key the logger's own binding names it already.
   const keyField = (keyId: string) => (fingerprints.length > 1 ? { keyFingerprint: keyId } : {});
   const stats: RequestStats = { requests: 0, retries: 0, rateLimited: 0, throttledMs: 0 };
+  /** A reject's raw text without our own keys, should a careless service echo one into a record (rejects are stored). */
+  const withoutKeys = (raw: string): string =>
+    keys.reduce((text, { key }) => (text.includes(key.slice(3)) ? text.split(key.slice(3)).join('…(redacted)') : text), raw);
 
   const http = got.extend({
     // Authorization is set per request: each attempt goes out on the key the limiter granted.
@@ -179,10 +181,11 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         if (response.status >= 200 && response.status < 300) {
           const json = parseJson(response.body);
           if (json.ok && spec.onJson?.(json.value)) await new Promise((resolve) => setImmediate(resolve));
-          const parsed = json.ok ? validateBody(json.value, spec.schema) : json;
-          if (parsed.ok) return { data: parsed.data, serverDate: parseServerDate(header(response.headers, 'date')) };
-          invalidJson = !parsed.json;
-          failure = { kind: 'invalid_body', detail: parsed.detail };
+          const checked = json.ok ? spec.check(json.value) : json;
+          if (checked.ok) return { data: checked.data, serverDate: parseServerDate(header(response.headers, 'date')) };
+          if ('error' in checked) throw checked.error;
+          invalidJson = !json.ok;
+          failure = { kind: 'invalid_body', detail: checked.detail };
         } else if (response.status === 429) {
           stats.rateLimited += 1;
           const retryAfterMs = parseRetryAfterMs(header(response.headers, 'retry-after'));
@@ -249,11 +252,11 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     }
   }
 
+  /** One page of a list; `onCursor` gets the next page's cursor as soon as the body parses (see `FetchPage`). */
   async function listPage<T>(
     path: string,
-    schema: z.ZodType<{ results: T[]; paging: { next: { after: string } | null } }>,
+    item: z.ZodType<T>,
     options: ListOptions & { email?: string | undefined },
-    /** Gets the next page's cursor as soon as the body parses, before the page is validated; true if it asked for that page. */
     onCursor?: (cursor: string) => boolean,
   ): Promise<ListPage<T>> {
     const { data, serverDate } = await call({
@@ -266,7 +269,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         after: options.after,
         email: options.email,
       },
-      schema,
+      check: (json) => checkListBody(json, item),
       signal: options.signal,
       onJson:
         onCursor &&
@@ -275,72 +278,37 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
           return cursor !== null && onCursor(cursor);
         }),
     });
-    return { results: data.results, nextCursor: data.paging.next?.after ?? null, serverDate };
+    return listPageOf(data, serverDate);
   }
 
-  async function* walk<T>(
-    path: string,
-    schema: z.ZodType<{ results: T[]; paging: { next: { after: string } | null } }>,
-    options: ListOptions & { email?: string | undefined },
-  ): AsyncGenerator<ListPage<T>> {
-    // A cursor seen twice means the service sends us round in circles: stop rather than loop for ever.
-    const seen = new Set<string>();
-    if (options.after) seen.add(options.after);
-    // The next page is asked for before this one is handed out: what the caller does with a page overlaps the
-    // service's latency on the next. While the walk waits for a page, that is as soon as its cursor is read from
-    // the response, before the page is validated (validating overlaps the latency too); the page then hands its
-    // validated cursor over, and a request made for another cursor (the page was retried and came back
-    // different) is aborted. Never more than one page ahead of the caller. A walk left early aborts whatever
-    // it asked for.
-    const ahead = new AbortController();
-    const walkSignal = options.signal ? AbortSignal.any([options.signal, ahead.signal]) : ahead.signal;
-    type AheadRequest = { cursor: string; request: Promise<ListPage<T>>; abort: () => void };
-    // Asked for from a response not yet validated; taken over as `next` once that page is.
-    let peeked = null as AheadRequest | null;
-    let waiting = false;
-    const requestPage = (after: string | null) => {
-      const own = new AbortController();
-      const request = listPage(path, schema, { ...options, after, signal: AbortSignal.any([walkSignal, own.signal]) }, (cursor) => {
-        if (!waiting || peeked !== null || seen.has(cursor)) return false;
-        peeked = { cursor, ...requestPage(cursor) };
-        return true;
-      });
-      request.catch(() => undefined); // observed when awaited; one abandoned by an early exit is not unhandled
-      return { request, abort: () => own.abort() };
-    };
-    let next: Promise<ListPage<T>> | null = requestPage(options.after ?? null).request;
-    let pages = 0;
-    try {
-      while (next) {
-        waiting = true;
-        const page: ListPage<T> = await next.finally(() => (waiting = false));
-        next = null;
-        const early = peeked;
-        peeked = null;
-        // A page that arrived after the caller's signal fired is not handed out, as if never fetched.
-        options.signal?.throwIfAborted();
-        pages += 1;
-        if (page.nextCursor !== null && seen.has(page.nextCursor)) {
-          // Thrown before the page is handed out, so no caller checkpoints a cursor that leads back.
-          throw new InvalidResponseError({
-            method: 'GET',
-            path,
-            detail: `loop detected in pagination: paging.next.after ${JSON.stringify(truncate(page.nextCursor, 40))} came back on page ${pages}`,
-            attempts: 1,
-            disposition: 'fatal',
-          });
-        }
-        if (page.nextCursor !== null) {
-          seen.add(page.nextCursor);
-          next = early?.cursor === page.nextCursor ? early.request : requestPage(page.nextCursor).request;
-        }
-        if (early && next !== early.request) early.abort();
-        yield page;
-      }
-    } finally {
-      // Whatever is still on its way (the next page, or one asked for from a page that then failed) is dropped.
-      ahead.abort();
-    }
+  function walk<T>(path: string, item: z.ZodType<T>, options: ListOptions & { email?: string | undefined }): AsyncGenerator<ListPage<T>> {
+    return followCursors<T>((after, signal, onCursor) => listPage(path, item, { ...options, after, signal }, onCursor), {
+      after: options.after,
+      signal: options.signal,
+      method: 'GET',
+      path,
+    });
+  }
+
+  /** A single view: a body that breaks `schema` is that record's problem (`invalid_record`), not retried. */
+  async function getOne<T>(resource: string, id: string, path: string, schema: z.ZodType<T>, signal: AbortSignal | undefined): Promise<T> {
+    const { data } = await call({
+      method: 'GET',
+      path,
+      signal,
+      check: (json) => {
+        const checked = checkRecord(json, schema);
+        if (checked.ok) return checked;
+        const { raw, reason } = checked.reject;
+        return { ok: false, error: new InvalidRecordError({ resource, id, raw: withoutKeys(raw), reason, method: 'GET', path }) };
+      },
+    });
+    return data;
+  }
+
+  function listPageOf<T>(list: CheckedList<T>, serverDate: string | null): ListPage<T> {
+    const rejects = list.rejects.length === 0 ? list.rejects : list.rejects.map((r) => ({ ...r, raw: withoutKeys(r.raw) }));
+    return { results: list.results, rejects, nextCursor: list.nextCursor, serverDate };
   }
 
   const recordPath = (resource: RecordResourceName, ...rest: string[]): string =>
@@ -350,22 +318,18 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     keyFingerprint: fingerprint,
     keyFingerprints: fingerprints,
 
-    listPages: (resource, options = {}) => walk<ServiceRecord>(recordPath(resource), recordListSchema, options),
+    listPages: (resource, options = {}) => walk(recordPath(resource), serviceRecordSchema, options),
 
-    listPage: (resource, options = {}) => listPage<ServiceRecord>(recordPath(resource), recordListSchema, options),
+    listPage: (resource, options = {}) => listPage(recordPath(resource), serviceRecordSchema, options),
 
-    async getRecord(resource, id, signal) {
-      return (await call({ method: 'GET', path: recordPath(resource, id), schema: serviceRecordSchema, signal })).data;
-    },
+    getRecord: (resource, id, signal) => getOne(resource, id, recordPath(resource, id), serviceRecordSchema, signal),
 
-    async getMeetingLog(id, signal): Promise<MeetingLogRecord> {
-      const path = recordPath('meeting-logs', id);
-      return (await call({ method: 'GET', path, schema: meetingLogRecordSchema, signal })).data;
-    },
+    getMeetingLog: (id, signal): Promise<MeetingLogRecord> =>
+      getOne('meeting-logs', id, recordPath('meeting-logs', id), meetingLogRecordSchema, signal),
 
     async listProperties(resource, signal) {
       const path = recordPath(resource, 'properties');
-      const { data, serverDate } = await call({ method: 'GET', path, schema: propertyListSchema, signal });
+      const { data, serverDate } = await call({ method: 'GET', path, check: (json) => checkBody(json, propertyListSchema), signal });
       return { definitions: data.results, serverDate };
     },
 
@@ -375,20 +339,17 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         method: 'POST',
         path: recordPath(resource, 'search'),
         body: request,
-        schema: recordListSchema,
+        check: (json) => checkListBody(json, serviceRecordSchema),
         signal,
       });
-      return { results: data.results, nextCursor: data.paging.next?.after ?? null, serverDate };
+      return listPageOf(data, serverDate);
     },
 
-    listUserPages: (options = {}) => walk<ServiceUser>('/v1/users/', userListSchema, options),
+    listUserPages: (options = {}) => walk<ServiceUser>('/v1/users/', serviceUserSchema, options),
 
-    listUserPage: (options = {}) => listPage<ServiceUser>('/v1/users/', userListSchema, options),
+    listUserPage: (options = {}) => listPage<ServiceUser>('/v1/users/', serviceUserSchema, options),
 
-    async getUser(id, signal) {
-      const path = `/v1/users/${encodeURIComponent(id)}/`;
-      return (await call({ method: 'GET', path, schema: serviceUserSchema, signal })).data;
-    },
+    getUser: (id, signal) => getOne('users', id, `/v1/users/${encodeURIComponent(id)}/`, serviceUserSchema, signal),
 
     stats: () => ({ ...stats }),
   };
@@ -463,8 +424,6 @@ function headerNumber(value: string | undefined): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-type ParsedBody<T> = { ok: true; data: T } | { ok: false; json: boolean; detail: string };
-
 /**
  * `paging.next.after` of a parsed list body, read before the schema checks the body: a non-empty string, or
  * null for anything else (the schema then decides whether the page is valid at all).
@@ -479,26 +438,6 @@ export function peekNextCursor(json: unknown): string | null {
   return typeof after === 'string' && after.length > 0 ? after : null;
 }
 
-/** JSON, then the schema; the detail names the first problem (`results[3].id: must match ...`). */
-export function parseBody<T>(body: string, schema: z.ZodType<T>): ParsedBody<T> {
-  const json = parseJson(body);
-  return json.ok ? validateBody(json.value, schema) : json;
-}
-
-function parseJson(body: string): { ok: true; value: unknown } | { ok: false; json: false; detail: string } {
-  try {
-    return { ok: true, value: JSON.parse(body) as unknown };
-  } catch {
-    return { ok: false, json: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
-  }
-}
-
-function validateBody<T>(json: unknown, schema: z.ZodType<T>): ParsedBody<T> {
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return { ok: true, data: parsed.data };
-  return { ok: false, json: true, detail: describeFirstIssue(parsed.error) };
-}
-
 /** Waits for `work`; when the signal fires, rejects with the signal's own reason (not a wrapped AbortError). */
 async function abortable<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   try {
@@ -511,10 +450,6 @@ async function abortable<T>(work: () => Promise<T>, signal: AbortSignal | undefi
 
 function describeOutcome(failure: AttemptFailure): string {
   return failure.kind === 'network' ? failure.networkCode : failure.kind;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

@@ -299,3 +299,33 @@ export class InvalidResponseError extends SalesyncError {
     this.detail = d.detail;
   }
 }
+
+/**
+ * A single view (GET of one record or user) answered 2xx with JSON that breaks the record's schema: a problem of
+ * that record, not of the service's health. Not retried (the same record comes back the same); the context holds
+ * the quarantine entry, `{ id, raw, reason }`, and the request path.
+ */
+export class InvalidRecordError extends SalesyncError {
+  /** The id asked for. */
+  readonly recordId: string;
+  /** The body as JSON text. */
+  readonly raw: string;
+  /** The first problem, relative to the record: `properties.amount: must be …`. */
+  readonly reason: string;
+  readonly path: string;
+
+  constructor(d: { resource: string; id: string; raw: string; reason: string; method: string; path: string }) {
+    super(
+      'invalid_record',
+      `${d.resource} ${d.id}: ${d.reason}. The service sent this record (${d.method} ${d.path}) in a shape the spec ` +
+        'does not allow, so it cannot be mirrored as it is; retrying will not change it. Report it to the ' +
+        "service's owner with the record's id.",
+      { disposition: 'fatal', context: { id: d.id, raw: d.raw, reason: d.reason, path: d.path } },
+    );
+    this.name = 'InvalidRecordError';
+    this.recordId = d.id;
+    this.raw = d.raw;
+    this.reason = d.reason;
+    this.path = d.path;
+  }
+}

@@ -5,10 +5,12 @@ export {
   ServiceUnreachableError,
   RequestTimeoutError,
   InvalidResponseError,
+  InvalidRecordError,
   KNOWN_SERVICE_CODES,
   dispositionFor,
 } from './errors.js';
 export type { FieldError } from './errors.js';
+export { MAX_CURSOR_REPEATS } from './pagination.js';
 export { API_KEY_PATTERN, assertApiKeyFormat, keyFingerprint } from './keys.js';
 export { DEFAULT_RETRY, MAX_RATE_LIMITED_RETRIES, retryDelayMs, parseServerDate } from './retry.js';
 export type {

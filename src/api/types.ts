@@ -2,6 +2,7 @@ import type { RecordResourceName } from '../core/resources.js';
 import type {
   MeetingLogRecord,
   PropertyDefinition,
+  RejectedRecord,
   ServiceRecord,
   ServiceUser,
 } from '../core/types.js';
@@ -26,6 +27,10 @@ export interface ListPage<T> {
   nextCursor: string | null;
   /** The response's `Date` header as ISO 8601 (second precision), or null when absent. */
   serverDate: string | null;
+  /** Elements of `results` that failed validation, left out of `results` (the envelope itself was valid). */
+  rejects: RejectedRecord[];
+  /** The service had already given this page's cursor earlier in the same walk (it was followed again). */
+  cursorRepeated?: boolean;
 }
 
 export interface ListOptions {
@@ -59,22 +64,34 @@ export interface SearchRequest {
 }
 
 export interface SalesApi {
-  /** Pages of a record list, following `paging.next.after` until the last page. */
+  /**
+   * Pages of a record list, following `paging.next.after` until the last page, one page read ahead. A record that
+   * breaks the spec is in `rejects`, not `results`; a broken envelope throws `invalid_response`. A cursor given
+   * earlier in the walk is followed again (that page has `cursorRepeated`), up to `MAX_CURSOR_REPEATS` times a walk;
+   * past that the walk throws `invalid_response` ("loop detected in pagination").
+   */
   listPages(resource: RecordResourceName, options?: ListOptions): AsyncGenerator<ListPage<ServiceRecord>>;
-  /** One page of a record list. */
+  /** One page of a record list (records that break the spec in `rejects`). */
   listPage(resource: RecordResourceName, options?: ListOptions): Promise<ListPage<ServiceRecord>>;
+  /**
+   * One record. Throws `not_found` when the service's error code says so (whatever the status; a bare 404 too), and
+   * `invalid_record` (InvalidRecordError, not retried) when the body is JSON that breaks the record's schema.
+   */
   getRecord(resource: RecordResourceName, id: string, signal?: AbortSignal): Promise<ServiceRecord>;
-  /** The single view of a meeting log, with its summaries. */
+  /** The single view of a meeting log, with its summaries. Throws like `getRecord`. */
   getMeetingLog(id: string, signal?: AbortSignal): Promise<MeetingLogRecord>;
   /** Property definitions plus the response's server date (the earliest server time a run sees). */
   listProperties(
     resource: RecordResourceName,
     signal?: AbortSignal,
   ): Promise<{ definitions: PropertyDefinition[]; serverDate: string | null }>;
+  /** One page of search results (records that break the spec in `rejects`). */
   search(resource: RecordResourceName, request: SearchRequest, signal?: AbortSignal): Promise<ListPage<ServiceRecord>>;
+  /** Pages of the user list, walked like `listPages` (a user that breaks the spec, e.g. `name: null`, in `rejects`). */
   listUserPages(options?: ListOptions & { email?: string }): AsyncGenerator<ListPage<ServiceUser>>;
   /** One page of the user list (no next page is asked for). */
   listUserPage(options?: ListOptions & { email?: string }): Promise<ListPage<ServiceUser>>;
+  /** One user. Throws like `getRecord`. */
   getUser(id: string, signal?: AbortSignal): Promise<ServiceUser>;
   /** A snapshot of the counters since the client was made. */
   stats(): RequestStats;

@@ -13,18 +13,19 @@ export interface SharedRedis {
 }
 
 /**
- * Connect to REDIS_URL, or null when it is not set. The modules load only then: a command run without Redis
- * never loads BullMQ (the lease keys are named beside the queue's).
+ * Connect to REDIS_URL, or null when it is not set; `redis_unavailable` when it does not answer within
+ * SALESYNC_REDIS_TIMEOUT. The modules load only then: a command run without Redis never loads BullMQ (the lease
+ * keys are named beside the queue's).
  */
 export async function connectShared(runtime: CliRuntime): Promise<SharedRedis | null> {
   const { config, logger, signal } = runtime;
   if (!config.redisUrl) return null;
-  const [{ connectRedis }, { walkLeaseGuard }] = await Promise.all([import('../../jobs/queue.js'), import('../../jobs/walk-lease.js')]);
-  const redis = connectRedis(config.redisUrl, logger);
+  const [{ openRedis }, { walkLeaseGuard }] = await Promise.all([import('../../jobs/queue.js'), import('../../jobs/walk-lease.js')]);
+  const redis = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, log: logger });
   return {
     redis,
     guard: (warehouse) =>
-      walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse, logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal }),
+      walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse, warehousePath: config.warehousePath, logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal }),
     close: () => redis.quit().then(
       () => undefined,
       () => redis.disconnect(),

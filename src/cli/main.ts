@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import type { Config } from '../config.js';
-import { ConfigError } from '../core/errors.js';
+import { SalesyncError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RESOURCE_NAMES } from '../core/resources.js';
-import { parseDurationMs } from '../core/time.js';
+import { explainRedisError } from '../../jobs/redis-connection.js';
+import { CHECK_FAILED, EXIT_UNHEALTHY, parseMaxAge, type MaxAges } from './health-check.js';
+import { duration, listenHost, logLevel, maxAge, port, positiveInt, positiveNumber, usageFailure } from './option-parsers.js';
+import { exitCodeFor } from './outcome.js';
+import { reportRun } from './run-report.js';
 import { createRuntime, failureLine, type CliRuntime } from './runtime.js';
 
 // Each command's module loads when that command runs, with what it pulls in (DuckDB, BullMQ, the dashboard's
@@ -27,24 +31,6 @@ const commands = {
 
 const version = (JSON.parse(readFileSync(join(projectRoot(import.meta.url), 'package.json'), 'utf8')) as { version: string }).version;
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
-  return n;
-}
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('must be a port number (0 disables)');
-  return n;
-}
-
-function duration(value: string): number {
-  const ms = parseDurationMs(value);
-  if (ms === null || ms < 1) throw new InvalidArgumentError('must be a duration such as 90s, 15m or 1h');
-  return ms;
-}
-
 interface GlobalFlags {
   warehouse?: string;
   baseUrl?: string;
@@ -52,15 +38,43 @@ interface GlobalFlags {
   progress?: boolean;
 }
 
-/** Run a command with a runtime built from the environment and flags; failures become one line on stderr. */
+interface RunOptions {
+  quiet?: boolean;
+  stopIsSuccess?: boolean;
+  /** Write SALESYNC_METRICS_TEXTFILE after the run (sync, reconcile, backfill, summaries). */
+  textfile?: boolean;
+  /** POST SALESYNC_ALERT_URL when the run fails (the commands run unattended). */
+  alert?: boolean;
+  /** Check that REDIS_URL answers before the body runs (for a body whose own connection has no bound). */
+  redisPreflight?: boolean;
+  /** After the first SIGINT/SIGTERM, how long the command may take to stop (see createRuntime). */
+  stopGraceMs?: number;
+}
+
+/** A worker's walks get its 30 s close timeout to commit on SIGTERM, and a margin; compose allows it 45 s. */
+const WORKER_STOP_GRACE_MS = 40_000;
+
+/** The documented exit code: 4 for `status --check` problems, else outcome.ts's (2 configuration, 3 quarantine, 130, 1). */
+function exitCode(error: unknown, interrupted: boolean): number {
+  if (error instanceof SalesyncError && error.code === CHECK_FAILED) return EXIT_UNHEALTHY;
+  return exitCodeFor(error, interrupted);
+}
+
+/**
+ * Run a command with a runtime built from the environment and flags; failures become one line on stderr. Then,
+ * as asked, the metrics textfile and the alert webhook, which never change the exit code.
+ */
 async function run(
   program: Command,
+  command: string,
   overrides: Partial<Config>,
   body: (runtime: CliRuntime) => Promise<unknown>,
-  options: { quiet?: boolean; stopIsSuccess?: boolean } = {},
+  options: RunOptions = {},
 ): Promise<void> {
   const flags = program.opts<GlobalFlags>();
+  const startedAt = Date.now();
   let runtime: CliRuntime | undefined;
+  let failure: unknown = null;
   try {
     runtime = createRuntime({
       env: process.env,
@@ -74,16 +88,35 @@ async function run(
       stderr: process.stderr,
       ...(flags.progress === false ? { progress: false } : {}),
       ...(options.quiet ? { quiet: true } : {}),
+      ...(options.stopGraceMs ? { stopGraceMs: options.stopGraceMs } : {}),
     });
+    if (options.redisPreflight && runtime.config.redisUrl) await checkRedis(runtime);
     await body(runtime);
     runtime.close();
     // A worker is meant to run until told to stop: SIGTERM is its normal end.
     if (runtime.signal.aborted && !options.stopIsSuccess) process.exitCode = 130;
   } catch (error) {
     runtime?.close();
-    process.stderr.write(`${failureLine(error)}\n`);
-    process.exitCode = error instanceof ConfigError ? 2 : runtime?.signal.aborted ? 130 : 1;
+    // A raw ioredis or BullMQ error from a connection that gave up: say it is Redis, and where.
+    failure = (runtime?.config.redisUrl ? explainRedisError(error, runtime.config.redisUrl) : null) ?? error;
+    process.stderr.write(`${failureLine(failure)}\n`);
+    process.exitCode = exitCode(failure, runtime?.signal.aborted === true);
   }
+  if (runtime && (options.textfile || options.alert)) {
+    await reportRun(runtime, { command, startedAt, exitCode: Number(process.exitCode ?? 0), error: failure }, { textfile: options.textfile === true, alert: options.alert === true });
+  }
+}
+
+/** REDIS_URL answers within SALESYNC_REDIS_TIMEOUT, or `redis_unavailable`. */
+async function checkRedis(runtime: CliRuntime): Promise<void> {
+  const { openRedis } = await import('../../jobs/queue.js');
+  const client = await openRedis(runtime.config.redisUrl!, { timeoutMs: runtime.config.redisTimeoutMs, signal: runtime.signal, brief: true });
+  client.disconnect();
+}
+
+/** `--max-age` values folded over SALESYNC_MAX_AGE. */
+function maxAges(config: Config, values: readonly string[]): MaxAges {
+  return values.reduce<MaxAges>((ages, value) => parseMaxAge(value, ages), { default: config.maxAgeMs, perResource: {} });
 }
 
 export function buildProgram(): Command {
@@ -92,19 +125,25 @@ export function buildProgram(): Command {
     .version(version)
     .option('-w, --warehouse <path>', 'DuckDB file (env WAREHOUSE_PATH, default ./data/warehouse.duckdb)')
     .option('--base-url <url>', 'service address (env SALES_API_BASE_URL)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error (env LOG_LEVEL, default info)')
+    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env LOG_LEVEL, default info)', logLevel)
     .option('--no-progress', 'never draw the live progress display, even on a terminal')
-    .showHelpAfterError();
+    // Usage mistakes are thrown (exitOverride) and said in one line with exit 2, never commander's text and the help.
+    .exitOverride()
+    .configureOutput({ outputError: () => undefined });
 
   program
     .command('sync')
     .description(`walk resources into the warehouse: incremental from each watermark, resuming interrupted walks`)
     .argument('[resource...]', `any of: ${RESOURCE_NAMES.join(' ')} (default: all)`)
     .option('--full', 'walk every record, ignoring the watermarks (a later reconcile also detects deletions)')
-    .option('--concurrency <n>', 'resources walked at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt)
+    .option('--concurrency <n>', 'resources walked at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt('--concurrency'))
     .action(async (resources: string[], options: { full?: boolean; concurrency?: number }) =>
-      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, async (rt) =>
-        (await commands.sync()).syncCommand(rt, resources, options),
+      run(
+        program,
+        'sync',
+        options.concurrency ? { resourceConcurrency: options.concurrency } : {},
+        async (rt) => (await commands.sync()).syncCommand(rt, resources, options),
+        { textfile: true, alert: true },
       ),
     );
 
@@ -113,45 +152,63 @@ export function buildProgram(): Command {
     .description('sweep every record: write what incremental walks cannot see (links, predictions), mark deleted records')
     .argument('[resource...]', `any of: ${RESOURCE_NAMES.join(' ')} (default: all)`)
     .option('--deep', "meeting logs: re-fetch every log's single view, catching summaries changed on any log (one request per log)")
-    .option('--concurrency <n>', 'resources swept at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt)
-    .action(async (resources: string[], options: { deep?: boolean; concurrency?: number }) =>
-      run(program, options.concurrency ? { resourceConcurrency: options.concurrency } : {}, async (rt) =>
-        (await commands.reconcile()).reconcileCommand(rt, resources, options),
+    .option('--force', 'mark confirmed deletions even when more than SALESYNC_DELETE_SHARE of a table is missing')
+    .option('--concurrency <n>', 'resources swept at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt('--concurrency'))
+    .action(async (resources: string[], options: { deep?: boolean; force?: boolean; concurrency?: number }) =>
+      run(
+        program,
+        'reconcile',
+        options.concurrency ? { resourceConcurrency: options.concurrency } : {},
+        async (rt) => (await commands.reconcile()).reconcileCommand(rt, resources, options),
+        { textfile: true, alert: true },
       ),
     );
 
   program
     .command('summaries')
-    .description('re-fetch recent meeting logs whose summaries are empty or not final (env SALESYNC_SUMMARIES_WINDOW)')
-    .action(async () => run(program, {}, async (rt) => (await commands.summaries()).summariesCommand(rt)));
+    .description('re-read recent meeting logs whose summaries are due (sync does this too, hourly; env SALESYNC_SUMMARIES_WINDOW)')
+    .option('--recheck <duration>', 'spacing of re-reads after a change, doubled for each unchanged read (default 5m)', duration('--recheck'))
+    .action(async (options: { recheck?: number }) =>
+      run(program, 'summaries', {}, async (rt) => (await commands.summaries()).summariesCommand(rt, options), { textfile: true, alert: true }),
+    );
 
   program
     .command('backfill')
-    .description('replay one resource from --since (default: everything) without moving its watermark: queued for the workers, or here with --wait')
+    .description('replay one resource from --since (default: everything) without moving its watermark: here, or queued for the workers when REDIS_URL is set')
     .argument('<resource>', `a record resource: ${RESOURCE_NAMES.filter((r) => r !== 'users').join(' ')}`)
     .option('--since <iso>', 'records updated at or after this instant (default: all)')
     .option('--until <iso>', 'the end of the window you care about (records updated later are true data and are written too)')
-    .option('--wait', 'run it here, in the foreground, with a progress line, instead of queueing a job')
+    .option('--wait', 'with REDIS_URL: run it here, in the foreground, instead of queueing a job')
     .action(async (resource: string, options: { since?: string; until?: string; wait?: boolean }) =>
-      run(program, {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options)),
+      run(program, 'backfill', {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options), {
+        textfile: true,
+        alert: true,
+        // Queueing goes through a connection of backfill.ts's own, which has no bound of ours: check Redis first.
+        redisPreflight: !options.wait,
+      }),
     );
 
   program
     .command('worker')
     .description('run scheduled and queued jobs from Redis (REDIS_URL) until SIGTERM; serves bull-board and Prometheus metrics')
-    .option('--concurrency <n>', 'jobs run at once (env SALESYNC_WORKER_CONCURRENCY, default 3)', positiveInt)
-    .option('--dashboard-port <port>', 'bull-board port, 0 disables (env SALESYNC_DASHBOARD_PORT, default 3000)', port)
-    .option('--metrics-port <port>', 'Prometheus /metrics port, 0 disables (env SALESYNC_METRICS_PORT, default 9464)', port)
-    .action(async (options: { concurrency?: number; dashboardPort?: number; metricsPort?: number }) =>
+    .option('--concurrency <n>', 'jobs run at once (env SALESYNC_WORKER_CONCURRENCY, default 3)', positiveInt('--concurrency'))
+    .option('--dashboard-port <port>', 'bull-board port, 0 disables (env SALESYNC_DASHBOARD_PORT, default 3000)', port('--dashboard-port'))
+    .option('--dashboard-host <host>', 'address bull-board listens on (env SALESYNC_DASHBOARD_HOST, default 127.0.0.1: this host only)', listenHost('--dashboard-host'))
+    .option('--metrics-port <port>', 'Prometheus /metrics port, 0 disables (env SALESYNC_METRICS_PORT, default 9464)', port('--metrics-port'))
+    .option('--metrics-host <host>', 'address /metrics listens on (env SALESYNC_METRICS_HOST, default 127.0.0.1: this host only)', listenHost('--metrics-host'))
+    .action(async (options: { concurrency?: number; dashboardPort?: number; dashboardHost?: string; metricsPort?: number; metricsHost?: string }) =>
       run(
         program,
+        'worker',
         {
           ...(options.concurrency ? { workerConcurrency: options.concurrency } : {}),
           ...(options.dashboardPort !== undefined ? { dashboardPort: options.dashboardPort } : {}),
+          ...(options.dashboardHost !== undefined ? { dashboardHost: options.dashboardHost } : {}),
           ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+          ...(options.metricsHost !== undefined ? { metricsHost: options.metricsHost } : {}),
         },
         async (rt) => (await commands.worker()).workerCommand(rt),
-        { stopIsSuccess: true },
+        { stopIsSuccess: true, alert: true, stopGraceMs: WORKER_STOP_GRACE_MS },
       ),
     );
 
@@ -160,9 +217,9 @@ export function buildProgram(): Command {
     .description('register the Job Schedulers in Redis (idempotent): syncs every 15m, users hourly, reconcile nightly, summaries hourly')
     .option('--list', 'show the registered schedules and change nothing')
     .option('--remove', "remove salesync's schedules (jobs already queued still run)")
-    .option('--sync-every <duration>', 'incremental sync of each record resource (env SALESYNC_SYNC_EVERY, default 15m)', duration)
-    .option('--users-every <duration>', 'users refresh (env SALESYNC_USERS_EVERY, default 1h)', duration)
-    .option('--summaries-every <duration>', 'summaries job (env SALESYNC_SUMMARIES_EVERY, default 1h)', duration)
+    .option('--sync-every <duration>', 'incremental sync of each record resource (env SALESYNC_SYNC_EVERY, default 15m)', duration('--sync-every'))
+    .option('--users-every <duration>', 'users refresh (env SALESYNC_USERS_EVERY, default 1h)', duration('--users-every'))
+    .option('--summaries-every <duration>', 'summaries job (env SALESYNC_SUMMARIES_EVERY, default 1h)', duration('--summaries-every'))
     .option('--reconcile-cron <pattern>', 'reconcile sweep (env SALESYNC_RECONCILE_CRON, default "0 3 * * *")')
     .option('--timezone <tz>', 'time zone of the cron pattern (env SALESYNC_TIMEZONE, default UTC)')
     .option('--json', 'print JSON instead of a table')
@@ -179,6 +236,7 @@ export function buildProgram(): Command {
       }) =>
         run(
           program,
+          'schedule',
           {
             ...(options.syncEvery ? { syncEveryMs: options.syncEvery } : {}),
             ...(options.usersEvery ? { usersEveryMs: options.usersEvery } : {}),
@@ -187,21 +245,37 @@ export function buildProgram(): Command {
             ...(options.timezone ? { timezone: options.timezone } : {}),
           },
           async (rt) => (await commands.schedule()).scheduleCommand(rt, options),
+          { alert: !options.list },
         ),
     );
 
   program
     .command('status')
-    .description('per resource: rows, watermark, freshness and the last run')
-    .option('--json', 'print JSON instead of a table')
-    .action(async (options: { json?: boolean }) => run(program, {}, async (rt) => (await commands.status()).statusCommand(rt, options)));
+    .description('per resource: rows, watermark, freshness, quarantine and the last run; --check for cron and monitoring')
+    .option('--json', 'print JSON instead of a table (with the problems --check would report)')
+    .option('--check', `exit ${EXIT_UNHEALTHY} with one line per problem when a resource is stale, its last run failed or records are in quarantine; 0 and silent otherwise`)
+    .option('--max-age <age>', 'stale past this: 1h (every resource), deals=2h (one; repeatable), or users=off (env SALESYNC_MAX_AGE, default 25h)', maxAge)
+    .action(async (options: { json?: boolean; check?: boolean; maxAge?: string[] }) =>
+      run(
+        program,
+        'status',
+        {},
+        async (rt) =>
+          (await commands.status()).statusCommand(rt, {
+            ...(options.json ? { json: true } : {}),
+            ...(options.check ? { check: true } : {}),
+            maxAges: maxAges(rt.config, options.maxAge ?? []),
+          }),
+        { alert: options.check === true },
+      ),
+    );
 
   program
     .command('query')
     .description('run one read-only SQL query against the warehouse and print the rows')
     .argument('<sql>', 'e.g. "SELECT stage, count(*) FROM deals GROUP BY stage"')
     .option('--json', 'print JSON instead of a table')
-    .action(async (sql: string, options: { json?: boolean }) => run(program, {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options)));
+    .action(async (sql: string, options: { json?: boolean }) => run(program, 'query', {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options)));
 
   program
     .command('export')
@@ -209,14 +283,14 @@ export function buildProgram(): Command {
     .requiredOption('--out <dir>', 'directory to write into (created when missing; files of the same name are replaced)')
     .option('--format <format>', 'file format: parquet', 'parquet')
     .option('--json', 'print JSON instead of a table')
-    .action(async (options: { out: string; format: string; json?: boolean }) => run(program, {}, async (rt) => (await commands.export()).exportCommand(rt, options)));
+    .action(async (options: { out: string; format: string; json?: boolean }) => run(program, 'export', {}, async (rt) => (await commands.export()).exportCommand(rt, options)));
 
   program
     .command('demo')
     .description('start the simulator, sync it into ./data/demo.duckdb, change records, sync again, and show the result')
     .action(async () =>
       // The demo deletes and rebuilds its file: never let WAREHOUSE_PATH point it at a real warehouse.
-      run(program, { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, async (rt) => (await commands.demo()).demoCommand(rt), {
+      run(program, 'demo', { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, async (rt) => (await commands.demo()).demoCommand(rt), {
         quiet: true,
       }),
     );
@@ -224,16 +298,37 @@ export function buildProgram(): Command {
   program
     .command('simulator')
     .description('run the Sales Records Service simulator (for trying salesync without the real service)')
-    .option('-p, --port <port>', 'port to listen on', (v) => Number(v), 4010)
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--seed <n>', 'seed of the generated data', positiveInt, 1)
-    .option('--scale <n>', 'multiply the default data size by n', (v) => Number(v), 1)
-    .option('--rate-limit <n>', 'requests per minute per key', positiveInt, 1000)
+    .option('-p, --port <port>', 'port to listen on (0: any free port)', port('--port'), 4010)
+    .option('--host <host>', 'address to listen on', listenHost('--host'), '127.0.0.1')
+    .option('--seed <n>', 'seed of the generated data', positiveInt('--seed'), 1)
+    .option('--scale <n>', 'multiply the default data size by n', positiveNumber('--scale'), 1)
+    .option('--rate-limit <n>', 'requests per minute per key', positiveInt('--rate-limit'), 1000)
     .action(async (options: { port: number; host: string; seed: number; scale: number; rateLimit: number }) =>
-      run(program, {}, async (rt) => (await commands.simulator()).simulatorCommand(rt, options)),
+      run(program, 'simulator', {}, async (rt) => (await commands.simulator()).simulatorCommand(rt, options)),
     );
 
   return program;
 }
 
-await buildProgram().parseAsync(process.argv);
+/** Parse and run; a usage mistake (unknown option, bad value) is one line with its code and exit 2. */
+async function main(argv: readonly string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const failure = usageFailure(error);
+      if (!failure) {
+        process.exitCode = error.exitCode;
+        return;
+      }
+      process.stderr.write(`${failureLine(failure)}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    // An option parser's ConfigError (invalid_option), thrown while commander parsed.
+    process.stderr.write(`${failureLine(error)}\n`);
+    process.exitCode = exitCode(error, false);
+  }
+}
+
+await main(process.argv);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../config.js';
-import { describeError } from '../core/errors.js';
+import { describeError, SalesyncError } from '../core/errors.js';
 import { createLogger } from '../logger.js';
 import { humanLogStream } from './log-lines.js';
 import { ProgressDisplay } from './progress-display.js';
@@ -31,7 +31,17 @@ export interface RuntimeOptions {
   progress?: boolean;
   /** Log only warnings unless LOG_LEVEL asks for more: for commands whose output is meant for a person. */
   quiet?: boolean;
+  /**
+   * After the first SIGINT/SIGTERM, how long the command may take to commit what it fetched and stop; past it the
+   * process ends with exit 130 (a second signal ends it at once). @defaultValue STOP_GRACE_MS
+   */
+  stopGraceMs?: number;
+  /** Ends the process (tests replace it). @defaultValue process.exit */
+  exit?: (code: number) => void;
 }
+
+/** How long a stopping command may take: a commit of the pages in hand takes well under this. */
+export const STOP_GRACE_MS = 8000;
 
 export function createRuntime(options: RuntimeOptions): CliRuntime {
   const config = loadConfig(options.env, options.overrides);
@@ -43,10 +53,26 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
     ? pino({ level, base: { app: 'salesync' }, timestamp: pino.stdTimeFunctions.isoTime }, humanLogStream((line) => display.log(line)))
     : createLogger(level, pino.destination({ dest: 1, sync: true }));
   const controller = new AbortController();
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;
+  let deadline: NodeJS.Timeout | undefined;
+  const endNow = (why: string) => {
+    display?.stop();
+    options.stderr.write(`${failureLine(new SalesyncError('interrupted', why))}\n`);
+    exit(130);
+  };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) {
+      endNow(`stopped at once by a second ${signal}: pages not yet committed are fetched again by the next run, which resumes from the last checkpoint`);
+      return;
+    }
     logger.warn({ signal }, 'stopping: committing the pages already fetched (press again to quit at once)');
-    controller.abort(new Error(`received ${signal}`));
+    controller.abort(new SalesyncError('interrupted', `stopped by ${signal}: the pages fetched were committed; the next run resumes from its checkpoint`, { disposition: 'retriable' }));
+    // A command stuck where no signal reaches (a library waiting on a connection) still ends: the grace is a bound.
+    deadline = setTimeout(
+      () => endNow(`stopped by ${signal}, ending after ${Math.round(stopGraceMs / 1000)}s without waiting further: the next run resumes from the last checkpoint`),
+      stopGraceMs,
+    ).unref();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -58,6 +84,7 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
     interactive,
     out: (text) => options.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     close: () => {
+      clearTimeout(deadline);
       display?.stop();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

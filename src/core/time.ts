@@ -148,3 +148,16 @@ export function parseDurationMs(text: string): number | null {
   const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h' | 'd'];
   return Math.round(Number(m[1]) * factor);
 }
+
+/**
+ * Orders two instants (offsets and precision aside): negative, zero or positive. Canonical forms compare as text
+ * (fixed width, UTC); an unreadable one sorts first, so it never raises a watermark.
+ */
+export function compareInstants(a: string, b: string): number {
+  const x = canonicalInstant(a);
+  const y = canonicalInstant(b);
+  if (x === null || y === null) return x === y ? 0 : x === null ? -1 : 1;
+  if (x.length === y.length) return x < y ? -1 : x > y ? 1 : 0;
+  const d = (parseInstantMicros(a) ?? 0n) - (parseInstantMicros(b) ?? 0n);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}

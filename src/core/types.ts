@@ -58,15 +58,41 @@ export interface PropertyDefinition {
   options: PropertyOption[];
 }
 
-/** Where a walk stands: committed together with the rows of the page it follows. */
+/**
+ * Where a walk stands: committed together with the rows of the page it follows. A walk is one or more passes over
+ * the same window (`updatedAfter`); a pass that saw the list move under it is followed by another.
+ */
 export interface WalkCheckpoint {
-  /** `paging.next.after` of the last committed page; null once the walk is complete. */
+  /** `paging.next.after` of the last committed page; null once the pass is complete. */
   cursor: string | null;
-  /** The `updated_after` the walk was started with (ISO), or null for a full walk. Resumes must reuse it. */
+  /** The `updated_after` the walk was started with (ISO), or null for a full walk. Resumes and later passes reuse it. */
   updatedAfter: string | null;
-  /** Server time (from the `Date` header) at which the walk started: the next watermark. */
+  /** Server time (from the `Date` header) at which the walk's first pass started. */
   startedAt: string;
   mode: WalkMode;
+  /** The pass under way, from 1. @defaultValue 1 */
+  pass?: number;
+  /** Server time at which this pass started. @defaultValue startedAt */
+  passStartedAt?: string;
+  /** This pass has seen a sign that the list moved under it (see `PassSignals`). @defaultValue false */
+  dirty?: boolean;
+  /** The largest `updated_at` this pass received so far (as sent), or null. @defaultValue null */
+  maxUpdatedAt?: string | null;
+  /** The service sent no `Date` header: the walk's times come from the local clock. @defaultValue false */
+  localClock?: boolean;
+}
+
+/**
+ * A record the service sent that cannot be mirrored as it is (an invalid id, an object-valued property, a
+ * timestamp no database can hold). Kept verbatim in quarantine with the reason; retried by every walk that sees it.
+ */
+export interface RejectedRecord {
+  /** The record's id when it carries a string one (possibly malformed), else null. */
+  id: string | null;
+  /** The element exactly as received, as JSON text. */
+  raw: string;
+  /** What is wrong, naming the field: `properties.amount: must be a string, a finite number, a boolean or null`. */
+  reason: string;
 }
 
 export type WalkMode = 'incremental' | 'full';

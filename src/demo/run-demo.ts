@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createSimulator, DEFAULT_KEYS, type Simulator } from '../simulator/index.js';
 import { createSyncEnvironment, primaryFailure, runSync, type ProgressSink, type SyncReport } from '../sync/index.js';
+import { writerPathFor } from '../warehouse/index.js';
 
 /** Big enough to page through every resource, small enough to finish in seconds at 1000 requests/min. */
 export const DEMO_SIZE = { deals: 600, companies: 200, contacts: 800, meetingLogs: 120, contactActivities: 400, users: 12 };
@@ -54,8 +55,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const simulator: Simulator = createSimulator({ seed: 1, size: DEMO_SIZE });
   const { url } = await simulator.listen(0);
   try {
-    await rm(options.config.warehousePath, { force: true });
-    await rm(`${options.config.warehousePath}.wal`, { force: true });
+    // The demo rebuilds its files: the published one and the writer's own, with their WALs.
+    for (const file of [options.config.warehousePath, writerPathFor(options.config.warehousePath)]) {
+      await rm(file, { force: true });
+      await rm(`${file}.wal`, { force: true });
+    }
     const config: Config = { ...options.config, baseUrl: url, apiKey: DEFAULT_KEYS.read };
     output.heading('salesync demo');
     output.line(`simulator  ${url}  (${Object.entries(DEMO_SIZE).map(([k, v]) => `${v} ${k}`).join(', ')})`);

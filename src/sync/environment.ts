@@ -5,11 +5,10 @@ import type { SalesApi } from '../api/types.js';
 import { requireService, type Config } from '../config.js';
 import { createLimiter, type LimiterOptions } from '../limiter/index.js';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
-import { openWarehouse } from '../warehouse/index.js';
+import { openWarehouse, writerPathFor } from '../warehouse/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
-import type { SyncDeps, SyncSettings } from './sync-resource.js';
-import type { SummariesOptions } from './summaries.js';
+import type { SyncDeps, SyncSettings } from './context.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
 export interface SyncEnvironment {
@@ -19,8 +18,6 @@ export interface SyncEnvironment {
   settings: SyncSettings;
   limiter: RateLimiter;
   warehouse: Warehouse;
-  /** The summaries job's window and final statuses (from the config). */
-  summaries?: SummariesOptions;
 }
 
 export interface EnvironmentOptions {
@@ -39,16 +36,31 @@ export interface EnvironmentOptions {
 }
 
 /**
- * A warehouse for `config`. Runs (`forRun`) keep the file open between their calls for `lingerMs`; readers
- * (status, query, export) open and close per call. Whoever makes a run's warehouse closes it when done.
+ * A warehouse for `config`. `WAREHOUSE_PATH` is the analysts' file, which no salesync process opens read-write:
+ * - a run's warehouse (`forRun`: sync, backfill, reconcile, summaries, the worker) works on the writer's own file
+ *   (`writerPathFor`: `<dir>/.salesync/<name>.writer.duckdb`), keeps it open between its calls for `lingerMs`, and
+ *   publishes it to `WAREHOUSE_PATH` after each run's end and every
+ *   SALESYNC_PUBLISH_EVERY during a long walk;
+ * - any other (status, query, export) reads the published file READ_ONLY, per call: it never waits for a writer.
+ * Whoever makes a run's warehouse closes it when done.
  */
 export function createWarehouse(config: Config, logger: Logger, options: { forRun?: boolean } = {}): Warehouse {
-  return openWarehouse({
-    path: config.warehousePath,
+  const common = {
     lockTimeoutMs: config.lockTimeoutMs,
-    lingerMs: options.forRun ? config.lingerMs : 0,
     ...(config.warehouseMemoryLimit ? { memoryLimit: config.warehouseMemoryLimit } : {}),
     logger,
+  };
+  if (!options.forRun) return openWarehouse({ ...common, path: config.warehousePath, readOnly: true });
+  return openWarehouse({
+    ...common,
+    path: writerPathFor(config.warehousePath),
+    lingerMs: config.lingerMs,
+    publish: {
+      path: config.warehousePath,
+      mode: config.publishMode,
+      group: config.publishGroup,
+      everyMs: config.publishEveryMs,
+    },
   });
 }
 
@@ -66,12 +78,12 @@ export function limiterOptions(config: Config, logger?: Logger): LimiterOptions 
 export function createSyncEnvironment(config: Config, options: EnvironmentOptions): SyncEnvironment {
   const service = requireService(config);
   const limiter = options.limiter ?? createLimiter(limiterOptions(config, options.logger), options.redis ?? null);
-  const makeApi = (): SalesApi =>
+  const makeApi = (lane: RateLane | undefined = options.lane): SalesApi =>
     createSalesApi({
       baseUrl: service.baseUrl,
       apiKeys: service.apiKeys,
       limiter,
-      ...(options.lane ? { lane: options.lane } : {}),
+      ...(lane ? { lane } : {}),
       logger: options.logger,
       timeoutMs: config.requestTimeoutMs,
       retry: { limit: config.retryLimit, baseDelayMs: config.retryBaseDelayMs },
@@ -93,13 +105,20 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
       ...(options.progress ? { progress: options.progress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     },
-    summaries: { windowMs: config.summariesWindowMs, finalStatuses: config.summariesFinalStatuses },
-    settings: {
-      lookbackMs: config.lookbackMs,
-      flushRows: config.flushRows,
-      flushIntervalMs: config.flushIntervalMs,
-      detailConcurrency: config.detailConcurrency,
-      snapshotPath: config.snapshotPath,
-    },
+    settings: syncSettings(config),
+  };
+}
+
+/** What a walk needs to know of the configuration. */
+export function syncSettings(config: Config): SyncSettings {
+  return {
+    lookbackMs: config.lookbackMs,
+    flushRows: config.flushRows,
+    flushIntervalMs: config.flushIntervalMs,
+    detailConcurrency: config.detailConcurrency,
+    maxPasses: config.maxPasses,
+    deleteShare: config.deleteShare,
+    summaries: { windowMs: config.summariesWindowMs, finalStatuses: config.summariesFinalStatuses, recheckMs: config.summariesRecheckMs },
+    snapshotPath: config.snapshotPath,
   };
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { sameInstant } from '../core/time.js';
-import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
+import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 
 /**
  * Which listed logs need their single view: those new to the warehouse or whose `updated_at` moved.
@@ -22,6 +22,8 @@ export interface DetailedPage {
   summaries: Map<string, MeetingLogSummary[]>;
   /** Logs listed but gone by the time their single view was asked for. */
   vanished: number;
+  /** Logs whose single view failed validation: quarantined, left out of `records`. */
+  rejects: RejectedRecord[];
   fetched: number;
 }
 
@@ -41,6 +43,7 @@ export async function withMeetingLogDetails(
   const limit = pLimit(concurrency);
   const summaries = new Map<string, MeetingLogSummary[]>();
   let vanished = 0;
+  const rejects: RejectedRecord[] = [];
   const records = await Promise.all(
     page.map((record) =>
       needed.has(record.id)
@@ -56,6 +59,12 @@ export async function withMeetingLogDetails(
                 logger.info({ resource: 'meeting-logs', id: record.id }, 'meeting log vanished before its single view was fetched; skipped');
                 return null;
               }
+              const reject = rejectedFrom(error);
+              if (reject) {
+                rejects.push(reject);
+                logger.warn({ resource: 'meeting-logs', id: record.id, reason: reject.reason }, 'meeting log rejected: kept in quarantine, retried by every walk that sees it');
+                return null;
+              }
               throw error;
             }
           })
@@ -66,6 +75,18 @@ export async function withMeetingLogDetails(
     records: records.filter((r): r is ServiceRecord => r !== null),
     summaries,
     vanished,
+    rejects,
     fetched: needed.size,
+  };
+}
+
+/** A single view that failed validation (`invalid_record`) as a quarantine entry; null for any other failure. */
+export function rejectedFrom(error: unknown): RejectedRecord | null {
+  if (!(error instanceof SalesyncError) || error.code !== 'invalid_record') return null;
+  const { id, raw, reason } = error.context as { id?: unknown; raw?: unknown; reason?: unknown };
+  return {
+    id: typeof id === 'string' ? id : null,
+    raw: typeof raw === 'string' ? raw : '',
+    reason: typeof reason === 'string' ? reason : error.message,
   };
 }

@@ -1,36 +1,34 @@
+import pLimit from 'p-limit';
+import type { SalesApi } from '../api/types.js';
+import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
-import type { WalkCheckpoint } from '../core/types.js';
+import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
-import { trackProgress } from './progress.js';
+import { emptyResult, isSuccess, type ResourceResult, type SyncDeps, type SyncSettings } from './context.js';
+import { rejectedFrom } from './meeting-log-details.js';
 import { walkResources, type WalkGuard } from './run-sync.js';
-import { settleRun } from './settle-run.js';
-import { refreshDefinitions, walkPages } from './walk-pages.js';
-import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { syncResource } from './sync-resource.js';
+import { trackedRun, type RunContext } from './tracked-run.js';
+import { walkWindow } from './walk-engine.js';
+import type { WalkPlan } from './window.js';
 
 /**
  * A reconcile sweep lists every record of a resource (no `updated_after`) and compares each with the mirror by
  * content hash: it finds what incremental walks cannot see (link changes, predicted values: `updated_at` does
- * not move) and, once complete, what vanished (the service announces no deletions).
+ * not move) and, once a clean sweep is complete, what vanished (the service announces no deletions).
  */
 export interface ReconcileOptions {
   /**
    * Meeting logs: fetch every log's single view, not only those whose `updated_at` moved, so summaries
-   * generated or regenerated on any log (outside the summaries job's window) are caught. One GET per log.
-   * @defaultValue false
+   * generated or regenerated on any log are caught. One GET per log. @defaultValue false
    */
   deep?: boolean;
+  /** Mark every confirmed deletion even when more than `settings.deleteShare` of the table is missing. @defaultValue false */
+  force?: boolean;
 }
 
-export interface ReconcileResult extends Omit<ResourceResult, 'mode'> {
-  /** `refresh` for users: their every run is already a complete listing. */
-  mode: 'reconcile' | 'refresh';
+export interface ReconcileResult extends ResourceResult {
   deep: boolean;
-  /** Drift: rows whose content differed from the mirror (missed changes, missed records, records back). */
-  changed: number;
-  /** Rows marked deleted because a complete sweep no longer listed them. */
-  deleted: number;
-  /** Meeting logs whose summaries differed from the mirror. */
-  summariesChanged: number;
 }
 
 export interface ReconcileRunOptions extends ReconcileOptions {
@@ -57,26 +55,27 @@ export function reconcileStateKey(resource: RecordResourceName): string {
   return `${resource}#reconcile`;
 }
 
-export interface SweepPlan {
-  /** Cursor to continue from; null starts a fresh sweep. */
-  after: string | null;
-  /** Server time the interrupted sweep started at (a fresh sweep learns it from its first response). */
-  startedAt: string | null;
-  resumed: boolean;
-}
-
 /** An interrupted sweep resumes from its checkpoint (its seen ids are in the warehouse); otherwise start afresh. Pure. */
-export function planSweep(state: Pick<ResourceState, 'walk'>): SweepPlan {
+export function planSweep(state: Pick<ResourceState, 'walk'>): WalkPlan {
   const walk = state.walk;
   if (walk && walk.cursor !== null && walk.updatedAfter === null) {
-    return { after: walk.cursor, startedAt: walk.startedAt, resumed: true };
+    return { mode: 'full', updatedAfter: null, after: walk.cursor, resumedFrom: walk, resumed: true };
   }
-  return { after: null, startedAt: null, resumed: false };
+  return { mode: 'full', updatedAfter: null, after: null, resumedFrom: null, resumed: false };
+}
+
+/**
+ * Whether a sweep may mark its confirmed-missing rows deleted without `force`: more than `share` of the live
+ * rows missing at once is likelier a service fault (an empty answer, a key that sees less) than deletions. Pure.
+ */
+export function deletionsAllowed(missing: number, live: number, share: number, force: boolean): boolean {
+  return force || missing === 0 || missing <= share * live;
 }
 
 /** Check the connection, then sweep the resources in parallel. */
 export async function runReconcile(deps: SyncDeps, settings: SyncSettings, options: ReconcileRunOptions): Promise<ReconcileReport> {
   const started = Date.now();
+  const deep = options.deep === true;
   const { results, requests } = await walkResources(
     deps,
     options.resources,
@@ -84,12 +83,12 @@ export async function runReconcile(deps: SyncDeps, settings: SyncSettings, optio
     (resource, signal) => {
       const sweep = (leaseSignal?: AbortSignal) =>
         reconcileResource({ ...deps, signal: leaseSignal ? AbortSignal.any([signal, leaseSignal]) : signal }, settings, resource, options);
-      return options.guard ? guardedSweep(options.guard, resource, options.deep === true, sweep) : sweep();
+      return options.guard ? guardedSweep(options.guard, resource, deep, sweep) : sweep();
     },
-    (resource) => skipped(resource, options.deep === true),
+    (resource) => skipped(resource, deep),
   );
   return {
-    ok: results.every((r) => r.outcome === 'succeeded'),
+    ok: results.every((r) => isSuccess(r.outcome)),
     results,
     requests,
     durationMs: Date.now() - started,
@@ -97,99 +96,135 @@ export async function runReconcile(deps: SyncDeps, settings: SyncSettings, optio
 }
 
 /**
- * Sweep one resource, recording the run (mode `reconcile`, with `changed` and `deleted`) in `sync_runs`.
- * Never moves the incremental watermark. Never throws for walk failures: the result says what happened.
+ * Sweep one resource, recording the run (mode `reconcile`, with `changed` and `deleted`) in `sync_runs`. A row
+ * is marked deleted only after a clean sweep did not list it and a GET of it answered `not_found`; one that is
+ * found is written as it is. Never moves the incremental watermark. Never throws for walk failures.
  */
-export async function reconcileResource(
-  deps: SyncDeps,
-  settings: SyncSettings,
-  resource: ResourceName,
-  options: ReconcileOptions = {},
-): Promise<ReconcileResult> {
+export async function reconcileResource(deps: SyncDeps, settings: SyncSettings, resource: ResourceName, options: ReconcileOptions = {}): Promise<ReconcileResult> {
   const deep = options.deep === true;
   if (resource === 'users') {
     // Users have no updated_at: every run is already a complete listing that marks the vanished.
-    const refreshed = await syncResource(deps, settings, 'users', 'full');
-    return { ...refreshed, mode: 'refresh', deep, changed: 0, deleted: 0, summariesChanged: 0 };
+    return { ...(await syncResource(deps, settings, 'users', 'full')), deep };
   }
-
-  const now = deps.now ?? (() => new Date());
-  const started = now();
-  const api = deps.makeApi();
-  const log = deps.logger.child({ resource, reconcile: true });
   const stateKey = reconcileStateKey(resource);
-  const result: ReconcileResult = {
-    resource, mode: 'reconcile', deep, outcome: 'running', resumed: false, pages: 0, records: 0, written: 0, details: 0,
-    requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null, changed: 0, deleted: 0, summariesChanged: 0,
-  };
-  const { progress, report } = trackProgress(resource, started.getTime(), () => api.stats().requests, deps.progress);
-
-  const runId = await deps.warehouse.startRun({ resource, mode: 'reconcile', startedAt: started });
-  await settleRun(
-    { warehouse: deps.warehouse, api, signal: deps.signal, log, runId, started, now, report, what: 'the reconcile' },
-    result,
-    sweep,
-    (r) => ({ pages: r.pages, records: r.written, changed: r.changed, deleted: r.deleted }),
+  return trackedRun<ReconcileResult>(
+    deps,
+    {
+      resource,
+      mode: 'reconcile',
+      name: 'reconcile',
+      logFields: { reconcile: true },
+      extra: { deep },
+      figures: (r) => ({ changed: r.changed, deleted: r.deleted }),
+      logLine: (r) => ({ deep, changed: r.changed, deleted: r.deleted, summariesChanged: r.summariesChanged }),
+      warning: (r) =>
+        !r.settled
+          ? 'reconcile swept the list, but it kept moving: nothing was marked deleted this time'
+          : r.changed > 0 || r.deleted > 0
+            ? 'reconcile found drift the incremental walks could not see'
+            : null,
+    },
+    async (run) => {
+      const end = await walkWindow(run, settings, resource, {
+        mode: 'full',
+        stateKey,
+        plan: planSweep,
+        movesWatermark: false,
+        observedWins: true,
+        allDetails: deep,
+        sweepKey: stateKey,
+      });
+      // Only a clean sweep knows what vanished; an unsettled one forgets what it saw and marks nothing.
+      const candidates = end.settled ? await deps.warehouse.sweepCandidates(resource, stateKey, end.startedAt) : { ids: [], live: 0 };
+      if (!deletionsAllowed(candidates.ids.length, candidates.live, settings.deleteShare, options.force === true)) {
+        await deps.warehouse.completeSweep(resource, { key: stateKey, stateKey, deletedIds: [], deletedAt: run.now().toISOString(), completedAt: end.startedAt });
+        throw tooManyMissing(resource, candidates.ids.length, candidates.live, settings.deleteShare);
+      }
+      const gone = await confirmDeletions(run, settings, resource, candidates.ids);
+      run.result.deleted = await deps.warehouse.completeSweep(resource, {
+        key: stateKey,
+        stateKey,
+        deletedIds: gone,
+        deletedAt: run.now().toISOString(),
+        completedAt: end.startedAt,
+      });
+    },
   );
-  const line = {
-    outcome: result.outcome, deep, resumed: result.resumed, pages: result.pages, written: result.written, changed: result.changed,
-    deleted: result.deleted, summariesChanged: result.summariesChanged, requests: result.requests,
-  };
-  if (result.error) log.error({ ...line, code: result.error.code, err: result.error.message }, 'reconcile failed');
-  else if (result.outcome === 'interrupted') log.info(line, 'reconcile interrupted; nothing marked deleted, the next run resumes from its checkpoint');
-  else if (result.changed > 0 || result.deleted > 0) log.warn(line, 'reconcile found drift the incremental walks could not see');
-  else log.info(line, 'reconcile finished');
-  return result;
+}
 
-  async function sweep(): Promise<void> {
-    const records = resource as RecordResourceName;
-    const { warehouse, signal } = deps;
-    const serverDate = await refreshDefinitions(api, warehouse, records, report, signal);
-    const plan = planSweep(await warehouse.readState(resource, stateKey));
-    result.resumed = progress.resumed = plan.resumed;
-    log.info({ deep, resumed: plan.resumed }, plan.resumed ? 'resuming reconcile sweep from its checkpoint' : 'reconcile sweep started');
-    // The sweep's start on the server's clock: rows updated since are never marked deleted by it.
-    const startedAt = plan.startedAt ?? serverDate ?? now().toISOString();
-    const hasSummaries = resourceDescriptor(resource).hasSummaries;
-
-    let fresh = !plan.resumed;
-    await walkPages({
-      api,
-      warehouse,
-      resource: records,
-      updatedAfter: null,
-      after: plan.after,
-      settings,
-      signal,
-      log,
-      counters: result,
-      progress,
-      report,
-      // Deep: every log's single view; otherwise only logs whose updated_at moved (link-only changes use the list).
-      allDetails: deep,
-      commit: async (pages, cursor, after) => {
-        const checkpoint: WalkCheckpoint = { cursor, updatedAfter: null, startedAt, mode: 'full' };
-        // Only the sweep's first batch starts its seen set afresh; the next may be called before this one ends.
-        const first = fresh;
-        fresh = false;
-        // completeWatermark here lands on the sweep's own state row (last sweep), never on the resource's.
-        const committed = await warehouse.commitBatch(records, {
-          records: pages.records,
-          after,
-          ...(hasSummaries ? { summaries: pages.summaries } : {}),
-          checkpoint,
-          ...(cursor === null ? { completeWatermark: startedAt } : {}),
-          stateKey,
-          sweep: { key: stateKey, startedAt, fresh: first },
-        });
-        result.written += committed.written;
-        result.changed += committed.changed;
-        result.deleted += committed.deleted;
-        result.summariesChanged += committed.summariesChanged;
-        progress.written = result.written;
-      },
+/**
+ * GET each row a clean sweep did not list: `not_found` confirms it gone (branching on the code: the spec gives no
+ * status for it); a record that answers is written as it is (the list stepped over it); an invalid one goes to
+ * quarantine and is not marked. Returns the ids confirmed gone.
+ */
+async function confirmDeletions(run: RunContext, settings: SyncSettings, resource: RecordResourceName, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { api, deps, result, log } = run;
+  log.info({ candidates: ids.length }, 'confirming rows the sweep did not list, one GET each');
+  run.report('walking');
+  const gone: string[] = [];
+  const found: ServiceRecord[] = [];
+  const summaries = new Map<string, MeetingLogSummary[]>();
+  const rejects: RejectedRecord[] = [];
+  const hasSummaries = resourceDescriptor(resource).hasSummaries;
+  const limit = pLimit(settings.detailConcurrency);
+  await Promise.all(
+    ids.map((id) =>
+      limit(async () => {
+        const answer = await fetchOne(api, resource, id, hasSummaries, deps.signal);
+        result.details += 1;
+        if (answer === 'not_found') gone.push(id);
+        else if ('reject' in answer) rejects.push(answer.reject);
+        else {
+          found.push(answer.record);
+          if (answer.summaries) summaries.set(id, answer.summaries);
+        }
+      }),
+    ),
+  );
+  if (found.length > 0 || rejects.length > 0) {
+    log.warn({ found: found.length, rejected: rejects.length }, 'rows the sweep did not list still exist: written as they are, not marked deleted');
+    run.report('committing');
+    const committed = await deps.warehouse.commitBatch(resource, {
+      records: found,
+      ...(hasSummaries ? { summaries } : {}),
+      observedWins: true,
+      ...(rejects.length > 0 ? { rejects, runId: run.runId } : {}),
     });
+    result.written += committed.written;
+    result.changed += committed.changed;
+    result.summariesChanged += committed.summariesChanged;
+    result.rejected += rejects.length;
   }
+  return gone;
+}
+
+type FetchedOne = 'not_found' | { reject: RejectedRecord } | { record: ServiceRecord; summaries?: MeetingLogSummary[] };
+
+async function fetchOne(api: SalesApi, resource: RecordResourceName, id: string, hasSummaries: boolean, signal?: AbortSignal): Promise<FetchedOne> {
+  try {
+    if (hasSummaries) {
+      const { summaries, ...record } = await api.getMeetingLog(id, signal);
+      return { record, summaries };
+    }
+    return { record: await api.getRecord(resource, id, signal) };
+  } catch (error) {
+    if (error instanceof SalesyncError && error.code === 'not_found') return 'not_found';
+    const reject = rejectedFrom(error);
+    if (reject) return { reject };
+    throw error;
+  }
+}
+
+function tooManyMissing(resource: RecordResourceName, missing: number, live: number, share: number): SalesyncError {
+  const percent = (n: number) => `${Math.round(n * 1000) / 10}%`;
+  return new SalesyncError(
+    'reconcile_too_many_missing',
+    `a complete sweep of ${resource} did not list ${missing} of ${live} live rows (${percent(live === 0 ? 1 : missing / live)}), more than ` +
+      `SALESYNC_DELETE_SHARE (${percent(share)}); nothing was marked deleted. Check the service and the key's access; ` +
+      `if they really are gone, run \`salesync reconcile ${resource} --force\``,
+    { context: { resource, missing, live, share } },
+  );
 }
 
 /**
@@ -203,18 +238,11 @@ async function guardedSweep(
   sweep: (leaseSignal: AbortSignal) => Promise<ReconcileResult>,
 ): Promise<ReconcileResult> {
   let swept: ReconcileResult | undefined;
-  const guarded = await guard(resource, 'reconcile', async (leaseSignal) => {
-    swept = await sweep(leaseSignal);
-    return { ...swept, mode: 'full' };
-  });
+  const guarded = await guard(resource, 'reconcile', async (leaseSignal) => (swept = await sweep(leaseSignal)));
   if (!swept) return { ...skipped(resource, deep), outcome: guarded.outcome };
   return guarded.error && !swept.error ? { ...swept, error: guarded.error } : swept;
 }
 
 function skipped(resource: ResourceName, deep: boolean): ReconcileResult {
-  return {
-    resource, mode: resource === 'users' ? 'refresh' : 'reconcile', deep, outcome: 'interrupted', resumed: false, pages: 0,
-    records: 0, written: 0, details: 0, requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
-    changed: 0, deleted: 0, summariesChanged: 0,
-  };
+  return { ...emptyResult(resource, resource === 'users' ? 'refresh' : 'reconcile', 'interrupted'), deep };
 }

@@ -5,7 +5,9 @@ import type { WalkMode } from '../core/types.js';
 import type { SalesyncError } from '../core/errors.js';
 import type { SnapshotResult } from '../warehouse/index.js';
 import { toSalesyncError } from './errors.js';
-import { syncResource, type ResourceResult, type SyncDeps, type SyncSettings } from './sync-resource.js';
+import { emptyResult, isSuccess, type ResourceResult, type SyncDeps, type SyncSettings } from './context.js';
+import { refreshSummaries } from './summaries.js';
+import { syncResource } from './sync-resource.js';
 
 export interface SyncRunOptions {
   resources: readonly ResourceName[];
@@ -32,9 +34,22 @@ export interface SyncReport {
   /** Requests of the whole run, the connection check included. */
   requests: number;
   durationMs: number;
-  /** The read-only copy published after the run (when `settings.snapshotPath` is set and the run succeeded). */
+  /**
+   * The summaries re-read after the meeting-logs walk (summaries change without moving a log's `updated_at`), when
+   * that walk completed.
+   */
+  summaries?: ResourceResult;
+  /**
+   * The run's last publish to WAREHOUSE_PATH, when its end still had something to publish: each resource's run
+   * end publishes as it comes (see `WarehouseOptions.publish`), so this is usually absent.
+   */
+  published?: SnapshotResult;
+  /**
+   * The extra copy at WAREHOUSE_SNAPSHOT_PATH, published as before only after a run in which every walk completed.
+   * Redundant now that WAREHOUSE_PATH itself is a published copy; kept for setups that point a BI tool at it.
+   */
   snapshot?: SnapshotResult;
-  /** Why the snapshot could not be published (the run's data is committed all the same; `ok` is false). */
+  /** Why the run's last publish, or the snapshot, failed (the run's data is committed all the same; `ok` is false). */
   snapshotError?: SalesyncError;
 }
 
@@ -85,30 +100,54 @@ export async function walkResources<R extends { error?: SalesyncError | undefine
   return { results, requests: check.stats().requests + results.reduce((sum, r) => sum + r.requests, 0) };
 }
 
-/** Walk the resources incrementally (or fully), then publish the snapshot when every one succeeded. */
+/**
+ * Walk the resources incrementally (or fully); after the meeting-logs walk, re-read the summaries due (on the
+ * summaries lane, so a nightly `sync` alone keeps them equal to the service). The warehouse publishes after each
+ * resource's run ends, failed or not (a failing resource never holds the others back); the run ends with a last
+ * publish of whatever is still unpublished, whose failure fails the run.
+ */
 export async function runSync(deps: SyncDeps, settings: SyncSettings, options: SyncRunOptions): Promise<SyncReport> {
   const started = Date.now();
+  let summaries: ResourceResult | undefined;
   const { results, requests } = await walkResources(
     deps,
     options.resources,
     options.concurrency,
     (resource, signal) => {
-      const walk = (guardSignal: AbortSignal) =>
-        syncResource({ ...deps, signal: AbortSignal.any([signal, guardSignal]) }, settings, resource, options.mode);
+      const walk = async (guardSignal: AbortSignal) => {
+        const walkDeps = { ...deps, signal: AbortSignal.any([signal, guardSignal]) };
+        const result = await syncResource(walkDeps, settings, resource, options.mode);
+        if (resource === 'meeting-logs' && isSuccess(result.outcome)) summaries = await refreshSummaries(walkDeps, settings);
+        return result;
+      };
       return options.guard ? options.guard(resource, options.mode, walk) : walk(signal);
     },
-    (resource) => skipped(resource, options.mode),
+    (resource) => emptyResult(resource, options.mode, 'interrupted'),
   );
-  const ok = results.every((r) => r.outcome === 'succeeded');
-  // Only a complete run is published: readers of the snapshot never see a run half-way.
-  const published = ok && settings.snapshotPath ? await publishSnapshot(deps, settings.snapshotPath) : {};
+  const ok = results.every((r) => isSuccess(r.outcome)) && (summaries === undefined || isSuccess(summaries.outcome));
+  const remaining = await publishRemaining(deps);
+  const snapshot = ok && settings.snapshotPath ? await publishSnapshot(deps, settings.snapshotPath) : {};
+  const published = { ...remaining, ...snapshot, ...((remaining.snapshotError ?? snapshot.snapshotError) ? { snapshotError: remaining.snapshotError ?? snapshot.snapshotError } : {}) };
   return {
     ok: ok && !published.snapshotError,
     results,
-    requests,
+    requests: requests + (summaries?.requests ?? 0),
     durationMs: Date.now() - started,
+    ...(summaries ? { summaries } : {}),
     ...published,
   };
+}
+
+/** Publish what the run's ends left unpublished (nothing, usually); a failure is the run's. */
+async function publishRemaining(deps: SyncDeps): Promise<Pick<SyncReport, 'published' | 'snapshotError'>> {
+  try {
+    const published = await deps.warehouse.publish();
+    return published ? { published } : {};
+  } catch (error) {
+    const snapshotError = toSalesyncError(error);
+    deps.logger.error({ code: snapshotError.code, err: snapshotError.message }, 'warehouse not published');
+    return { snapshotError };
+  }
 }
 
 async function publishSnapshot(deps: SyncDeps, target: string): Promise<Pick<SyncReport, 'snapshot' | 'snapshotError'>> {
@@ -133,15 +172,8 @@ export async function checkConnection(api: SalesApi, signal?: AbortSignal): Prom
   }
 }
 
-function skipped(resource: ResourceName, mode: WalkMode): ResourceResult {
-  return {
-    resource, mode, outcome: 'interrupted', resumed: false, pages: 0, records: 0, written: 0, details: 0,
-    requests: 0, retries: 0, rateLimited: 0, durationMs: 0, watermark: null,
-  };
-}
-
 /** The failure that explains a failed run best: the first fatal one, else the first of any kind. */
-export function primaryFailure(report: SyncReport): ResourceResult | undefined {
-  const failed = report.results.filter((r) => r.error);
+export function primaryFailure(report: Pick<SyncReport, 'results' | 'summaries'>): ResourceResult | undefined {
+  const failed = [...report.results, ...(report.summaries ? [report.summaries] : [])].filter((r) => r.error);
   return failed.find((r) => r.error?.disposition === 'fatal') ?? failed[0];
 }

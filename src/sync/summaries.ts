@@ -2,43 +2,19 @@ import pLimit from 'p-limit';
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { minusMs } from '../core/time.js';
-import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
-import type { RunOutcome } from '../warehouse/types.js';
-import { logsNeedingDetail } from './meeting-log-details.js';
-import { silentProgress, type ResourceProgress } from './progress.js';
-import { toSalesyncError } from './errors.js';
-import { settleRun } from './settle-run.js';
-import { type SyncDeps, type SyncSettings } from './sync-resource.js';
+import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
+import type { ResourceResult, SyncDeps, SyncSettings } from './context.js';
+import { logsNeedingDetail, rejectedFrom } from './meeting-log-details.js';
+import { trackedRun } from './tracked-run.js';
 
-/** @defaultValue of `SummariesOptions.windowMs`: 14 days. */
+/** @defaultValue of `SummariesSettings.windowMs`: 14 days. */
 export const DEFAULT_SUMMARIES_WINDOW_MS = 14 * 24 * 60 * 60_000;
-/** @defaultValue of `SummariesOptions.finalStatuses`. */
-export const DEFAULT_SUMMARY_FINAL_STATUSES: readonly string[] = ['completed', 'failed'];
 
-export interface SummariesOptions {
-  /** Only logs created this long before the server's now are re-fetched. @defaultValue 14 days */
-  windowMs?: number;
-  /** Summary statuses that will not change again by themselves. @defaultValue completed, failed */
-  finalStatuses?: readonly string[];
-}
-
-export interface SummariesResult {
-  outcome: RunOutcome;
-  /** Logs in the window whose stored summaries were empty or not final. */
+export interface SummariesResult extends ResourceResult {
+  /** Logs in the window whose summaries were due for a re-read. */
   candidates: number;
-  /** Single views fetched. */
-  fetched: number;
-  /** Logs whose single view answered 404 (deleted; the next reconcile marks them). */
+  /** Logs whose single view answered `not_found` (deleted; the next reconcile confirms and marks them). */
   vanished: number;
-  /** Log rows rewritten because their `updated_at` had moved. */
-  written: number;
-  /** Logs whose summaries differed from the mirror, and were replaced. */
-  summariesChanged: number;
-  requests: number;
-  retries: number;
-  rateLimited: number;
-  durationMs: number;
-  error?: SalesyncError;
 }
 
 /** Logs created at or after this instant are in the window. Pure. */
@@ -46,105 +22,96 @@ export function summariesWindowStart(serverNow: string, windowMs: number): strin
   return minusMs(serverNow, windowMs);
 }
 
-/** Single views fetched between commits: a stopped job keeps what it fetched (its state is the warehouse itself). */
+/** Single views fetched between commits: a stopped run keeps what it fetched (its state is the warehouse itself). */
 const LOGS_PER_COMMIT = 200;
 
 /**
- * The summary lifecycle: summaries appear and complete after a log was recorded, without moving its
- * `updated_at`, so no list walk sees them. Re-fetch the single view of recent logs whose stored summaries are
- * empty or not final, and replace their summaries (and the log row when its `updated_at` moved). Build the
- * deps with the `summaries` lane so this never starves the scheduled walks. Records the run in `sync_runs`
- * (mode `summaries`). Throws only when the first request fails (key, address); other failures are in the result.
+ * The summary lifecycle: summaries appear and change after a log was recorded, without moving its `updated_at`,
+ * so no list walk sees them. Re-read the single view of the logs in the window whose re-read is due, and replace
+ * their summaries (and the log row when its `updated_at` moved). What "settled" means is learned, not listed
+ * (the spec names no statuses): each log's re-reads are spaced further apart while its summaries come back
+ * unchanged (the warehouse keeps the schedule), unless the operator declared final statuses. Spends the
+ * `summaries` lane, so it never starves the scheduled walks. Recorded in `sync_runs` with mode `summaries`.
  */
-export async function refreshSummaries(deps: SyncDeps, settings: SyncSettings, options: SummariesOptions = {}): Promise<SummariesResult> {
-  const windowMs = options.windowMs ?? DEFAULT_SUMMARIES_WINDOW_MS;
-  const finalStatuses = options.finalStatuses ?? DEFAULT_SUMMARY_FINAL_STATUSES;
-  const now = deps.now ?? (() => new Date());
-  const started = now();
-  const api = deps.makeApi();
+export function refreshSummaries(deps: SyncDeps, settings: SyncSettings): Promise<SummariesResult> {
   const { warehouse, signal } = deps;
-  const log = deps.logger.child({ resource: 'meeting-logs', summaries: true });
-  const sink = deps.progress ?? silentProgress;
-  const result: SummariesResult = {
-    outcome: 'running', candidates: 0, fetched: 0, vanished: 0, written: 0, summariesChanged: 0, requests: 0, retries: 0,
-    rateLimited: 0, durationMs: 0,
-  };
-  const progress: ResourceProgress = {
-    resource: 'meeting-logs', phase: 'properties', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: started.getTime(), resumed: false,
-  };
-  const report = (phase = progress.phase) => {
-    progress.phase = phase;
-    progress.requests = api.stats().requests;
-    sink.update({ ...progress });
-  };
-
-  report('properties');
-  // First, and before the warehouse is touched: a wrong key or an unreachable service fails here (it throws).
-  // Also the server's clock: the window is counted on it, never on ours.
-  const { definitions, serverDate } = await api.listProperties('meeting-logs', signal).catch((error: unknown) => {
-    throw toSalesyncError(error);
-  });
-  await warehouse.ensureSchema();
-  const runId = await warehouse.startRun({ resource: 'meeting-logs', mode: 'summaries', startedAt: started });
-  await settleRun(
-    { warehouse, api, signal, log, runId, started, now, report, what: 'the summaries run' },
-    result,
-    async () => {
+  return trackedRun<SummariesResult>(
+    deps,
+    {
+      resource: 'meeting-logs',
+      mode: 'summaries',
+      lane: 'summaries',
+      name: 'summaries refresh',
+      logFields: { summaries: true },
+      extra: { candidates: 0, vanished: 0 },
+      figures: (r) => ({ pages: 0, records: r.details, changed: r.summariesChanged, deleted: null }),
+      logLine: (r) => ({ candidates: r.candidates, fetched: r.details, changed: r.summariesChanged, vanished: r.vanished }),
+    },
+    async ({ api, log, result, progress, report, runId, now }) => {
+      report('properties');
+      // The window and the schedule are counted on the service's clock, never ours (unless it sends none).
+      const { definitions, serverDate } = await api.listProperties('meeting-logs', signal);
       await warehouse.applyPropertyDefinitions('meeting-logs', definitions);
-      const windowStart = summariesWindowStart(serverDate ?? now().toISOString(), windowMs);
-      const stored = await warehouse.logsAwaitingSummaries(windowStart, finalStatuses);
-      result.candidates = stored.size;
-      log.info({ windowStart, candidates: stored.size, finalStatuses }, 'refreshing pending summaries');
-      const ids = [...stored.keys()];
+      const serverNow = serverDate ?? now().toISOString();
+      const createdAfter = summariesWindowStart(serverNow, settings.summaries.windowMs);
+      const { finalStatuses, recheckMs } = settings.summaries;
+      const due = await warehouse.logsAwaitingSummaries({ createdAfter, serverNow, finalStatuses, recheckMs });
+      result.candidates = due.size;
+      log.info({ createdAfter, candidates: due.size }, 'refreshing summaries due for a re-read');
+      const ids = [...due.keys()];
       for (let start = 0; start < ids.length; start += LOGS_PER_COMMIT) {
         signal?.throwIfAborted();
         report('walking');
         const chunk = ids.slice(start, start + LOGS_PER_COMMIT);
-        const { views, vanished } = await fetchSingleViews(api, chunk, settings.detailConcurrency, signal);
-        result.fetched += chunk.length;
-        result.vanished += vanished;
+        const read = await fetchSingleViews(api, chunk, settings.detailConcurrency, signal);
+        result.details += chunk.length;
+        result.vanished += read.vanished;
         report('committing');
-        const summaries = new Map<string, MeetingLogSummary[]>(views.map((v) => [v.record.id, v.summaries]));
-        const moved = logsNeedingDetail(views.map((v) => v.record), stored);
-        const committed = await warehouse.commitBatch('meeting-logs', { records: moved, summaries });
+        const summaries = new Map<string, MeetingLogSummary[]>(read.views.map((v) => [v.record.id, v.summaries]));
+        const moved = logsNeedingDetail(read.views.map((v) => v.record), due);
+        const committed = await warehouse.commitBatch('meeting-logs', {
+          records: moved,
+          summaries,
+          summariesReadAt: serverNow,
+          ...(read.rejects.length > 0 ? { rejects: read.rejects, runId } : {}),
+        });
         result.written += committed.written;
         result.summariesChanged += committed.summariesChanged;
-        progress.records = result.fetched;
+        result.rejected += read.rejects.length;
+        progress.records = result.details;
         progress.written = result.summariesChanged;
       }
     },
-    (r) => ({ pages: 0, records: r.fetched, changed: r.summariesChanged, deleted: null }),
   );
-  const line = { outcome: result.outcome, candidates: result.candidates, fetched: result.fetched, changed: result.summariesChanged, vanished: result.vanished, requests: result.requests };
-  if (result.error) log.error({ ...line, code: result.error.code, err: result.error.message }, 'summaries refresh failed');
-  else log.info(line, 'summaries refresh finished');
-  return result;
 }
 
-async function fetchSingleViews(
-  api: SalesApi,
-  ids: readonly string[],
-  concurrency: number,
-  signal?: AbortSignal,
-): Promise<{ views: Array<{ record: ServiceRecord; summaries: MeetingLogSummary[] }>; vanished: number }> {
+interface SingleViews {
+  views: Array<{ record: ServiceRecord; summaries: MeetingLogSummary[] }>;
+  vanished: number;
+  rejects: RejectedRecord[];
+}
+
+async function fetchSingleViews(api: SalesApi, ids: readonly string[], concurrency: number, signal?: AbortSignal): Promise<SingleViews> {
   const limit = pLimit(concurrency);
-  let vanished = 0;
-  const views = await Promise.all(
+  const read: SingleViews = { views: [], vanished: 0, rejects: [] };
+  await Promise.all(
     ids.map((id) =>
       limit(async () => {
         try {
           const { summaries, ...record } = await api.getMeetingLog(id, signal);
-          return { record: record as ServiceRecord, summaries };
+          read.views.push({ record, summaries });
         } catch (error) {
-          // Deleted since it was stored: not ours to mark (only a complete sweep knows), and nothing to fetch.
+          // Deleted since it was stored: only a reconcile confirms and marks it; nothing to fetch.
           if (error instanceof SalesyncError && error.code === 'not_found') {
-            vanished += 1;
-            return null;
+            read.vanished += 1;
+            return;
           }
-          throw error;
+          const reject = rejectedFrom(error);
+          if (!reject) throw error;
+          read.rejects.push(reject);
         }
       }),
     ),
   );
-  return { views: views.filter((v): v is NonNullable<typeof v> => v !== null), vanished };
+  return read;
 }

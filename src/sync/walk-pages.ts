@@ -2,12 +2,12 @@ import type { Logger } from 'pino';
 import type { ListPage, SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName } from '../core/resources.js';
-import type { MeetingLogSummary, ServiceRecord } from '../core/types.js';
+import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import type { Warehouse } from '../warehouse/types.js';
 import { toSalesyncError } from './errors.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
-import type { SyncSettings } from './sync-resource.js';
+import type { SyncSettings } from './context.js';
 import { shouldFlush } from './window.js';
 
 /**
@@ -26,7 +26,13 @@ export interface BufferedPages {
   records: ServiceRecord[];
   /** Meeting logs: the summaries of each log whose single view was fetched. */
   summaries: Map<string, MeetingLogSummary[]>;
+  /** Server time of the latest page whose single views are in `summaries` (their re-read schedule starts there). */
+  summariesReadAt: string | null;
+  /** Records of these pages that failed validation, for quarantine. */
+  rejects: RejectedRecord[];
 }
+
+const emptyBuffer = (): BufferedPages => ({ records: [], summaries: new Map(), summariesReadAt: null, rejects: [] });
 
 export interface PageWalk {
   api: SalesApi;
@@ -62,7 +68,7 @@ export interface PageWalk {
 export async function walkPages(walk: PageWalk): Promise<void> {
   const { api, warehouse, resource, settings, signal, log, counters, progress, report } = walk;
   const hasSummaries = resourceDescriptor(resource).hasSummaries;
-  let buffer: BufferedPages = { records: [], summaries: new Map() };
+  let buffer = emptyBuffer();
   let bufferCursor: string | null = walk.after;
   let bufferSince = 0;
   // Commits in flight, oldest first, as many as commitsAllowed says: the next batch is encoded while the one
@@ -90,7 +96,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     if (commitFailure) throw commitFailure.error;
     report('committing');
     const pages = buffer;
-    buffer = { records: [], summaries: new Map() };
+    buffer = emptyBuffer();
     const commit = walk.commit(pages, cursor, lastCommit);
     const records = pages.records.length; // not the records: the log line must not keep them alive
     lastCommit = commit;
@@ -122,10 +128,16 @@ export async function walkPages(walk: PageWalk): Promise<void> {
         const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
         records = detailed.records;
         for (const [id, s] of detailed.summaries) buffer.summaries.set(id, s);
+        if (detailed.summaries.size > 0) buffer.summariesReadAt = page.serverDate ?? buffer.summariesReadAt;
+        for (const reject of detailed.rejects) buffer.rejects.push(reject);
         counters.details += detailed.fetched;
       }
       if (buffer.records.length === 0) bufferSince = Date.now();
       for (const record of records) buffer.records.push(record);
+      for (const reject of page.rejects) {
+        buffer.rejects.push(reject);
+        log.warn({ id: reject.id, reason: reject.reason }, 'record rejected: kept in quarantine (rejected_records), retried by every walk that sees it');
+      }
       bufferCursor = page.nextCursor;
       progress.pages = counters.pages += 1;
       progress.records = counters.records += page.results.length;
@@ -149,7 +161,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       warehouseFailed = true;
       if (commitError !== error) log.warn({ err: toSalesyncError(commitError).message }, 'the commit in flight failed too');
     }
-    if (!warehouseFailed && buffer.records.length > 0 && bufferCursor !== null) {
+    if (!warehouseFailed && (buffer.records.length > 0 || buffer.rejects.length > 0) && bufferCursor !== null) {
       try {
         await startCommit(bufferCursor);
         await settle();

@@ -1,15 +1,15 @@
-import { minusMs } from '../core/time.js';
+import { compareInstants, minusMs } from '../core/time.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 
 /** Where a walk begins: fresh from the watermark, or resumed from an interrupted walk's checkpoint. */
 export interface WalkPlan {
   mode: WalkMode;
-  /** `updated_after` for every page of this walk; null walks everything. */
+  /** `updated_after` for every page of every pass of this walk; null walks everything. */
   updatedAfter: string | null;
   /** Cursor to continue from; null starts at the first page. */
   after: string | null;
-  /** Server time the walk started at, when resuming (a fresh walk learns it from its first response). */
-  startedAt: string | null;
+  /** The checkpoint resumed from, when resuming (its pass, its times, what it saw). */
+  resumedFrom: WalkCheckpoint | null;
   resumed: boolean;
 }
 
@@ -22,26 +22,46 @@ export interface StoredWalkState {
  * Decide how to walk a resource. An interrupted walk of the same mode resumes from its checkpoint with the
  * same `updated_after`, because a cursor is only valid for the query that produced it. A full walk ignores
  * the watermark; an incremental one starts `lookbackMs` before it (the window is inclusive, so boundary
- * records come back, and upserts make that harmless).
+ * records come back, and upserts make that harmless). Pure.
  */
 export function planWalk(state: StoredWalkState, mode: WalkMode, lookbackMs: number): WalkPlan {
   const walk = state.walk;
   if (walk && walk.cursor !== null && walk.mode === mode) {
-    return { mode, updatedAfter: walk.updatedAfter, after: walk.cursor, startedAt: walk.startedAt, resumed: true };
+    return { mode, updatedAfter: walk.updatedAfter, after: walk.cursor, resumedFrom: walk, resumed: true };
   }
   if (mode === 'full' || state.watermark === null) {
-    return { mode, updatedAfter: null, after: null, startedAt: null, resumed: false };
+    return { mode, updatedAfter: null, after: null, resumedFrom: null, resumed: false };
   }
-  return { mode, updatedAfter: minusMs(state.watermark, lookbackMs), after: null, startedAt: null, resumed: false };
+  return { mode, updatedAfter: minusMs(state.watermark, lookbackMs), after: null, resumedFrom: null, resumed: false };
 }
 
+/** A clean pass, as the watermark rule sees it. */
+export interface CleanPass {
+  /** Server time the pass started (or the local clock's, when the service sends no `Date`). */
+  passStartedAt: string;
+  /** Largest `updated_at` the pass received, or null when it received nothing. */
+  maxUpdatedAt: string | null;
+  /** The pass's times come from the local clock: held back by `localClockMarginMs` more. */
+  localClock: boolean;
+}
+
+/** How much further back a watermark placed on the local clock is held, for a clock we cannot check. */
+export const LOCAL_CLOCK_MARGIN_MS = 5 * 60_000;
+
 /**
- * The next watermark is the server time at which the walk started, never the largest `updated_at` seen:
- * a record updated mid-walk behind the cursor has a smaller `updated_at` than one updated later ahead of it,
- * and a max-seen watermark would skip it for good.
+ * The next watermark after a clean pass: the smaller of the pass's start and the largest `updated_at` it
+ * received, or the previous watermark when that is later and not ahead of the pass's start (one ahead of the
+ * service's clock, left by a lying `Date` header, is replaced). Never the largest `updated_at` alone (a record updated mid-walk
+ * behind the cursor has a smaller one than a record updated later ahead of it), never the server time alone (a
+ * `Date` header ahead of the records' clock would skip them), and a pass that received nothing keeps the previous
+ * one (an empty answer says nothing about the service's clock). The lookback is taken when the next walk asks. Pure.
  */
-export function nextWatermark(walkStartedAt: string): string {
-  return walkStartedAt;
+export function nextWatermark(previous: string | null, pass: CleanPass): string | null {
+  if (pass.maxUpdatedAt === null) return previous;
+  let candidate = compareInstants(pass.passStartedAt, pass.maxUpdatedAt) <= 0 ? pass.passStartedAt : pass.maxUpdatedAt;
+  if (pass.localClock) candidate = minusMs(candidate, LOCAL_CLOCK_MARGIN_MS);
+  const keepPrevious = previous !== null && compareInstants(previous, candidate) > 0 && compareInstants(previous, pass.passStartedAt) <= 0;
+  return keepPrevious ? previous : candidate;
 }
 
 export interface FlushPolicy {

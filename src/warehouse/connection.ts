@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { SalesyncError } from '../core/errors.js';
+import { isPermissionDenied, warehouseUnreadable } from './files.js';
 
 export type AccessMode = 'read' | 'write';
 
@@ -19,6 +20,14 @@ export interface OpenOptions {
   logger?: Logger;
   /** DuckDB `memory_limit`, e.g. `200MB`. @defaultValue DuckDB's own */
   memoryLimit?: string;
+  /**
+   * Open READ_ONLY whatever is on disk (a WAL beside the file is never replayed), with external access turned
+   * off and the configuration locked: the session can read this file and nothing else, and write nothing.
+   * For user SQL (`salesync query`). Implies `neverWrite`. @defaultValue false
+   */
+  sealed?: boolean;
+  /** Open READ_ONLY whatever is on disk: the readers of the published file. @defaultValue false */
+  neverWrite?: boolean;
   /** Runs after every read-write open, before the work (the fixed schema). */
   onWriteOpen?: (connection: DuckDBConnection) => Promise<void>;
 }
@@ -119,6 +128,7 @@ async function createInstance(options: OpenOptions, readOnly: boolean): Promise<
       const message = messageOf(error);
       if (!isLockConflict(message)) {
         if (isDiskFull(message)) throw warehouseFailure(path, 'open', error);
+        if (isPermissionDenied(message)) throw warehouseUnreadable(path, error);
         throw new SalesyncError('warehouse_error', `Could not open the warehouse ${path}: ${message}`, {
           cause: error,
           context: { path },
@@ -155,8 +165,9 @@ interface Session {
 async function openSession(options: OpenOptions): Promise<Session> {
   const { path } = options;
   const existed = existsSync(path);
-  // READ_ONLY cannot create the file, nor replay a WAL left by a crash: those opens go read-write.
-  const readOnly = options.access === 'read' && existed && !existsSync(`${path}.wal`);
+  // READ_ONLY cannot create the file, nor replay a WAL left by a crash: those opens go read-write, except a
+  // sealed one, which never writes (a missing file is then DuckDB's error, a WAL is left for the writer).
+  const readOnly = options.sealed === true || options.neverWrite === true || (options.access === 'read' && existed && !existsSync(`${path}.wal`));
   if (!readOnly) {
     restrictNewFilesToOwner();
     mkdirSync(dirname(path), { recursive: true });
@@ -174,6 +185,11 @@ async function openSession(options: OpenOptions): Promise<Session> {
     try {
       // Session time zone fixed so naive timestamps and TIMESTAMPTZ text never depend on the host.
       await connection.run(`SET TimeZone = 'UTC'`);
+      if (options.sealed) {
+        // Reads no file but this one (read_text, COPY … TO, ATTACH, INSTALL), and user SQL cannot undo it.
+        await connection.run('SET enable_external_access = false');
+        await connection.run('SET lock_configuration = true');
+      }
       // DuckDB checkpoints once the WAL passes 16 MB: during a bulk load that was most of the commit time.
       // A larger WAL is still durable (every commit syncs it); it is folded in when the writer closes, or at
       // this size.

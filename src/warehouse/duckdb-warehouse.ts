@@ -2,14 +2,26 @@
  * The Warehouse over one DuckDB file. Every method opens the file, works (writes in one transaction) and
  * closes it; calls on one Warehouse run one at a time, because two opens of one file in one process conflict.
  */
-import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import { SalesyncError } from '../core/errors.js';
+import { existsSync } from 'node:fs';
+import { listValue, StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import { ConfigError, SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
-import type { PropertyDefinition, ServiceRecord, ServiceUser } from '../core/types.js';
-import type { ColumnPlan, CommitResult, PageBatch, RunFinish, RunRow, RunStart, Warehouse, WarehouseOptions } from './types.js';
+import type { PropertyDefinition, RejectedRecord, ServiceRecord, ServiceUser } from '../core/types.js';
+import type {
+  ColumnPlan,
+  CommitResult,
+  PageBatch,
+  RunFinish,
+  RunRow,
+  RunStart,
+  SummariesDue,
+  SweepCandidates,
+  Warehouse,
+  WarehouseOptions,
+} from './types.js';
 import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { quoteIdentifier } from './identifiers.js';
-import { dedupeLatest, encodeRecords, recordColumns, recordEncoder } from './rows.js';
+import { dedupeLastObserved, dedupeLatest, encodeRecords, recordColumns, recordEncoder } from './rows.js';
 import { ndjsonObjectSize } from './staging.js';
 import {
   applyDefinitions,
@@ -25,15 +37,20 @@ import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
 import { ensureHistoryTable } from './history.js';
-import { clearSeen, markUnseenDeleted, selectLogsAwaitingSummaries } from './reconcile.js';
+import { clearSeen, markDeleted, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
+import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
 import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
-import { publishFileAtomically } from './snapshot.js';
+import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
+import { adoptPublishedFile, assertReadableIfPresent, ensureWriterDirectory } from './files.js';
 import { rebuildViews } from './views.js';
 import { rowToJsonFriendly } from './values.js';
 import { microsToIso } from '../core/time.js';
+
+/** How long after a run's end, with no other run under way, its publish waits for another run to start or end. */
+export const RUN_END_SETTLE_MS = 1000;
 
 /** @defaultValue of `WarehouseOptions.lockTimeoutMs`: five minutes. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 300_000;
@@ -55,6 +72,75 @@ async function encodeInSlices(records: readonly ServiceRecord[], plan: readonly 
     lines.push(encode(record));
   }
   return lines;
+}
+
+/** Statements `query` runs: those that read. Everything else is refused before it runs (`query_refused`). */
+const READING_STATEMENTS = new Set<number>([StatementType.SELECT, StatementType.EXPLAIN, StatementType.PRAGMA]);
+
+/** How a refused statement type is named (DuckDB files INSTALL under LOAD, USE under SET, CHECKPOINT under CALL). */
+const REFUSED_NAMES: Partial<Record<number, string>> = {
+  [StatementType.LOAD]: 'INSTALL/LOAD',
+  [StatementType.SET]: 'SET/USE',
+  [StatementType.VARIABLE_SET]: 'SET VARIABLE',
+  [StatementType.CALL]: 'CALL/CHECKPOINT',
+  [StatementType.COPY]: 'COPY',
+  [StatementType.EXPORT]: 'EXPORT DATABASE',
+  [StatementType.COPY_DATABASE]: 'COPY FROM DATABASE',
+};
+
+/** A statement that begins with a keyword that writes (or changes the session), for statements DuckDB cannot bind. */
+const WRITE_KEYWORD =
+  /(?:^|;)\s*(DELETE|INSERT|UPDATE|MERGE|CREATE|DROP|ALTER|TRUNCATE|COPY|EXPORT|IMPORT|ATTACH|DETACH|INSTALL|LOAD|SET|RESET|USE|CHECKPOINT|FORCE|VACUUM|CALL|BEGIN|COMMIT|ROLLBACK)\b/i;
+
+/** DuckDB's own refusals in a READ_ONLY session with external access off: nothing ran. */
+const DUCKDB_REFUSAL = /read-only mode|file system operations are disabled|external access|configuration has been locked|lock_configuration/i;
+
+function refusal(what: string, cause?: unknown): SalesyncError {
+  return new SalesyncError('query_refused', `${what} is not allowed: query is read-only`, {
+    ...(cause === undefined ? {} : { cause }),
+    context: { statement: what },
+  });
+}
+
+/** A DuckDB refusal as `query_refused`, naming what it refused; any other error as it is. */
+function asRefusal(error: unknown): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/file system operations are disabled/i.test(message)) {
+    const file = /Cannot access (?:file|directory) "([^"]*)"/.exec(message)?.[1];
+    return refusal(`reading or writing a file other than the warehouse${file ? ` (${file})` : ''}`, error);
+  }
+  if (DUCKDB_REFUSAL.test(message)) return refusal(`a write (${message.split('\n')[0]!.slice(0, 160)})`, error);
+  return error;
+}
+
+/**
+ * Refuse, before anything runs, any statement of `sql` that is not a read (DELETE, INSERT, CREATE, COPY, ATTACH,
+ * INSTALL, SET…). The session is READ_ONLY with external access off as well: this check names what was refused.
+ */
+async function refuseWrites(connection: DuckDBConnection, sql: string): Promise<void> {
+  let extracted;
+  try {
+    extracted = await connection.extractStatements(sql);
+  } catch (error) {
+    // DuckDB cannot even parse a write inside a CTE; say what it was rather than a parser error.
+    const write = /\b(DELETE|INSERT|UPDATE|MERGE)\b/i.exec(sql);
+    if (write) throw refusal(`${write[1]!.toUpperCase()} (a write inside a statement)`, error);
+    throw error;
+  }
+  for (let i = 0; i < extracted.count; i += 1) {
+    let prepared;
+    try {
+      prepared = await extracted.prepare(i);
+    } catch (error) {
+      // Preparing binds (a write on a table that is not there fails so): a write is named as one all the same.
+      const write = WRITE_KEYWORD.exec(sql);
+      if (write) throw refusal(write[1]!.toUpperCase(), error);
+      throw error;
+    }
+    const type: number = prepared.statementType;
+    prepared.destroySync();
+    if (!READING_STATEMENTS.has(type)) throw refusal(REFUSED_NAMES[type] ?? StatementType[type] ?? `statement type ${type}`);
+  }
 }
 
 function tableOf(resource: ResourceName): string {
@@ -80,6 +166,22 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     },
   };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
+  // A reader of a published file: every call opens it READ_ONLY, whatever lies beside it, and writes are refused.
+  const readOnly = options.readOnly === true;
+  const publishing = options.publish;
+  // Whether a write went to the file since the last publish (or an older layout's file was taken over).
+  let changedSincePublish = false;
+  let lastPublishAt = Date.now();
+  // Once per Warehouse, before its first call: the owner-only directory and the upgrade of an older layout.
+  let prepared: Promise<void> | undefined;
+  const prepareWriterFile = async (): Promise<void> => {
+    if (!publishing) return;
+    await ensureWriterDirectory(path);
+    if (await adoptPublishedFile(publishing.path, path)) {
+      changedSincePublish = true; // published back at once: the copy there may have a WAL beside it
+      logger?.info({ path, from: publishing.path }, 'took over the warehouse of an earlier release as the writer\'s file');
+    }
+  };
   const runOwner = options.runOwner ?? currentProcessOwner();
   // Runs whose end this Warehouse could not write (a full disk): the next start marks them abandoned.
   const unrecordedEnds = new Set<string>();
@@ -87,13 +189,31 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   /**
    * `strict-read`: a genuinely READ_ONLY open whatever lingers (user SQL must not be able to write), closed after.
    */
-  function serialized<T>(operation: string, access: AccessMode | 'strict-read', work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  function serialized<T>(
+    operation: string,
+    access: AccessMode | 'strict-read',
+    work: (connection: DuckDBConnection) => Promise<T>,
+    { marksChange = access === 'write' }: { marksChange?: boolean } = {},
+  ): Promise<T> {
     const run = async (): Promise<T> => {
       try {
+        if (readOnly) {
+          if (access === 'write') {
+            throw new SalesyncError('warehouse_read_only', `Warehouse ${operation} on ${path}: this handle reads the published file and never writes it`, {
+              context: { path, operation },
+            });
+          }
+          if (assertReadableIfPresent(path) === 'missing') {
+            throw new ConfigError('warehouse_missing', `no warehouse at ${path}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`, { path });
+          }
+          return await withDatabase({ ...openOptions, access: 'read', neverWrite: true, sealed: access === 'strict-read' }, work);
+        }
+        await (prepared ??= prepareWriterFile());
         if (access === 'strict-read') {
           await database.close();
-          return await withDatabase({ ...openOptions, access: 'read' }, work);
+          return await withDatabase({ ...openOptions, access: 'read', sealed: true }, work);
         }
+        if (marksChange) changedSincePublish = true;
         return await database.use(access, work);
       } catch (error) {
         if (error instanceof SalesyncError) throw error;
@@ -106,6 +226,76 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   }
 
   const nowIso = (): string => new Date().toISOString();
+
+  /** Publish the writer's file when a write went to it since the last publish (or the published file is gone). */
+  const publish = (reason = 'asked'): Promise<SnapshotResult | null> =>
+    serialized(
+      'publish',
+      'write',
+      async (connection) => {
+        if (!publishing) return null;
+        if (!changedSincePublish && existsSync(publishing.path)) return null;
+        // After a checkpoint the file holds every commit, and holding it read-write keeps other writers out.
+        await connection.run('CHECKPOINT');
+        const access = { ...(publishing.mode === undefined ? {} : { mode: publishing.mode }), group: publishing.group ?? null };
+        const result = await publishFileAtomically(path, publishing.path, access);
+        for (const copy of publishing.copies ?? []) await publishFileAtomically(path, copy, access);
+        changedSincePublish = false;
+        lastPublishAt = Date.now();
+        cancelDeferred();
+        logger?.info({ path: result.path, bytes: result.bytes, durationMs: result.durationMs, reason }, 'warehouse published');
+        return result;
+      },
+      { marksChange: false },
+    );
+
+  /** A publish the caller does not wait to hear about: a failure is logged, and the next one tries again. */
+  const publishQuietly = (reason: string): Promise<void> =>
+    publish(reason).then(
+      () => undefined,
+      (error: unknown) => {
+        const failure = error instanceof SalesyncError ? error : warehouseFailure(path, 'publish', error);
+        logger?.error({ path: publishing?.path, reason, code: failure.code, err: failure.message }, 'warehouse not published');
+      },
+    );
+
+  // Runs of this Warehouse started and not finished. A copy costs ~2 s/GB where the file system has no reflink
+  // (ext4), and the runs of one sync end close together: a run's end publishes once no other run has started or
+  // ended for `RUN_END_SETTLE_MS` and none is under way, or else `everyMs` after the last publish, whichever is
+  // first. One or two copies per sync rather than one per run; `publish()` and `close()` publish at once.
+  const runsInFlight = new Set<string>();
+  let deferred: { timer: NodeJS.Timeout; dueAt: number } | undefined;
+  const cancelDeferred = (): void => {
+    if (deferred) clearTimeout(deferred.timer);
+    deferred = undefined;
+  };
+  const deferPublish = (dueAt: number): void => {
+    if (deferred && deferred.dueAt <= dueAt) return;
+    cancelDeferred();
+    const timer = setTimeout(() => {
+      deferred = undefined;
+      if (!changedSincePublish) return;
+      const everyMs = publishing?.everyMs ?? 0;
+      const periodEnds = lastPublishAt + everyMs;
+      if (runsInFlight.size > 0 && everyMs > 0 && Date.now() < periodEnds) deferPublish(periodEnds);
+      else void publishQuietly('run finished');
+    }, Math.max(0, dueAt - Date.now()));
+    timer.unref();
+    deferred = { timer, dueAt };
+  };
+  const publishAfterRunEnd = (): void => {
+    const everyMs = publishing?.everyMs ?? 0;
+    const settled = Date.now() + RUN_END_SETTLE_MS;
+    deferPublish(runsInFlight.size === 0 || everyMs <= 0 ? settled : Math.max(settled, lastPublishAt + everyMs));
+  };
+
+  /** During a long walk: at most every `everyMs`, after a commit. */
+  const publishIfDue = (): void => {
+    if (!publishing || publishing.everyMs === undefined || publishing.everyMs <= 0) return;
+    if (Date.now() - lastPublishAt < publishing.everyMs) return;
+    lastPublishAt = Date.now(); // one queued publish per period, however many commits come meanwhile
+    void publishQuietly('periodic');
+  };
 
   // What a write session has already checked, so a run's many commits skip it: tables known to exist, each
   // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new
@@ -143,7 +333,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
 
   return {
-    path,
+    // Who this warehouse is to others (leases, logs): the path users know, whichever file this handle opens.
+    path: publishing?.path ?? path,
+    filePath: path,
 
     ensureSchema: () => serialized('ensureSchema', 'write', async () => undefined),
 
@@ -164,9 +356,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     commitBatch: (resource: RecordResourceName, batch: PageBatch) => {
       // Validate before opening: a batch that cannot be written never takes the file.
-      let records: ReturnType<typeof dedupeLatest>;
+      let records: ServiceRecord[];
       try {
-        records = dedupeLatest(batch.records);
+        records = batch.observedWins ? dedupeLastObserved(batch.records) : dedupeLatest(batch.records);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -197,25 +389,44 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
           const sweep = batch.sweep;
           if (sweep?.fresh) await clearSeen(connection, sweep.key);
-          const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, sweep ? { onlyChanged: true, sweepKey: sweep.key } : {});
-          const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries) : 0;
-          // Only a complete sweep knows what vanished: its last batch marks, in the same transaction.
-          const deleted = sweep && batch.checkpoint?.cursor === null ? await markUnseenDeleted(connection, table, sweep.key, sweep.startedAt, now) : 0;
-          return { written, changed, deleted, summariesChanged } satisfies CommitResult;
+          const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, {
+            ...(sweep ? { onlyChanged: true, sweepKey: sweep.key } : {}),
+            ...(batch.observedWins ? { observedWins: true } : {}),
+            quarantineResource: resource,
+          });
+          const rejects = batch.rejects ?? [];
+          // A record listed but invalid was listed all the same: never a candidate for deletion.
+          const rejectedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
+          if (sweep && rejectedIds.length > 0) await recordSeen(connection, sweep.key, rejectedIds);
+          // After the written records left quarantine: a record both written and rejected by the batch stays in.
+          await quarantineRecords(connection, resource, rejects, batch.runId ?? null, now);
+          if (batch.settlesQuarantine && batch.runId !== undefined) await settleQuarantine(connection, resource, batch.runId, batch.settlesQuarantine.since);
+          const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries, batch.summariesReadAt) : 0;
+          // Deletions are decided after a complete sweep (`sweepCandidates`, `completeSweep`), never by a batch.
+          return { written, changed, deleted: 0, summariesChanged } satisfies CommitResult;
         });
         facts.tables.add(table);
         facts.plans.set(resource, plan);
         facts.kept.set(resource, kept);
         lastPlans.set(resource, plan);
         return result;
+      }).then((result) => {
+        publishIfDue();
+        return result;
       });
     },
 
-    replaceUsers: (users: ServiceUser[], completedAt: string) =>
+    replaceUsers: (users: ServiceUser[], completedAt: string, rejected?: { rejects: RejectedRecord[]; runId: string }) =>
       serialized('replaceUsers', 'write', (connection) =>
         inTransaction(connection, async () => {
           const now = nowIso();
-          const written = await writeUsers(connection, users, completedAt, now);
+          const rejects = rejected?.rejects ?? [];
+          // A rejected user was listed, just invalid: not gone.
+          const listedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
+          const written = await writeUsers(connection, users, completedAt, now, listedIds);
+          await quarantineRecords(connection, 'users', rejects, rejected?.runId ?? null, now);
+          // A complete listing: a user not sent broken this time is fixed or gone.
+          if (rejected) await settleQuarantine(connection, 'users', rejected.runId);
           await recordCompletion(connection, 'users', completedAt, now);
           return { written };
         }),
@@ -236,13 +447,36 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return found;
       }),
 
-    logsAwaitingSummaries: (createdAfter: string, finalStatuses: readonly string[]) =>
+    logsAwaitingSummaries: (due: SummariesDue) =>
       serialized('logsAwaitingSummaries', 'read', async (connection) => {
         const table = tableOf('meeting-logs');
         if ((await tableColumns(connection, table)) === null) return new Map<string, string>();
-        const found = await selectLogsAwaitingSummaries(connection, table, createdAfter, finalStatuses);
+        const schedule = (await tableColumns(connection, 'meeting_log_summary_reads')) !== null;
+        const found = await selectLogsAwaitingSummaries(connection, table, due, schedule);
         return new Map([...found].map(([id, us]) => [id, microsToIso(us)]));
       }),
+
+    sweepCandidates: (resource: RecordResourceName, sweepKey: string, sweepStartedAt: string): Promise<SweepCandidates> =>
+      serialized('sweepCandidates', 'read', async (connection) => {
+        const table = tableOf(resource);
+        if ((await tableColumns(connection, table)) === null) return { ids: [], live: 0 };
+        return selectSweepCandidates(connection, table, sweepKey, sweepStartedAt);
+      }),
+
+    completeSweep: (resource: RecordResourceName, sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string }) =>
+      serialized('completeSweep', 'write', (connection) =>
+        inTransaction(connection, async () => {
+          const table = tableOf(resource);
+          const marked = (await tableColumns(connection, table)) === null ? 0 : await markDeleted(connection, table, sweep.deletedIds, sweep.deletedAt);
+          await clearSeen(connection, sweep.key);
+          await recordCompletion(connection, sweep.stateKey, sweep.completedAt, nowIso());
+          // The sweep's own row keeps its start as its watermark: what the last complete sweep could vouch for.
+          await connection.run(`UPDATE sync_state SET watermark = $2 WHERE resource = $1`, [sweep.stateKey, sweep.completedAt]);
+          return marked;
+        }),
+      ),
+
+    rejectedCounts: () => serialized('rejectedCounts', 'read', (connection) => countRejected(connection)),
 
     readState: (resource: ResourceName, stateKey?: string) =>
       serialized('readState', 'read', async (connection) => ({ ...(await readState(connection, stateKey ?? resource)), resource })),
@@ -259,6 +493,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         }),
       );
       for (const id of unrecorded) unrecordedEnds.delete(id);
+      runsInFlight.add(runId);
       return runId;
     },
 
@@ -268,6 +503,11 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       } catch (error) {
         unrecordedEnds.add(runId);
         throw error;
+      } finally {
+        // Each run's end (a walk of one resource, a backfill, a reconcile), failed or not, publishes what it
+        // committed: a failing resource never holds the others back (see `publishAfterRunEnd`).
+        runsInFlight.delete(runId);
+        if (publishing) publishAfterRunEnd();
       }
     },
 
@@ -292,21 +532,36 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     query: (sql: string) =>
       serialized('query', 'strict-read', async (connection) => {
-        const reader = await connection.runAndReadAll(sql);
-        return reader.getRowObjects().map(rowToJsonFriendly);
+        try {
+          await refuseWrites(connection, sql);
+          const reader = await connection.runAndReadAll(sql);
+          return reader.getRowObjects().map(rowToJsonFriendly);
+        } catch (error) {
+          throw asRefusal(error);
+        }
       }),
 
     publishSnapshot: (target: string) =>
-      serialized('publishSnapshot', 'write', async (connection) => {
-        // After a checkpoint the main file holds every commit, and holding it read-write keeps other writers out.
-        await connection.run('CHECKPOINT');
-        return publishFileAtomically(path, target);
-      }),
+      serialized(
+        'publishSnapshot',
+        'write',
+        async (connection) => {
+          // After a checkpoint the main file holds every commit, and holding it read-write keeps other writers out.
+          await connection.run('CHECKPOINT');
+          return publishFileAtomically(path, target, publishing ? { ...(publishing.mode === undefined ? {} : { mode: publishing.mode }), group: publishing.group ?? null } : {});
+        },
+        { marksChange: false },
+      ),
+
+    publish: () => publish(),
 
     exportParquet: (directory: string) =>
       serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
 
     close: () => {
+      // What was written since the last publish is published first (a run cut short, a command without runs).
+      cancelDeferred();
+      if (publishing && prepared && changedSincePublish) void publishQuietly('closing');
       // After every queued call, release the file (a lingering handle included).
       const closed = tail.then(
         () => database.close(),

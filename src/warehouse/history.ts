@@ -47,24 +47,25 @@ export interface StagedVersion {
 
 /**
  * SQL adding the staged records' versions not seen before. `stage` holds the record table's staging columns
- * (named by `staged`) and what the stored row says (`_stored`, `_stored_updated_at`, `_older`; see
- * `upsertRecords`). The table and its history move together in one transaction, so the stored version and
- * every earlier one it replaced are in history already and a newer one cannot be: `newer` needs no lookup.
- * Versions older than the stored row (a late page) may or may not be there: `late` looks them up, scanning the
- * whole history table, so run it only for batches that have such rows. The history table must exist
- * (`ensureHistoryTable`).
+ * (named by `staged`) and what the stored row says (`_fresh`, `_lookup`; see `upsertRecords`). The table and its
+ * history move together in one transaction, so the stored version and every earlier one it replaced are in
+ * history already, and a version newer than both the stored row and any newer version history holds for it
+ * (`history_ahead`: an observed-wins write stored an older one) cannot be: `fresh` needs no lookup. Any other
+ * version (a late page, or one of an id whose history is ahead of its row) may or may not be there: `lookup`
+ * looks them up, scanning the whole history table, so run it only for batches that have such rows. The version
+ * equal to the stored row's is neither. The history table must exist (`ensureHistoryTable`).
  */
-export function recordHistorySql(table: string, stage: string, staged: StagedVersion): { newer: string; late: string } {
+export function recordHistorySql(table: string, stage: string, staged: StagedVersion): { fresh: string; lookup: string } {
   const history = quoteIdentifier(historyTableName(table));
   const from = quoteIdentifier(stage);
   const columns = 'id, updated_at, properties, observed_at';
   const { id, updatedAt, properties, syncedAt } = staged;
   return {
-    newer: `INSERT INTO ${history} (${columns})
+    fresh: `INSERT INTO ${history} (${columns})
       SELECT ${id}, ${updatedAt}, ${properties}, ${syncedAt} FROM ${from}
-      WHERE ${updatedAt} IS NOT NULL AND (NOT _stored OR ${updatedAt} > _stored_updated_at)`,
-    late: `INSERT INTO ${history} (${columns})
+      WHERE ${updatedAt} IS NOT NULL AND _fresh`,
+    lookup: `INSERT INTO ${history} (${columns})
       SELECT s.${id}, s.${updatedAt}, s.${properties}, s.${syncedAt} FROM ${from} AS s
-      WHERE s._older AND NOT EXISTS (SELECT 1 FROM ${history} AS h WHERE h.id = s.${id} AND h.updated_at = s.${updatedAt})`,
+      WHERE s._lookup AND NOT EXISTS (SELECT 1 FROM ${history} AS h WHERE h.id = s.${id} AND h.updated_at = s.${updatedAt})`,
   };
 }

@@ -10,10 +10,15 @@ export type {
   RunOwner,
   RunRow,
   RunStart,
+  SummariesDue,
   SweepBatch,
+  SweepCandidates,
+  PublishOptions,
   Warehouse,
   WarehouseOptions,
 } from './types.js';
+export { writerPathFor, publishedFileStatus, assertReadableIfPresent, warehouseUnreadable, WRITER_DIRECTORY } from './files.js';
+export { DEFAULT_PUBLISH_MODE } from './snapshot.js';
 export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 export { sqlTypeFor, type SqlType } from './column-types.js';
 export type { SnapshotResult } from './snapshot.js';

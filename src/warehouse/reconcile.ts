@@ -1,49 +1,46 @@
 /** SQL of reconcile sweeps and of the summaries job: what a complete sweep did not see, and what awaits summaries. */
-import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import { SalesyncError } from '../core/errors.js';
+import { DOUBLE, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier } from './identifiers.js';
+import type { SummariesDue, SweepCandidates } from './types.js';
 
 /**
- * At the end of a complete sweep: mark every row the sweep never listed as deleted at `deletedAt`, forget the
- * sweep's seen ids, and return how many rows were marked. Rows updated at or after the sweep's start (server
- * clock) are left alone: a record created during the sweep may sit behind its cursor, and the next sweep decides.
- * A row already marked keeps the time it first went missing.
+ * After a complete sweep: live rows updated before the sweep started (server clock) that it never listed, and the
+ * live rows of the table. Rows updated at or after the start are left out: a record created or changed during the
+ * sweep may sit behind its cursor, and the next sweep decides.
  */
-export async function markUnseenDeleted(
+export async function selectSweepCandidates(
   connection: DuckDBConnection,
   table: string,
   sweepKey: string,
   sweepStartedAt: string,
-  deletedAt: string,
-): Promise<number> {
-  // A sweep that listed nothing at all while live rows exist is far likelier a service glitch (an empty page
-  // answered for a full list) than every record deleted at once: refuse, inside the transaction, so nothing
-  // of this batch is written and every row stays as it was.
-  const seen = await connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM reconcile_seen WHERE sweep_key = $1`, [sweepKey]);
-  if (Number(seen.getRowObjects()[0]?.n ?? 0) === 0) {
-    const live = await connection.runAndReadAll(
-      `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(table)} WHERE _deleted_at IS NULL AND updated_at < CAST($1 AS TIMESTAMPTZ)`,
-      [sweepStartedAt],
-    );
-    const rows = Number(live.getRowObjects()[0]?.n ?? 0);
-    if (rows > 0) {
-      throw new SalesyncError(
-        'reconcile_empty_sweep',
-        `A complete reconcile sweep of ${table} listed no records while the warehouse holds ${rows} live rows; ` +
-          `nothing was marked deleted. Check the service (and the key's access); if it really holds no ${table} now, ` +
-          `mark them yourself: UPDATE "${table}" SET _deleted_at = now() WHERE _deleted_at IS NULL.`,
-        { context: { table, liveRows: rows } },
-      );
-    }
-  }
-  const result = await connection.run(
-    `UPDATE ${quoteIdentifier(table)} SET _deleted_at = CAST($3 AS TIMESTAMPTZ)
+): Promise<SweepCandidates> {
+  const target = quoteIdentifier(table);
+  const unseen = await connection.runAndReadAll(
+    `SELECT id FROM ${target}
      WHERE _deleted_at IS NULL AND updated_at < CAST($2 AS TIMESTAMPTZ)
-       AND id NOT IN (SELECT id FROM reconcile_seen WHERE sweep_key = $1)`,
-    [sweepKey, sweepStartedAt, deletedAt],
+       AND id NOT IN (SELECT id FROM reconcile_seen WHERE sweep_key = $1)
+     ORDER BY id`,
+    [sweepKey, sweepStartedAt],
   );
-  await clearSeen(connection, sweepKey);
+  const live = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${target} WHERE _deleted_at IS NULL`);
+  return { ids: unseen.getRowObjects().map((r) => String(r.id)), live: Number(live.getRowObjects()[0]?.n ?? 0) };
+}
+
+/** Mark `ids` deleted at `deletedAt`; rows already marked keep the time they first went missing. Returns rows marked. */
+export async function markDeleted(connection: DuckDBConnection, table: string, ids: readonly string[], deletedAt: string): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await connection.run(
+    `UPDATE ${quoteIdentifier(table)} SET _deleted_at = CAST($2 AS TIMESTAMPTZ)
+     WHERE _deleted_at IS NULL AND id IN (SELECT unnest(CAST($1 AS VARCHAR[])))`,
+    [listValue([...ids]), deletedAt],
+  );
   return Number(result.rowsChanged);
+}
+
+/** Record ids as listed by a sweep that no batch wrote (records it quarantined): they exist, so they are not candidates. */
+export async function recordSeen(connection: DuckDBConnection, sweepKey: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await connection.run(`INSERT INTO reconcile_seen (sweep_key, id) SELECT $1, unnest(CAST($2 AS VARCHAR[]))`, [sweepKey, listValue([...ids])]);
 }
 
 /** Forget the ids seen by a sweep (its completion, or a fresh sweep replacing an abandoned one). */
@@ -51,24 +48,42 @@ export async function clearSeen(connection: DuckDBConnection, sweepKey: string):
   await connection.run(`DELETE FROM reconcile_seen WHERE sweep_key = $1`, [sweepKey]);
 }
 
+/** The most doublings of a log's re-read spacing that count: 2^40 of any base is for ever. */
+const MAX_DOUBLINGS = 40;
+
 /**
- * Meeting logs, not marked deleted, created at or after `createdAfter`, whose stored summaries are empty or
- * include one whose status is not final: id → stored `updated_at` (epoch microseconds).
+ * Meeting logs, not marked deleted, created at or after `due.createdAfter`, whose summaries are due for a read:
+ * never read, or read last at `last_read_at` with `last_read_at + recheckMs × 2^unchanged_reads` at or before
+ * `due.serverNow`. With `due.finalStatuses`, logs whose stored summaries are non-empty and all in it are left out.
+ * id → stored `updated_at` (epoch microseconds), newest logs first. `schedule`: whether the warehouse has
+ * `meeting_log_summary_reads` (a warehouse of an earlier release, opened read-only, has not: every log is unread).
  */
 export async function selectLogsAwaitingSummaries(
   connection: DuckDBConnection,
   table: string,
-  createdAfter: string,
-  finalStatuses: readonly string[],
+  due: SummariesDue,
+  schedule: boolean,
 ): Promise<Map<string, bigint>> {
+  const reads = schedule
+    ? 'meeting_log_summary_reads'
+    : '(SELECT NULL::VARCHAR AS meeting_log_id, NULL::TIMESTAMPTZ AS last_read_at, NULL::INTEGER AS unchanged_reads WHERE false)';
+  const finalOnly =
+    due.finalStatuses === null
+      ? ''
+      : `AND (NOT EXISTS (SELECT 1 FROM meeting_log_summaries s WHERE s.meeting_log_id = m.id)
+              OR EXISTS (SELECT 1 FROM meeting_log_summaries s WHERE s.meeting_log_id = m.id
+                         AND (s.status IS NULL OR NOT list_contains(CAST($4 AS VARCHAR[]), s.status))))`;
   const reader = await connection.runAndReadAll(
     `SELECT m.id, epoch_us(m.updated_at) AS us FROM ${quoteIdentifier(table)} AS m
+       LEFT JOIN ${reads} AS r ON r.meeting_log_id = m.id
      WHERE m._deleted_at IS NULL AND m.created_at >= CAST($1 AS TIMESTAMPTZ)
-       AND (NOT EXISTS (SELECT 1 FROM meeting_log_summaries s WHERE s.meeting_log_id = m.id)
-            OR EXISTS (SELECT 1 FROM meeting_log_summaries s WHERE s.meeting_log_id = m.id
-                       AND (s.status IS NULL OR NOT list_contains(CAST($2 AS VARCHAR[]), s.status))))
+       AND (r.last_read_at IS NULL
+            OR epoch_us(r.last_read_at) + $3 * pow(2, least(r.unchanged_reads, ${MAX_DOUBLINGS})) <= epoch_us(CAST($2 AS TIMESTAMPTZ)))
+       ${finalOnly}
      ORDER BY m.created_at DESC, m.id`,
-    [createdAfter, listValue([...finalStatuses])],
+    [due.createdAfter, due.serverNow, due.recheckMs * 1000, ...(due.finalStatuses === null ? [] : [listValue([...due.finalStatuses])])],
+    // Typed: an empty list of statuses has no item type to infer.
+    [VARCHAR, VARCHAR, DOUBLE, LIST(VARCHAR)].slice(0, due.finalStatuses === null ? 3 : 4),
   );
   return new Map(reader.getRowObjects().map((row) => [String(row.id), BigInt(row.us as bigint)]));
 }

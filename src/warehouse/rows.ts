@@ -180,6 +180,18 @@ export function ndjsonEncoder(columnCount: number): (cells: readonly RecordCell[
   return new Function('cells', `return JSON.stringify({ ${members.join(', ')} });`) as (cells: readonly RecordCell[]) => string;
 }
 
+function updatedAtMicros(record: ServiceRecord): bigint {
+  const micros = parseInstantMicros(record.updated_at);
+  if (micros === null) {
+    throw new SalesyncError(
+      'warehouse_invalid_record',
+      `Record ${record.id} has an updated_at that is not an ISO 8601 date-time (${JSON.stringify(record.updated_at)}); nothing was written.`,
+      { context: { id: record.id, updatedAt: record.updated_at } },
+    );
+  }
+  return micros;
+}
+
 /**
  * One record per id: the latest `updated_at` wins, compared at full precision; on a tie the later one in the
  * batch wins (a later page saw it later). Needed because an upsert with duplicate keys silently keeps the first.
@@ -187,18 +199,24 @@ export function ndjsonEncoder(columnCount: number): (cells: readonly RecordCell[
 export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[] {
   const latest = new Map<string, { record: ServiceRecord; micros: bigint }>();
   for (const record of records) {
-    const micros = parseInstantMicros(record.updated_at);
-    if (micros === null) {
-      throw new SalesyncError(
-        'warehouse_invalid_record',
-        `Record ${record.id} has an updated_at that is not an ISO 8601 date-time (${JSON.stringify(record.updated_at)}); nothing was written.`,
-        { context: { id: record.id, updatedAt: record.updated_at } },
-      );
-    }
+    const micros = updatedAtMicros(record);
     const seen = latest.get(record.id);
     if (!seen || micros >= seen.micros) latest.set(record.id, { record, micros });
   }
   return [...latest.values()].map((entry) => entry.record);
+}
+
+/**
+ * One record per id, the last occurrence in the batch winning whatever its `updated_at` (the last version observed
+ * is the truth: see `PageBatch.observedWins`). Every `updated_at` is still checked, as `dedupeLatest` does.
+ */
+export function dedupeLastObserved(records: readonly ServiceRecord[]): ServiceRecord[] {
+  const last = new Map<string, ServiceRecord>();
+  for (const record of records) {
+    updatedAtMicros(record);
+    last.set(record.id, record);
+  }
+  return [...last.values()];
 }
 
 export const SUMMARY_COLUMNS: readonly StageColumn[] = [

@@ -87,7 +87,8 @@ export async function insertRun(connection: DuckDBConnection, run: RunStart, own
 export async function updateRun(connection: DuckDBConnection, runId: string, finish: RunFinish): Promise<void> {
   await connection.run(
     `UPDATE sync_runs SET finished_at = CAST($2 AS TIMESTAMPTZ), pages = $3, records = $4, requests = $5, retries = $6,
-       rate_limited = $7, outcome = $8, error_code = $9, error_message = $10, changed = $11, deleted = $12 WHERE run_id = $1`,
+       rate_limited = $7, outcome = $8, error_code = $9, error_message = $10, changed = $11, deleted = $12,
+       rejected = $13, passes = $14, settled = $15 WHERE run_id = $1`,
     [
       runId,
       finish.finishedAt.toISOString(),
@@ -101,6 +102,9 @@ export async function updateRun(connection: DuckDBConnection, runId: string, fin
       finish.errorMessage ?? null,
       finish.changed ?? null,
       finish.deleted ?? null,
+      finish.rejected ?? null,
+      finish.passes ?? null,
+      finish.settled ?? null,
     ],
   );
 }
@@ -124,11 +128,16 @@ export async function selectRecentRuns(connection: DuckDBConnection, limit: numb
       outcome: String(r.outcome) as RunOutcome,
     };
     if (r.finished_at !== null) row.finishedAt = new Date(String(r.finished_at));
-    const numbers = { pages: r.pages, records: r.records, requests: r.requests, retries: r.retries, rateLimited: r.rate_limited, changed: r.changed, deleted: r.deleted };
+    // Columns added by later releases are absent from a warehouse opened read-only before its first write.
+    const numbers = {
+      pages: r.pages, records: r.records, requests: r.requests, retries: r.retries, rateLimited: r.rate_limited,
+      changed: r.changed, deleted: r.deleted, rejected: r.rejected, passes: r.passes,
+    };
     for (const [key, value] of Object.entries(numbers)) {
       const n = optionalNumber(value);
       if (n !== undefined) row[key as 'pages'] = n;
     }
+    if (typeof r.settled === 'boolean') row.settled = r.settled;
     if (r.error_code !== null) row.errorCode = String(r.error_code);
     if (r.error_message !== null) row.errorMessage = String(r.error_message);
     return row;

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SalesyncError } from '../core/errors.js';
 
@@ -18,11 +18,39 @@ export interface SnapshotResult {
   durationMs: number;
 }
 
+/** Who may read a published file. */
+export interface PublishAccess {
+  /** File mode of the published file. @defaultValue 0o640 */
+  mode?: number;
+  /** Group of the published file: a name (from /etc/group) or a numeric gid. @defaultValue the owner's own */
+  group?: string | null;
+}
+
+/** @defaultValue of `PublishAccess.mode`: owner read-write, group read. */
+export const DEFAULT_PUBLISH_MODE = 0o640;
+
+/** A group name or number as a gid; names are looked up in /etc/group. */
+export async function resolveGroupId(group: string): Promise<number> {
+  if (/^\d+$/.test(group)) return Number(group);
+  const lines = (await readFile('/etc/group', 'utf8').catch(() => '')).split('\n');
+  for (const line of lines) {
+    const [name, , gid] = line.split(':');
+    if (name === group && gid !== undefined && /^\d+$/.test(gid)) return Number(gid);
+  }
+  throw new SalesyncError('invalid_config', `SALESYNC_PUBLISH_GROUP names a group this host does not know: "${group}"`, { context: { group } });
+}
+
+/** The directory mode that lets those who may read the file reach it: an x beside every r. */
+function directoryModeFor(fileMode: number): number {
+  return 0o700 | (fileMode & 0o040 ? 0o050 : 0) | (fileMode & 0o004 ? 0o005 : 0);
+}
+
 /**
- * Copy `source` (a checkpointed DuckDB file no one is writing) to `target`, replacing it atomically.
+ * Copy `source` (a checkpointed DuckDB file no one is writing) to `target`, replacing it atomically, with the
+ * mode and group of `access` set before the rename (a reader never sees the file with other permissions).
  * The caller guarantees that no write is in flight for the duration of the copy.
  */
-export async function publishFileAtomically(source: string, target: string): Promise<SnapshotResult> {
+export async function publishFileAtomically(source: string, target: string, access: PublishAccess = {}): Promise<SnapshotResult> {
   const started = Date.now();
   if (resolve(source) === resolve(target)) {
     throw new SalesyncError('invalid_snapshot_path', `The snapshot path ${target} is the warehouse itself: choose another file.`, {
@@ -30,12 +58,18 @@ export async function publishFileAtomically(source: string, target: string): Pro
     });
   }
   const directory = dirname(resolve(target));
-  await mkdir(directory, { recursive: true });
+  const mode = access.mode ?? DEFAULT_PUBLISH_MODE;
+  // mkdir returns the first directory it created: made here (under the writer's 077 umask), it is opened up to
+  // the readers the file's mode names; an existing directory is the operator's and left as it is.
+  const created = await mkdir(directory, { recursive: true });
+  if (created) await chmod(directory, directoryModeFor(mode)).catch(() => undefined);
   // Same directory as the target, so the rename cannot cross file systems.
   const temporary = join(directory, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     // A reflink where the file system offers one, an ordinary copy otherwise.
     await copyFile(source, temporary, constants.COPYFILE_FICLONE);
+    if (access.group) await chown(temporary, -1, await resolveGroupId(access.group));
+    await chmod(temporary, mode);
     const handle = await open(temporary, 'r+');
     try {
       await handle.sync(); // on disk before it becomes visible: a crash never publishes a torn copy

@@ -8,81 +8,99 @@ function text(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
+/** The columns describing a walk in progress: all NULL when there is none. */
+const WALK_COLUMNS = [
+  'walk_cursor', 'walk_updated_after', 'walk_started_at', 'walk_mode',
+  'walk_pass', 'walk_pass_started_at', 'walk_dirty', 'walk_max_updated_at', 'walk_local_clock',
+] as const;
+
 /**
  * Store the checkpoint. A finished walk (`completeWatermark`) moves the watermark and forgets the walk;
- * a walk whose cursor is null is finished too (a backfill: the watermark does not move).
+ * a walk whose cursor is null is finished too (a backfill, or a pass followed by another: the watermark does not move).
  */
 export async function writeCheckpoint(
   connection: DuckDBConnection,
   /** The sync_state row: a resource name, or a separate walk's key such as `deals#backfill`. */
   resource: string,
   checkpoint: WalkCheckpoint,
-  completeWatermark: string | undefined,
+  completeWatermark: string | null | undefined,
   now: string,
 ): Promise<void> {
   const walkOpen = checkpoint.cursor !== null && completeWatermark === undefined;
+  const open = <T>(value: T): T | null => (walkOpen ? value : null);
   await connection.run(
-    `INSERT INTO sync_state (resource, watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS TIMESTAMPTZ))
+    `INSERT INTO sync_state (resource, watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at, updated_at,
+       walk_pass, walk_pass_started_at, walk_dirty, walk_max_updated_at, walk_local_clock)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS TIMESTAMPTZ), $10, $11, $12, $13, $14)
      ON CONFLICT (resource) DO UPDATE SET
        watermark = CASE WHEN $9 THEN excluded.watermark ELSE sync_state.watermark END,
        walk_cursor = excluded.walk_cursor, walk_updated_after = excluded.walk_updated_after,
        walk_started_at = excluded.walk_started_at, walk_mode = excluded.walk_mode,
+       walk_pass = excluded.walk_pass, walk_pass_started_at = excluded.walk_pass_started_at, walk_dirty = excluded.walk_dirty,
+       walk_max_updated_at = excluded.walk_max_updated_at, walk_local_clock = excluded.walk_local_clock,
        last_completed_at = CASE WHEN $9 THEN excluded.last_completed_at ELSE sync_state.last_completed_at END,
        updated_at = excluded.updated_at`,
     [
       resource,
       completeWatermark ?? null,
-      walkOpen ? checkpoint.cursor : null,
-      walkOpen ? checkpoint.updatedAfter : null,
-      walkOpen ? checkpoint.startedAt : null,
-      walkOpen ? checkpoint.mode : null,
+      open(checkpoint.cursor),
+      open(checkpoint.updatedAfter),
+      open(checkpoint.startedAt),
+      open(checkpoint.mode),
       completeWatermark === undefined ? null : now,
       now,
       completeWatermark !== undefined,
+      open(checkpoint.pass ?? 1),
+      open(checkpoint.passStartedAt ?? checkpoint.startedAt),
+      open(checkpoint.dirty ?? false),
+      open(checkpoint.maxUpdatedAt ?? null),
+      open(checkpoint.localClock ?? false),
     ],
   );
 }
 
-/** Users have no walk: a complete listing only records when it completed. */
-export async function recordCompletion(connection: DuckDBConnection, resource: ResourceName, completedAt: string, now: string): Promise<void> {
+/**
+ * A walk without checkpoints (users' complete listing) or a sweep ended by `completeSweep`: record when it
+ * completed and forget any walk left on the row. The watermark stays as it is.
+ */
+export async function recordCompletion(connection: DuckDBConnection, stateKey: string, completedAt: string, now: string): Promise<void> {
   await connection.run(
     `INSERT INTO sync_state (resource, last_completed_at, updated_at) VALUES ($1, $2, CAST($3 AS TIMESTAMPTZ))
-     ON CONFLICT (resource) DO UPDATE SET last_completed_at = excluded.last_completed_at, updated_at = excluded.updated_at`,
-    [resource, completedAt, now],
+     ON CONFLICT (resource) DO UPDATE SET last_completed_at = excluded.last_completed_at, updated_at = excluded.updated_at,
+       ${WALK_COLUMNS.map((c) => `${c} = NULL`).join(', ')}`,
+    [stateKey, completedAt, now],
   );
 }
 
 export async function readState(connection: DuckDBConnection, stateKey: string): Promise<ResourceState> {
   // The key is a resource name, or a separate walk's key (`deals#backfill`) whose resource is before the '#'.
   const resource = stateKey.split('#')[0] as ResourceName;
-  const reader = await connection.runAndReadAll(
-    `SELECT watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at FROM sync_state WHERE resource = $1`,
-    [stateKey],
-  );
+  // `*`: a warehouse of an earlier release, opened read-only, has not been given the pass columns yet.
+  const reader = await connection.runAndReadAll(`SELECT * FROM sync_state WHERE resource = $1`, [stateKey]);
   const row = reader.getRowObjects()[0];
   if (!row) return { resource, watermark: null, walk: null, lastCompletedAt: null };
   const startedAt = text(row.walk_started_at);
-  return {
-    resource,
-    watermark: text(row.watermark),
-    walk:
-      startedAt === null
-        ? null
-        : {
-            cursor: text(row.walk_cursor),
-            updatedAfter: text(row.walk_updated_after),
-            startedAt,
-            mode: (text(row.walk_mode) ?? 'full') as WalkMode,
-          },
-    lastCompletedAt: text(row.last_completed_at),
-  };
+  let walk: WalkCheckpoint | null = null;
+  if (startedAt !== null) {
+    const pass = row.walk_pass === null || row.walk_pass === undefined ? 1 : Number(row.walk_pass);
+    walk = {
+      cursor: text(row.walk_cursor),
+      updatedAfter: text(row.walk_updated_after),
+      startedAt,
+      mode: (text(row.walk_mode) ?? 'full') as WalkMode,
+      pass,
+      passStartedAt: text(row.walk_pass_started_at) ?? startedAt,
+      dirty: row.walk_dirty === true,
+      maxUpdatedAt: text(row.walk_max_updated_at),
+      localClock: row.walk_local_clock === true,
+    };
+  }
+  return { resource, watermark: text(row.watermark), walk, lastCompletedAt: text(row.last_completed_at) };
 }
 
 export async function clearWalk(connection: DuckDBConnection, resource: ResourceName, now: string): Promise<void> {
   await connection.run(
-    `UPDATE sync_state SET walk_cursor = NULL, walk_updated_after = NULL, walk_started_at = NULL, walk_mode = NULL,
-       updated_at = CAST($2 AS TIMESTAMPTZ) WHERE resource = $1`,
+    `UPDATE sync_state SET ${WALK_COLUMNS.map((c) => `${c} = NULL`).join(', ')}, updated_at = CAST($2 AS TIMESTAMPTZ) WHERE resource = $1`,
     [resource, now],
   );
 }

@@ -2,6 +2,7 @@ import type { RecordResourceName, ResourceName } from '../core/resources.js';
 import type {
   MeetingLogSummary,
   PropertyDefinition,
+  RejectedRecord,
   ServiceRecord,
   ServiceUser,
   WalkCheckpoint,
@@ -9,6 +10,20 @@ import type {
 } from '../core/types.js';
 import type { ExportedFile } from './export.js';
 import type { SnapshotResult } from './snapshot.js';
+
+/** Where a writer publishes its file, and for whom. */
+export interface PublishOptions {
+  /** The analysts' file (`WAREHOUSE_PATH`), replaced atomically by each publish; never opened read-write. */
+  path: string;
+  /** Its file mode (SALESYNC_PUBLISH_MODE). @defaultValue 0o640 */
+  mode?: number;
+  /** Its group, a name or gid (SALESYNC_PUBLISH_GROUP). @defaultValue the owner's */
+  group?: string | null;
+  /** During a long walk, publish at most this often, after a commit (SALESYNC_PUBLISH_EVERY); 0: only at run ends. @defaultValue 0 */
+  everyMs?: number;
+  /** Further copies, published with the same content (WAREHOUSE_SNAPSHOT_PATH). @defaultValue none */
+  copies?: readonly string[];
+}
 
 /** How a property is held in its resource table. */
 export interface ColumnPlan {
@@ -41,7 +56,7 @@ export interface PageBatch {
    */
   checkpoint?: WalkCheckpoint;
   /** Set when the walk is complete: the new watermark, stored in the same transaction. */
-  completeWatermark?: string;
+  completeWatermark?: string | null;
   /**
    * The `sync_state` row the checkpoint goes to. @defaultValue the resource name. A backfill uses its own
    * (`deals#backfill`) so it never clobbers the incremental walk's checkpoint or watermark.
@@ -49,6 +64,31 @@ export interface PageBatch {
   stateKey?: string;
   /** Set when the batch belongs to a reconcile sweep (see `SweepBatch`). */
   sweep?: SweepBatch;
+  /**
+   * The last version observed is the truth: write each record even when its `updated_at` is older than the stored
+   * row's (a service that corrected its clock), and within the batch the last occurrence wins. Full walks,
+   * backfills and reconciles set it; incremental walks keep the newer `updated_at` (a late page must not regress a
+   * row written by a fresher read). @defaultValue false
+   */
+  observedWins?: boolean;
+  /**
+   * Records of this batch's pages that failed validation: upserted into `rejected_records` under the resource with
+   * `runId`. Every record written by the batch leaves quarantine (a fixed record is retried by the walk that sees it).
+   */
+  rejects?: RejectedRecord[];
+  /** The `sync_runs` row this batch belongs to (quarantine rows name it). */
+  runId?: string;
+  /**
+   * The last batch of a clean pass over the records updated at or after `since` (all when null): entries in
+   * quarantine that run `runId` did not put or keep there, and whose record fell in that window, are removed (fixed
+   * or gone; one whose id was the broken part can leave no other way). @defaultValue absent: none removed
+   */
+  settlesQuarantine?: { since: string | null };
+  /**
+   * Server time at which `summaries` were read: each listed log's re-read schedule moves on from it (see
+   * `SummariesDue`). Absent: the schedule is left as it is.
+   */
+  summariesReadAt?: string;
   /**
    * An earlier commit of the same walk, still in flight: this batch is written only if that one succeeded, so a
    * checkpoint never moves past pages that failed to commit. Commits run in call order, so it has settled by
@@ -58,16 +98,41 @@ export interface PageBatch {
 }
 
 /**
- * A reconcile sweep's batch: only rows whose content changed are written, every listed id is recorded as seen
- * (in the same transaction), and the completing batch marks the rows never seen as deleted.
+ * A reconcile sweep's batch: only rows whose content changed are written, and every listed id is recorded as seen
+ * (in the same transaction). Deletions are not decided here: once the sweep is complete and clean, the sync asks
+ * `sweepCandidates` and confirms each before `completeSweep` marks it.
  */
 export interface SweepBatch {
   /** Names the sweep's seen-id set (`reconcile_seen.sweep_key`), e.g. `deals#reconcile`. */
   key: string;
-  /** Server time the sweep started: rows updated at or after it are never marked deleted by this sweep. */
-  startedAt: string;
   /** The first batch of a sweep that did not resume: ids seen by an abandoned sweep are forgotten first. */
   fresh: boolean;
+}
+
+/** What a complete sweep did not list: rows it would mark deleted once each is confirmed gone. */
+export interface SweepCandidates {
+  /** Live rows (not marked deleted) updated before the sweep started that the sweep never listed. */
+  ids: string[];
+  /** Live rows of the table, for the share check. */
+  live: number;
+}
+
+/** Which meeting logs are due for a re-read of their summaries. */
+export interface SummariesDue {
+  /** Logs created at or after this instant are in the window. */
+  createdAfter: string;
+  /** The server's now: a log whose next read is due at or before it is a candidate. */
+  serverNow: string;
+  /**
+   * Statuses the operator declared final (`SALESYNC_SUMMARIES_FINAL`): a log whose summaries are non-empty and all
+   * in it is settled at once. null: settledness is learned (unchanged reads spaced ever further apart).
+   */
+  finalStatuses: readonly string[] | null;
+  /**
+   * How a log's re-reads are spaced: due `recheckMs` after a read that found its summaries changed (or a first
+   * read), doubled for each read since that found them unchanged (`last_read_at + recheckMs × 2^unchanged_reads`).
+   */
+  recheckMs: number;
 }
 
 export interface CommitResult {
@@ -80,8 +145,11 @@ export interface CommitResult {
   /** Meeting logs whose stored summaries differed from the ones given (and were replaced). */
   summariesChanged: number;
 }
-/** `abandoned`: its process ended without recording an end (see `RunOwner`). */
-export type RunOutcome = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'skipped' | 'abandoned';
+/**
+ * `succeeded_with_rejects`: the walk completed, but records that failed validation are in quarantine
+ * (`rejected_records`). `abandoned`: its process ended without recording an end (see `RunOwner`).
+ */
+export type RunOutcome = 'running' | 'succeeded' | 'succeeded_with_rejects' | 'failed' | 'interrupted' | 'skipped' | 'abandoned';
 
 /** The process that starts runs, as recorded in `sync_runs` (`host`, `pid`, `process_id`). */
 export interface RunOwner {
@@ -112,6 +180,12 @@ export interface RunFinish {
   changed?: number | null;
   /** Rows a complete reconcile sweep marked deleted. */
   deleted?: number | null;
+  /** Records put in (or kept in) quarantine by this run. */
+  rejected?: number | null;
+  /** Passes walked (a pass that saw the list move is walked again). */
+  passes?: number | null;
+  /** False when the last pass still saw the list move: the watermark was left where it was. */
+  settled?: boolean | null;
 }
 
 export interface RunRow extends RunStart, Partial<RunFinish> {
@@ -120,8 +194,26 @@ export interface RunRow extends RunStart, Partial<RunFinish> {
 }
 
 export interface WarehouseOptions {
-  /** The DuckDB file. Its directory is created when missing. */
+  /**
+   * The DuckDB file this Warehouse works on. Its directory is created when missing. With `publish`, it is the
+   * writer's own file (see `writerPathFor`); with `readOnly`, the published file.
+   */
   path: string;
+  /**
+   * Publish the file to `publish.path` whenever something was written since the last publish: after a run's end
+   * (`finishRun`, failed or not) once no other run is under way (`RUN_END_SETTLE_MS`), at most `everyMs` after the
+   * last publish while others are, every `everyMs` during a long walk (after a commit), and at once on
+   * `publish()` and `close()`. Before its first
+   * call, a missing `path` takes over the file at `publish.path` (an earlier release's warehouse).
+   * @defaultValue no publishing
+   */
+  publish?: PublishOptions;
+  /**
+   * A reader of a published file: every call opens it READ_ONLY (whatever lies beside it) and closes it, and
+   * writes fail with `warehouse_read_only`; a missing file is `warehouse_missing`, one this user may not read
+   * `warehouse_unreadable`. @defaultValue false
+   */
+  readOnly?: boolean;
   /**
    * How long a writer waits for a file held by another process before failing with `warehouse_locked`.
    * @defaultValue 300000
@@ -148,22 +240,43 @@ export interface WarehouseOptions {
  * the file is held only while writing, so analysts can open it read-only in between.
  */
 export interface Warehouse {
+  /**
+   * The warehouse as users and other processes name it (leases are keyed by it): `WarehouseOptions.publish.path`
+   * when this handle publishes (WAREHOUSE_PATH), else the file it opens.
+   */
   readonly path: string;
+  /** The DuckDB file this handle opens: the writer's own file when it publishes (`WarehouseOptions.path`). */
+  readonly filePath: string;
   /** Create the fixed tables when missing. Idempotent. */
   ensureSchema(): Promise<void>;
   /** Record the definitions and evolve the resource table (new property, new column). Returns the column plan. */
   applyPropertyDefinitions(resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]>;
-  /** Upsert the batch's records (latest `updated_at` wins within the batch) and store its checkpoint, atomically. */
+  /**
+   * Upsert the batch's records (latest `updated_at` wins within the batch, or the last occurrence with
+   * `observedWins`), quarantine its rejects, and store its checkpoint, atomically.
+   */
   commitBatch(resource: RecordResourceName, batch: PageBatch): Promise<CommitResult>;
-  /** Replace the users table with a complete listing, in one transaction; users no longer listed get `_deleted_at`. */
-  replaceUsers(users: ServiceUser[], completedAt: string): Promise<{ written: number }>;
+  /**
+   * Replace the users table with a complete listing, in one transaction; users no longer listed get `_deleted_at`,
+   * except those listed but rejected (`rejects`, put in quarantine under `users`).
+   */
+  replaceUsers(users: ServiceUser[], completedAt: string, rejects?: { rejects: RejectedRecord[]; runId: string }): Promise<{ written: number }>;
   /** Stored `updated_at` (ISO, full precision) of the given ids, for those present. */
   storedUpdatedAt(resource: RecordResourceName, ids: string[]): Promise<Map<string, string>>;
   /**
-   * Meeting logs (not marked deleted) created at or after `createdAfter` whose stored summaries are empty or not
-   * all in `finalStatuses`: id → stored `updated_at` (ISO, full precision), newest logs first.
+   * Meeting logs (not marked deleted) in the window whose summaries are due for a re-read (never read, or their
+   * next read is due; not settled): id → stored `updated_at` (ISO, full precision), newest logs first.
    */
-  logsAwaitingSummaries(createdAfter: string, finalStatuses: readonly string[]): Promise<Map<string, string>>;
+  logsAwaitingSummaries(due: SummariesDue): Promise<Map<string, string>>;
+  /** After a complete, clean sweep: what it never listed, for confirmation one by one. */
+  sweepCandidates(resource: RecordResourceName, sweepKey: string, sweepStartedAt: string): Promise<SweepCandidates>;
+  /**
+   * End a sweep in one transaction: mark `deletedIds` deleted at `deletedAt` (rows already marked keep their
+   * time), forget the sweep's seen ids, and record its completion on its state row (`stateKey`). Returns rows marked.
+   */
+  completeSweep(resource: RecordResourceName, sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string }): Promise<number>;
+  /** Records in quarantine per resource (`rejected_records`). */
+  rejectedCounts(): Promise<Record<string, number>>;
   /** The state of a resource's walk, or of another walk of it kept under `stateKey` (a backfill). */
   readState(resource: ResourceName, stateKey?: string): Promise<ResourceState>;
   /** Forget an interrupted walk (for `--full` after an incremental walk was cut, and the like). */
@@ -173,13 +286,23 @@ export interface Warehouse {
   recentRuns(limit: number): Promise<RunRow[]>;
   /** Row counts of the resource tables (rows not marked deleted). */
   tableCounts(): Promise<Record<string, number>>;
-  /** Run a read-only query (used by `status`, the demo, and tests). Values come back as JSON-friendly JS. */
+  /**
+   * Run a read-only query (used by `query`, the demo, and tests) on a READ_ONLY session with external access off
+   * and the configuration locked; a statement that is not a read fails with `query_refused` before anything runs.
+   * Values come back as JSON-friendly JS.
+   */
   query(sql: string): Promise<Record<string, unknown>[]>;
   /**
    * Publish a consistent read-only copy of the warehouse to `target`, replaced atomically (copy beside it, then
    * rename). Queued like a write, and holds the file meanwhile, so no commit is ever half in the copy.
    */
   publishSnapshot(target: string): Promise<SnapshotResult>;
+  /**
+   * Publish the file to `WarehouseOptions.publish` now, if anything was written since the last publish (or the
+   * published file is missing): CHECKPOINT, copy (reflink where possible), fsync, rename. null when nothing was
+   * due, or without `publish`. Queued like a write: the copy is a state at a commit boundary.
+   */
+  publish(): Promise<SnapshotResult | null>;
   /** Write one Parquet file per table and view into `directory`, all from one read transaction. */
   exportParquet(directory: string): Promise<ExportedFile[]>;
   /** Release the file now, after the calls already queued (a writer's lingering handle included). */

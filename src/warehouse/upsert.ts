@@ -5,7 +5,7 @@ import type { ColumnPlan } from './types.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
 import { stageRows, withNdjsonSource } from './staging.js';
-import { recordHistorySql } from './history.js';
+import { historyTableName, recordHistorySql } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
 const SUMMARY_STAGE = '_salesync_summaries';
@@ -17,6 +17,16 @@ export interface UpsertOptions {
   onlyChanged?: boolean;
   /** A reconcile sweep's key: every staged id is recorded in `reconcile_seen` under it, in this transaction. */
   sweepKey?: string;
+  /**
+   * Write rows older than the stored row too (the last version observed is the truth: `PageBatch.observedWins`).
+   * @defaultValue false
+   */
+  observedWins?: boolean;
+  /**
+   * The resource whose quarantine (`rejected_records`) the written records leave; in a sweep, every listed record
+   * (it was seen valid). Absent: quarantine is left alone.
+   */
+  quarantineResource?: string;
 }
 
 export interface UpsertResult {
@@ -28,8 +38,8 @@ export interface UpsertResult {
 
 /**
  * Stage the (already deduplicated) records beside what the table stores for each id, then, from that one
- * pass over the table: record new versions in history, skip rows older than the stored row (a late page must
- * not regress a row; equal timestamps rewrite idempotently), and write the rest: a stored row is replaced
+ * pass over the table: record new versions in history, skip rows older than the stored row unless `observedWins`
+ * (a late page must not regress a row; equal timestamps rewrite idempotently), and write the rest: a stored row is replaced
  * (deleted by its rowid and appended anew), a new one appended. `kept` are the table's columns not in the plan
  * (kept after a type change): a replaced row carries their values over.
  *
@@ -71,8 +81,12 @@ export async function upsertRecords(
   const properties = staged('_properties');
   const contentHash = staged('_content_hash');
   const history = recordHistorySql(table, RECORD_STAGE, { id, updatedAt, properties, syncedAt: staged('_synced_at') });
-  // Rows not written: older than the stored row, and in a sweep also those whose content is what is stored.
-  const skipped = options.onlyChanged ? '(_older OR _same)' : '_older';
+  const historyTable = quoteLiteral(historyTableName(table));
+  // Rows not written: older than the stored row (unless the observed version wins), and in a sweep also those
+  // whose content is what is stored.
+  const skipped = options.observedWins ? (options.onlyChanged ? '_same' : 'false') : options.onlyChanged ? '(_older OR _same)' : '_older';
+  // Rows whose records leave quarantine: written ones; in a sweep, every one listed.
+  const leaving = options.sweepKey === undefined ? `NOT ${skipped}` : 'true';
   // A column named `rowid` hides DuckDB's own (no property takes that name now, but a warehouse made before may
   // have one): there, stored rows are found by id, one more scan of the table.
   const rowidHidden = [...columns.map((c) => c.name), ...kept].some((name) => name.toLowerCase() === 'rowid');
@@ -86,8 +100,17 @@ export async function upsertRecords(
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
-            count(*) FILTER (WHERE _older)::INTEGER AS older
+            count(*) FILTER (WHERE _lookup)::INTEGER AS lookup,
+            count(*) FILTER (WHERE NOT ${skipped} AND (_older OR _ahead_at IS NOT NULL))::INTEGER AS ahead${
+              options.quarantineResource === undefined
+                ? ''
+                : `,
+            (SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`
+            }
      FROM ${stage}`;
+  // A version newer than the stored row and than any version history holds beyond it (`history_ahead`): not in
+  // history yet, for sure (see `recordHistorySql`).
+  const fresh = `coalesce((t.id IS NULL OR s.${updatedAt} > t.updated_at) AND (a.newest_at IS NULL OR s.${updatedAt} > a.newest_at), false)`;
   const first = await withNdjsonSource(columns, lines, async (source) => {
     const reader = await connection.runAndReadAll(
       [
@@ -98,10 +121,14 @@ export async function upsertRecords(
            t.id IS NOT NULL AS _stored,
            t.updated_at AS _stored_updated_at,
            coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
+           a.newest_at AS _ahead_at,
+           ${fresh} AS _fresh,
+           NOT ${fresh} AND s.${updatedAt} IS DISTINCT FROM t.updated_at AS _lookup,
            coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
            t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
            t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
-         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
+         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}
+           LEFT JOIN (SELECT id, newest_at FROM history_ahead WHERE history_table = ${historyTable}) AS a ON a.id = s.${id}`,
         counts,
       ].join(';\n'),
     );
@@ -120,12 +147,28 @@ export async function upsertRecords(
                  FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.${id}) AS l
            WHERE ${stage}.${id} = l.id`,
         ]),
-    // Every version observed: newer than the stored row straight in; an older one (a late page) unless history
-    // has it already.
-    history.newer,
-    ...(Number(first.older) > 0 ? [history.late] : []),
-    // Every listed id counts as seen, written or not: only ids never listed are marked deleted at the end.
+    // Every version observed, once: newer than anything held straight in; any other unless history has it already.
+    history.fresh,
+    ...(Number(first.lookup) > 0 ? [history.lookup] : []),
+    // A row written older than the newest version history holds (the observed version won) is looked up from now
+    // on; one written at or past it no longer needs to be.
+    ...(Number(first.ahead) === 0
+      ? []
+      : [
+          `DELETE FROM history_ahead WHERE history_table = ${historyTable}
+             AND id IN (SELECT ${id} FROM ${stage} WHERE NOT ${skipped} AND _ahead_at IS NOT NULL)`,
+          `INSERT INTO history_ahead (history_table, id, newest_at)
+             SELECT ${historyTable}, ${id}, greatest(_ahead_at, _stored_updated_at) FROM ${stage}
+             WHERE NOT ${skipped} AND greatest(_ahead_at, _stored_updated_at) > ${updatedAt}`,
+        ]),
+    // Every listed id counts as seen, written or not: only ids never listed are candidates for deletion.
     ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${stage}`]),
+    ...(Number(first.quarantined ?? 0) === 0
+      ? []
+      : [
+          `DELETE FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource!)}
+             AND id IN (SELECT ${id} FROM ${stage} WHERE ${leaving})`,
+        ]),
     ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
     ...(Number(first.n) === 0 ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${[...keys, ...keptKeys].join(', ')} FROM ${stage} WHERE NOT ${skipped}`]),
   ];
@@ -143,11 +186,15 @@ export async function upsertRecords(
 
 /**
  * Each listed log's stored summaries are replaced by the given ones (an empty list clears them), but only for
- * logs whose summaries differ from what is stored: unchanged logs are not rewritten. Returns the logs changed.
+ * logs whose summaries differ from what is stored: unchanged logs are not rewritten. With `readAt` (the server
+ * time of the reads), each listed log's re-read schedule moves on (`meeting_log_summary_reads`): a log read for
+ * the first time or found changed starts again from no unchanged reads; one found unchanged counts one more.
+ * Returns the logs changed.
  */
 export async function replaceSummaries(
   connection: DuckDBConnection,
   summaries: ReadonlyMap<string, readonly MeetingLogSummary[]>,
+  readAt?: string,
 ): Promise<number> {
   if (summaries.size === 0) return 0;
   await stageRows(
@@ -181,6 +228,17 @@ export async function replaceSummaries(
     await connection.run(`DELETE FROM meeting_log_summaries WHERE meeting_log_id IN (SELECT id FROM ${changedLogs})`);
     await connection.run(
       `INSERT INTO meeting_log_summaries BY NAME SELECT * FROM ${stage} WHERE meeting_log_id IN (SELECT id FROM ${changedLogs})`,
+    );
+  }
+  if (readAt !== undefined) {
+    await connection.run(
+      `INSERT INTO meeting_log_summary_reads (meeting_log_id, last_read_at, unchanged_reads)
+       SELECT l.id, CAST($1 AS TIMESTAMPTZ), CASE WHEN r.meeting_log_id IS NULL OR c.id IS NOT NULL THEN 0 ELSE r.unchanged_reads + 1 END
+       FROM ${logs} AS l
+         LEFT JOIN ${changedLogs} AS c ON c.id = l.id
+         LEFT JOIN meeting_log_summary_reads AS r ON r.meeting_log_id = l.id
+       ON CONFLICT (meeting_log_id) DO UPDATE SET last_read_at = excluded.last_read_at, unchanged_reads = excluded.unchanged_reads`,
+      [readAt],
     );
   }
   for (const table of [stage, logs, changedLogs]) await connection.run(`DROP TABLE ${table}`);

@@ -1,5 +1,5 @@
 /** users: replaced by each complete listing; users no longer listed are marked, never deleted. */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import type { ServiceUser } from '../core/types.js';
 import { canonicalInstant } from '../core/time.js';
 import { stageRows } from './staging.js';
@@ -17,12 +17,17 @@ const USER_COLUMNS: readonly StageColumn[] = [
   { name: '_deleted_at', sqlType: 'TIMESTAMPTZ' },
 ];
 
-/** Upsert the listing (last duplicate wins); mark absent users deleted at `completedAt`. Returns users written. */
+/**
+ * Upsert the listing (last duplicate wins); mark absent users deleted at `completedAt`, except `listedIds`: users
+ * the listing held but that could not be written (rejected: they exist, just invalid). Users written leave
+ * quarantine. Returns users written.
+ */
 export async function writeUsers(
   connection: DuckDBConnection,
   users: readonly ServiceUser[],
   completedAt: string,
   syncedAt: string,
+  listedIds: readonly string[] = [],
 ): Promise<number> {
   const unique = [...new Map(users.map((u) => [u.id, u])).values()];
   const synced = canonicalInstant(syncedAt);
@@ -36,8 +41,14 @@ export async function writeUsers(
   // Keep the first time a user went missing: a later listing must not move it.
   await connection.run(
     `UPDATE users SET _deleted_at = CAST($1 AS TIMESTAMPTZ)
-     WHERE _deleted_at IS NULL AND id NOT IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})`,
-    [canonicalInstant(completedAt) ?? synced],
+     WHERE _deleted_at IS NULL AND id NOT IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})
+       AND id NOT IN (SELECT unnest(CAST($2 AS VARCHAR[])))`,
+    [canonicalInstant(completedAt) ?? synced, listValue([...listedIds])],
+    // Typed: an empty list has no item type to infer.
+    [VARCHAR, LIST(VARCHAR)],
+  );
+  await connection.run(
+    `DELETE FROM rejected_records WHERE resource = 'users' AND id IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})`,
   );
   await connection.run(`DROP TABLE ${quoteIdentifier(USER_STAGE)}`);
   return unique.length;

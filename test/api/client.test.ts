@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  InvalidRecordError,
   InvalidResponseError,
+  MAX_CURSOR_REPEATS,
   RequestTimeoutError,
   SalesApiError,
   ServiceUnreachableError,
@@ -8,6 +10,7 @@ import {
   keyFingerprint,
 } from '../../src/api/index.js';
 import { peekNextCursor } from '../../src/api/client.js';
+import { SalesyncError } from '../../src/core/errors.js';
 import type { RetryOptions, SalesApi } from '../../src/api/types.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import {
@@ -52,6 +55,11 @@ async function setup(
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
   return { api, service, limiter, lines };
+}
+
+/** A list body whose `paging.next` lacks `link`: the cursor can be read, but the envelope breaks the spec. */
+function brokenEnvelope(results: unknown[], after: string): unknown {
+  return { results, paging: { next: { after } } };
 }
 
 async function collect<T>(pages: AsyncIterable<T>): Promise<T[]> {
@@ -112,21 +120,62 @@ describe('listing', () => {
     expect(service.requests[0]!.query.has('updated_after')).toBe(false);
   });
 
-  it('throws invalid_response "loop detected in pagination" when a cursor comes back, before yielding that page', async () => {
+  it('follows a cursor the service gave before, flagging the page that named it cursorRepeated', async () => {
+    // Page c3 names c2 again (the list moved under the walk); the second time round, c3 leads on to c4.
+    let c3Seen = 0;
+    const { api, service } = await setup((req, res) => {
+      const after = req.query.get('after');
+      if (after === null) sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
+      else if (after === 'c2') sendJson(res, 200, listBody([record(recordId(2))], 'c3'));
+      else if (after === 'c3') sendJson(res, 200, listBody([record(recordId(3))], ++c3Seen === 1 ? 'c2' : 'c4'));
+      else sendJson(res, 200, listBody([record(recordId(4))], null));
+    });
+    const pages = await collect(api.listPages('deals'));
+    expect(pages.map((p) => [p.nextCursor, p.cursorRepeated === true])).toEqual([
+      ['c2', false],
+      ['c3', false],
+      ['c2', true],
+      ['c3', true],
+      ['c4', false],
+      [null, false],
+    ]);
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', 'c3', 'c2', 'c3', 'c4']);
+  });
+
+  it(`throws invalid_response "loop detected in pagination" past ${MAX_CURSOR_REPEATS} repeated cursors, before yielding that page`, async () => {
     const { api } = await setup((req, res) => {
       const after = req.query.get('after');
       sendJson(res, 200, listBody([record(recordId(1))], after === 'a' ? 'b' : 'a'));
     });
-    const yielded: Array<string | null> = [];
+    const yielded: Array<[string | null, boolean]> = [];
     const error = await rejectionOf(
       (async () => {
-        for await (const page of api.listPages('deals')) yielded.push(page.nextCursor);
+        for await (const page of api.listPages('deals')) yielded.push([page.nextCursor, page.cursorRepeated === true]);
       })(),
     );
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect(error).toMatchObject({ code: 'invalid_response', disposition: 'fatal' });
     expect((error as Error).message).toContain('loop detected in pagination');
-    expect(yielded).toEqual(['a', 'b']);
+    // a, b new; then three repeats are followed; the fourth throws.
+    expect(MAX_CURSOR_REPEATS).toBe(3);
+    expect(yielded).toEqual([
+      ['a', false],
+      ['b', false],
+      ['a', true],
+      ['b', true],
+      ['a', true],
+    ]);
+  });
+
+  it('counts a resumed walk\'s starting cursor as given: a page naming it again is flagged cursorRepeated', async () => {
+    const { api } = await setup((req, res) => {
+      const after = req.query.get('after');
+      sendJson(res, 200, listBody([record(recordId(1))], after === 'start' ? 'start' : null));
+    });
+    const walk = api.listPages('deals', { after: 'start' });
+    const first = await walk.next();
+    expect(first.value).toMatchObject({ nextCursor: 'start', cursorRepeated: true });
+    await walk.return(undefined);
   });
 
   it('asks for the next page while the caller still holds the current one, and not past the last', async () => {
@@ -149,15 +198,15 @@ describe('listing', () => {
   });
 
   it('asks for the next page as soon as a response names its cursor, before the page is validated', async () => {
-    // Page 1 first comes back invalid (a retry follows after a backoff); its cursor is already on its way.
+    // Page 1 first comes back with a broken envelope (a retry follows after a backoff); its cursor is already on its way.
     let firstAttempts = 0;
     const { api, service } = await setup(
       (req, res) => {
         const after = req.query.get('after');
         if (after === null) {
           firstAttempts += 1;
-          const results = firstAttempts === 1 ? [record('NOT-AN-ID')] : [record(recordId(1))];
-          sendJson(res, 200, listBody(results, 'c2'));
+          if (firstAttempts === 1) sendJson(res, 200, brokenEnvelope([record(recordId(1))], 'c2'));
+          else sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
         } else {
           sendJson(res, 200, listBody([record(recordId(2))], null));
         }
@@ -194,7 +243,7 @@ describe('listing', () => {
       if (after === null) {
         firstAttempts += 1;
         // The invalid answer names a cursor the valid one does not.
-        if (firstAttempts === 1) sendJson(res, 200, listBody([record('NOT-AN-ID')], 'stale'));
+        if (firstAttempts === 1) sendJson(res, 200, brokenEnvelope([record(recordId(1))], 'stale'));
         else sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
       } else if (after === 'stale') {
         setTimeout(() => sendJson(res, 200, listBody([record(recordId(9))], 'stale-2')), 100);
@@ -243,6 +292,74 @@ describe('listing', () => {
   });
 });
 
+describe('per-record validation of pages', () => {
+  it('one invalid record in a page is rejected with its id and reason, the other 199 are kept, without a retry', async () => {
+    const results: unknown[] = Array.from({ length: 200 }, (_, n) => record(recordId(n + 1)));
+    const bad = record(recordId(57), { amount: { value: 1 } });
+    results[56] = bad;
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody(results, 'c2')));
+    const page = await api.listPage('deals');
+    expect(page.results).toHaveLength(199);
+    expect(page.results.map((r) => r.id)).not.toContain(recordId(57));
+    expect(page.rejects).toEqual([
+      { id: recordId(57), raw: JSON.stringify(bad), reason: 'properties.amount: must be a string, a finite number, a boolean or null' },
+    ]);
+    expect(page.nextCursor).toBe('c2');
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('a walk hands out a page with a malformed id (17 characters) as a reject and goes on to the next page', async () => {
+    const short = record(recordId(2).slice(1));
+    const { api } = await setup((req, res) => {
+      const after = req.query.get('after');
+      if (after === null) sendJson(res, 200, listBody([record(recordId(1)), short], 'c2'));
+      else sendJson(res, 200, listBody([record(recordId(3))], null));
+    });
+    const pages = await collect(api.listPages('deals'));
+    expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(3)]]);
+    expect(pages.map((p) => p.rejects)).toEqual([
+      [{ id: recordId(2).slice(1), raw: JSON.stringify(short), reason: 'id: must match ^[A-Za-z0-9]{18}$' }],
+      [],
+    ]);
+  });
+
+  it('a leap-second updated_at and a space for T are rejects naming the field, not a failed page', async () => {
+    const leap = { ...record(recordId(1)), updated_at: '2024-12-31T23:59:60Z' };
+    const spaced = { ...record(recordId(2)), created_at: '2024-05-01 09:30:00.123456+09:00' };
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([leap, spaced, record(recordId(3))], null)));
+    const page = await api.listPage('deals');
+    expect(page.results.map((r) => r.id)).toEqual([recordId(3)]);
+    expect(page.rejects.map((r) => [r.id, r.reason])).toEqual([
+      [recordId(1), 'updated_at: 2024-12-31T23:59:60Z is not an instant the warehouse can store (a leap second?)'],
+      [recordId(2), expect.stringMatching(/^created_at: must be an ISO 8601 date-time/)],
+    ]);
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('rejects invalid records of a search answer and keeps the others', async () => {
+    const bad = { ...record(recordId(2)), properties: null };
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([record(recordId(1)), bad], null)));
+    const page = await api.search('meeting-logs', { page: 1, page_size: 100 });
+    expect(page.results.map((r) => r.id)).toEqual([recordId(1)]);
+    expect(page.rejects).toEqual([{ id: recordId(2), raw: JSON.stringify(bad), reason: 'properties: must be an object of property values' }]);
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('a user with name null is rejected by listUserPages and listUserPage, the others kept', async () => {
+    const users = [1, 2, 3].map((n) => ({ id: recordId(n), email: `u${n}@example.com`, name: `U${n}`, is_active: n !== 2 }));
+    const nameless = { ...users[1]!, name: null };
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([users[0], nameless, users[2]], null)));
+    const walked = await collect(api.listUserPages());
+    const single = await api.listUserPage();
+    for (const page of [walked[0]!, single]) {
+      expect(page.results).toEqual([users[0], users[2]]);
+      expect(page.rejects).toEqual([{ id: recordId(2), raw: JSON.stringify(nameless), reason: expect.stringMatching(/^name: .*string/) }]);
+    }
+    expect(walked).toHaveLength(1);
+    expect(service.requests).toHaveLength(2);
+  });
+});
+
 describe('single views', () => {
   it('gets a meeting log with its summaries', async () => {
     const summary = {
@@ -271,6 +388,48 @@ describe('single views', () => {
     expect((await api.getRecord('companies', recordId(6))).id).toBe(recordId(6));
     expect(await api.getUser(recordId(5))).toEqual(user);
     expect(service.requests.map((r) => r.path)).toEqual([`/v1/companies/${recordId(6)}/`, `/v1/users/${recordId(5)}/`]);
+  });
+
+  it.each([
+    ['getRecord', (api: SalesApi) => api.getRecord('deals', recordId(1)), 'deals', `/v1/deals/${recordId(1)}/`, { ...record(recordId(1)), updated_at: '2024-12-31T23:59:60Z' }, 'updated_at: 2024-12-31T23:59:60Z is not an instant the warehouse can store (a leap second?)'],
+    ['getMeetingLog', (api: SalesApi) => api.getMeetingLog(recordId(1)), 'meeting-logs', `/v1/meeting-logs/${recordId(1)}/`, { ...record(recordId(1), { x: [1] }), summaries: [] }, 'properties.x: must be a string, a finite number, a boolean or null'],
+    ['getUser', (api: SalesApi) => api.getUser(recordId(1)), 'users', `/v1/users/${recordId(1)}/`, { id: recordId(1), email: 'a@example.com', name: null, is_active: true }, expect.stringMatching(/^name: /)],
+  ] as const)('%s: a valid JSON body that breaks the record schema throws invalid_record at once, naming the record', async (_name, get, resource, path, body, reason) => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, body));
+    const error = await rejectionOf(get(api));
+    expect(error).toBeInstanceOf(InvalidRecordError);
+    expect(error).toBeInstanceOf(SalesyncError);
+    expect(error).toMatchObject({
+      code: 'invalid_record',
+      disposition: 'fatal',
+      context: { id: recordId(1), raw: JSON.stringify(body), reason, path },
+    });
+    const { message } = error as Error;
+    expect(message.startsWith(`${resource} ${recordId(1)}: ${(error as InvalidRecordError).reason}`)).toBe(true);
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('a single view whose body is not JSON is retried, then fails with a retriable invalid_response', async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, JSON.stringify(record(recordId(1))).slice(0, 40)));
+    const error = await rejectionOf(api.getRecord('deals', recordId(1)));
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error).toMatchObject({ code: 'invalid_response', disposition: 'retriable' });
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it.each([
+    ['a 400 whose envelope says not_found', 400, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
+    ['a 500 whose envelope says not_found', 500, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
+    ['a bare 404 without an envelope', 404, ''],
+    ['a 404 with an HTML body', 404, '<html>Not Found</html>'],
+  ])('a single view answered with %s throws not_found without retrying', async (_label, status, body) => {
+    const { api, service } = await setup((_req, res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body));
+    for (const get of [() => api.getMeetingLog(recordId(1)), () => api.getRecord('contacts', recordId(1)), () => api.getUser(recordId(1))]) {
+      const error = await rejectionOf(get());
+      expect(error).toBeInstanceOf(SalesApiError);
+      expect(error).toMatchObject({ code: 'not_found', status, disposition: 'fatal' });
+    }
+    expect(service.requests).toHaveLength(3);
   });
 
   it('lists property definitions with the server date, options defaulting to []', async () => {
@@ -396,18 +555,20 @@ describe('retries', () => {
     expect(service.requests).toHaveLength(3);
   });
 
-  it('retries a schema-invalid page, then fails with a fatal invalid_response naming the field', async () => {
-    const results = [record(recordId(1)), record(recordId(2)), record(recordId(3)), record('NOT-AN-ID')];
-    const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody(results, null)));
+  it('retries a page whose envelope breaks the spec, then fails with a fatal invalid_response naming the field', async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, brokenEnvelope([record(recordId(1))], 'c2')));
     const error = await rejectionOf(api.listPage('deals'));
     expect(error).toBeInstanceOf(InvalidResponseError);
-    expect(error).toMatchObject({
-      code: 'invalid_response',
-      disposition: 'fatal',
-      detail: 'results[3].id: must match ^[A-Za-z0-9]{18}$',
-    });
+    expect(error).toMatchObject({ code: 'invalid_response', disposition: 'fatal', detail: expect.stringMatching(/^paging\.next\.link: /) });
     expect((error as Error).message).toContain('GET /v1/deals/');
-    expect((error as Error).message).toContain('results[3].id: must match ^[A-Za-z0-9]{18}$');
+    expect((error as Error).message).toContain('paging.next.link');
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it('fails the page when results is not an array, using nothing of it', async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, { results: { 0: record(recordId(1)) }, paging: { next: null } }));
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toMatchObject({ code: 'invalid_response', detail: expect.stringMatching(/^results: /) });
     expect(service.requests).toHaveLength(3);
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import {
+  InvalidRecordError,
   SalesApiError,
   codeForStatus,
   dispositionFor,
@@ -122,5 +123,22 @@ describe('salesApiErrorFromResponse', () => {
     const error = fromEnvelope(401, 'unauthorized', `キー ${key} は無効です`);
     expect(error.serviceMessage).not.toContain(key);
     expect(error.message).not.toContain(key);
+  });
+});
+
+describe('InvalidRecordError', () => {
+  it('is a fatal invalid_record naming the record first, with the quarantine entry and path in its context', () => {
+    const raw = '{"id":"0123456789abcdefgh","properties":{"x":{"a":1}}}';
+    const reason = 'properties.x: must be a string, a finite number, a boolean or null';
+    const path = '/v1/meeting-logs/0123456789abcdefgh/';
+    const error = new InvalidRecordError({ resource: 'meeting-logs', id: '0123456789abcdefgh', raw, reason, method: 'GET', path });
+    expect(error).toBeInstanceOf(SalesyncError);
+    expect(error).toMatchObject({ name: 'InvalidRecordError', code: 'invalid_record', disposition: 'fatal', recordId: '0123456789abcdefgh', raw, reason, path });
+    expect(error.context).toEqual({ id: '0123456789abcdefgh', raw, reason, path });
+    expect(error.message).toBe(
+      `meeting-logs 0123456789abcdefgh: ${reason}. The service sent this record (GET ${path}) in a shape the spec does ` +
+        "not allow, so it cannot be mirrored as it is; retrying will not change it. Report it to the service's owner " +
+        "with the record's id.",
+    );
   });
 });

@@ -3,10 +3,11 @@
  * needs. Kept apart from the real simulator on purpose, so these tests prove the client against the spec alone.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import type { RateLimiter, RateLimitObservation } from '../../src/core/rate-limiter.js';
+export { freePort } from '../support/ports.js';
 
 export const TEST_KEY = `sk_${'Ab3dE5gH7j'.repeat(5)}`;
 
@@ -162,11 +163,3 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected the promise to reject');
 }
 
-/** A port on which nothing listens: bind one, note it, release it. */
-export async function freePort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

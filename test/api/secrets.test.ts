@@ -104,8 +104,8 @@ describe('the API key never leaks', () => {
     ],
     ['a truncated body', (_req, res) => sendJson(res, 200, '{"results":['), 'invalid_response'],
     [
-      'a schema-invalid page',
-      (_req, res) => sendJson(res, 200, listBody([record('bad')], null)),
+      'a page whose envelope breaks the spec',
+      (req, res) => sendJson(res, 200, { results: String(req.headers.authorization), paging: { next: null } }),
       'invalid_response',
     ],
     [
@@ -140,6 +140,22 @@ describe('the API key never leaks', () => {
       expect(text).not.toContain(SECRET.slice(0, 30));
     }
     expect(lines).toEqual([]);
+  });
+
+  it('in a reject or an invalid_record error, when the service echoes the key into a record', async () => {
+    const echoing = (req: { headers: { authorization?: string | undefined } }) =>
+      record('bad-id', { note: `got ${String(req.headers.authorization)} and ${SECRET}` });
+    const service = await startFakeService((req, res) => sendJson(res, 200, req.path === '/v1/deals/' ? listBody([echoing(req)], null) : echoing(req)));
+    services.push(service);
+    const { logger, lines } = capturedLogger();
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKey: TEST_KEY, limiter: recordingLimiter(), logger });
+    const page = await api.listPage('deals');
+    expect(page.rejects).toHaveLength(1);
+    expect(JSON.stringify(page.rejects)).not.toContain(SECRET);
+    expect(page.rejects[0]!.raw).toContain('Bearer sk_…(redacted) and …(redacted)');
+    const error = await rejectionOf(api.getRecord('deals', recordId(1)));
+    expect(error).toMatchObject({ code: 'invalid_record' });
+    expectNoKey(error, lines);
   });
 
   it('in the debug and warn lines of a successful run with retries', async () => {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { Config } from '../../src/config.js';
 import type { SyncReport } from '../../src/sync/index.js';
-import { openWarehouse } from '../../src/warehouse/index.js';
+import { openWarehouse, writerPathFor } from '../../src/warehouse/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import { cliEnv } from '../support/cli.js';
 import { expectOneLineFailure, runCliWithFileSizeLimit, runCliWithin } from '../support/cli-runs.js';
@@ -143,7 +143,9 @@ describe('a slow service', () => {
 describe('a reader holding the warehouse file', () => {
   const SIZE = { deals: 150, companies: 60, contacts: 200, meetingLogs: 10, contactActivities: 80, users: 6 };
 
-  it('held for the whole run: the sync waits, fails with warehouse_locked naming the holder, loses nothing; after the reader leaves the rerun is exact', async () => {
+  // The analysts' file (WAREHOUSE_PATH) is never held by salesync, so holding it blocks nothing: what can still be
+  // held by another process is the writer's own file (a DuckDB client pointed at it by mistake).
+  it('the writer\'s file held for the whole run: the sync waits, fails with warehouse_locked naming the holder, loses nothing; after the holder leaves the rerun is exact', async () => {
     harness = await startHarness({ seed: 403, size: SIZE });
     const sim = harness.sim;
     const env = cliEnv(harness);
@@ -151,7 +153,7 @@ describe('a reader holding the warehouse file', () => {
     const synced = frozenTruth(sim);
     sim.admin.mutateRandom(20, 4031, [...VISIBLE_CHANGES]);
 
-    const holder = await holdDuckDb(harness.config.warehousePath);
+    const holder = await holdDuckDb(writerPathFor(harness.config.warehousePath));
     holders.push(holder);
     const started = Date.now();
     const locked = await runCliWithin(['sync'], { ...env, SALESYNC_LOCK_TIMEOUT: '3s' });
@@ -173,7 +175,7 @@ describe('a reader holding the warehouse file', () => {
 
     // A reader that leaves while the writer waits: the same sync proceeds and completes.
     sim.admin.mutateRandom(20, 4032, [...VISIBLE_CHANGES]);
-    const brief = await holdDuckDb(harness.config.warehousePath);
+    const brief = await holdDuckDb(writerPathFor(harness.config.warehousePath));
     holders.push(brief);
     // It leaves once the sync says it is waiting (however long the process takes to get there on a busy machine).
     const waited = await runCliWithin(['sync'], { ...env, SALESYNC_LOCK_TIMEOUT: '60s' }, 120_000, (stdout) => {
@@ -258,12 +260,13 @@ describe('a disk that fills up', () => {
     const full = await runCliWithFileSizeLimit(256, ['sync'], env);
     const tookMs = Date.now() - started;
     const line = expectOneLineFailure(full, 'warehouse_disk_full');
-    expect(line).toContain(harness.config.warehousePath);
+    expect(line).toContain(writerPathFor(harness.config.warehousePath));
     expect(line).toMatch(/File too large/);
 
-    // A WAL left behind holds committed rows: it is as private as the file.
-    const walLeft = existsSync(`${harness.config.warehousePath}.wal`);
-    if (walLeft) expect(statSync(`${harness.config.warehousePath}.wal`).mode & 0o777).toBe(0o600);
+    // A WAL left behind holds committed rows: it is as private as the writer's file.
+    const wal = `${writerPathFor(harness.config.warehousePath)}.wal`;
+    const walLeft = existsSync(wal);
+    if (walLeft) expect(statSync(wal).mode & 0o777).toBe(0o600);
     // The file opens, and every row in it is a version the service had; nothing committed earlier is gone.
     const kept = await expectNothingLost(reader(harness.config.warehousePath), synced, sim.admin.truth());
 

@@ -1,19 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { cliEnv, runCli, type CliRun } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { freePort as closedPort } from '../support/ports.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -141,5 +133,29 @@ describe('salesync CLI', () => {
       { outcome: 'abandoned', error_code: 'run_abandoned', pid: killed.pid },
       { outcome: 'succeeded', error_code: null, pid: rerun.pid },
     ]);
+  });
+
+  it('backfill with no REDIS_URL runs here, in the foreground, to completion, and exits 0', async () => {
+    harness = await startHarness({ seed: 27, size: SIZE });
+    const run = await runCli(['backfill', 'companies'], envFor(harness));
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['companies'] });
+    const runs = await harness.env().warehouse.query(`SELECT mode, outcome FROM sync_runs WHERE resource = 'companies'`);
+    expect(runs).toEqual([{ mode: 'backfill', outcome: 'succeeded' }]);
+  });
+
+  it('a record in quarantine exits 3 with one line naming records_rejected, and status shows it; the rest is written', async () => {
+    harness = await startHarness({ seed: 28, size: SIZE });
+    const bad = harness.sim.admin.truth().records.deals[42]!.id;
+    harness.sim.admin.corruptRecord('deals', bad, 'object_property');
+    const run = await runCli(['sync'], envFor(harness));
+    expect(run.code).toBe(3);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^salesync: records_rejected: 1 record\(s\) of deals /);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { exclude: [bad] });
+    const status = await runCli(['status', '--json'], envFor(harness));
+    const parsed = JSON.parse(status.stdout) as { resources: Array<{ resource: string; rejected: number; lastRun: { outcome: string } }> };
+    expect(parsed.resources.find((r) => r.resource === 'deals')).toMatchObject({ rejected: 1, lastRun: { outcome: 'succeeded_with_rejects' } });
   });
 });

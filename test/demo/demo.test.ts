@@ -8,9 +8,9 @@ import { projectRoot } from '../../src/core/paths.js';
 import { runDemo, type DemoResult } from '../../src/demo/run-demo.js';
 import { createWarehouse } from '../../src/sync/index.js';
 
-/** The SQL statements of the README's example-query block, comments stripped. */
+/** The SQL statements of the analysts' guide's example-query block (linked from the README), comments stripped. */
 async function readmeQueries(): Promise<string[]> {
-  const readme = await readFile(join(projectRoot(import.meta.url), 'README.md'), 'utf8');
+  const readme = await readFile(join(projectRoot(import.meta.url), 'docs', 'analysts.md'), 'utf8');
   const block = /Example queries[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
   return block
     .split(/;\s*\n/)
@@ -38,7 +38,7 @@ describe('demo', () => {
     expect(lines.join('\n')).toContain('An example query');
   });
 
-  it('runs every example query of the README on the demo warehouse', async () => {
+  it('runs every example query of docs/analysts.md on the demo warehouse', async () => {
     expect(result).toBeDefined();
     const warehouse = createWarehouse({ ...DEFAULT_CONFIG, warehousePath: join(await dirPromise, 'demo.duckdb') }, pino({ level: 'silent' }));
     const queries = await readmeQueries();

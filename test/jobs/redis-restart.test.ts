@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { connectRedisBriefly, openQueue } from '../../jobs/queue.js';
 import { walkLeaseGuard } from '../../jobs/walk-lease.js';
-import type { ResourceResult } from '../../src/sync/index.js';
+import { emptyResult, type ResourceResult } from '../../src/sync/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import { startHarness } from '../support/harness.js';
 import { useTestRedis } from '../support/use-redis.js';
@@ -14,10 +14,7 @@ const silent = pino({ level: 'silent' });
 const redis = useTestRedis();
 
 function interrupted(): ResourceResult {
-  return {
-    resource: 'deals', mode: 'incremental', outcome: 'interrupted', resumed: false, pages: 1, records: 200, written: 200, details: 0,
-    requests: 2, retries: 0, rateLimited: 0, durationMs: 10, watermark: null,
-  };
+  return { ...emptyResult('deals', 'incremental', 'interrupted'), pages: 1, records: 200, written: 200, requests: 2, durationMs: 10 };
 }
 
 describe('connections', () => {

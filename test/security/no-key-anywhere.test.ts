@@ -13,7 +13,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openWarehouse } from '../../src/warehouse/index.js';
+import { DEFAULT_PUBLISH_MODE, openWarehouse, writerPathFor } from '../../src/warehouse/index.js';
 import { cliEnv, runCli, type CliRun } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -89,15 +89,19 @@ describe('the API key is nowhere salesync writes', () => {
     expect(output).toContain('"level":20');
     expect(output).toMatch(/sk_…[0-9a-f]{8}/);
 
-    const warehousePath = harness.config.warehousePath;
-    const walPath = `${warehousePath}.wal`;
-    const files = [warehousePath, walPath, snapshotPath].filter((p) => existsSync(p));
-    expect(files).toContain(walPath);
-    for (const file of files) expect(statSync(file).mode & 0o777, `${file} mode`).toBe(0o600);
-    const bytes = files.map((file) => ({ file, data: readFileSync(file) }));
+    // The writer's own file and its WAL stay owner-only; the published copies are for analysts (0640).
+    const writerPath = writerPathFor(harness.config.warehousePath);
+    const walPath = `${writerPath}.wal`;
+    const writerFiles = [writerPath, walPath].filter((p) => existsSync(p));
+    expect(writerFiles).toContain(walPath);
+    for (const file of writerFiles) expect(statSync(file).mode & 0o777, `${file} mode`).toBe(0o600);
+    const published = [harness.config.warehousePath, snapshotPath].filter((p) => existsSync(p));
+    expect(published).toContain(harness.config.warehousePath);
+    for (const file of published) expect(statSync(file).mode & 0o777, `${file} mode`).toBe(DEFAULT_PUBLISH_MODE);
+    const bytes = [...writerFiles, ...published].map((file) => ({ file, data: readFileSync(file) }));
 
     // Every table, read back as text (the file's columns may be compressed, so raw bytes alone could miss one).
-    const reader = openWarehouse({ path: warehousePath, lockTimeoutMs: 10_000, logger: pino({ level: 'silent' }) });
+    const reader = openWarehouse({ path: writerPath, lockTimeoutMs: 10_000, logger: pino({ level: 'silent' }) });
     const tables = await reader.query(`SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'`);
     const dumps: string[] = [];
     for (const { table_name } of tables) {

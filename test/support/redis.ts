@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { freePort } from './ports.js';
 
 /**
  * A Redis for one test file. When `redis-server` is on PATH, a private server on a free port, so tests
@@ -21,14 +21,6 @@ export interface TestRedis {
   /** Stop and start the owned server on the same port (to test reconnection). */
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function waitForPing(url: string, timeoutMs: number): Promise<void> {

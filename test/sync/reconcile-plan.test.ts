@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { planSweep, reconcileStateKey, summariesWindowStart } from '../../src/sync/index.js';
+import { deletionsAllowed, planSweep, reconcileStateKey, summariesWindowStart } from '../../src/sync/index.js';
 
 describe('reconcile sweep plan', () => {
   it('keeps its own state row, apart from the incremental walk', () => {
@@ -9,13 +9,26 @@ describe('reconcile sweep plan', () => {
 
   it('resumes an interrupted sweep from its cursor and start time', () => {
     const walk = { cursor: 'abc', updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' as const };
-    expect(planSweep({ walk })).toEqual({ after: 'abc', startedAt: '2026-01-01T00:00:00Z', resumed: true });
+    expect(planSweep({ walk })).toEqual({ mode: 'full', updatedAfter: null, after: 'abc', resumedFrom: walk, resumed: true });
   });
 
   it('starts afresh when nothing was interrupted, or the stored walk is not a sweep of everything', () => {
-    expect(planSweep({ walk: null })).toEqual({ after: null, startedAt: null, resumed: false });
+    expect(planSweep({ walk: null })).toEqual({ mode: 'full', updatedAfter: null, after: null, resumedFrom: null, resumed: false });
     const windowed = { cursor: 'abc', updatedAfter: '2025-12-01T00:00:00Z', startedAt: '2026-01-01T00:00:00Z', mode: 'incremental' as const };
     expect(planSweep({ walk: windowed }).resumed).toBe(false);
+  });
+});
+
+describe('deletionsAllowed', () => {
+  it('lets a sweep mark up to its share of the live rows, and more only with force', () => {
+    expect(deletionsAllowed(10, 100, 0.1, false)).toBe(true);
+    expect(deletionsAllowed(11, 100, 0.1, false)).toBe(false);
+    expect(deletionsAllowed(11, 100, 0.1, true)).toBe(true);
+  });
+
+  it('refuses a sweep that listed nothing of a live table (an empty answer is a fault, not every record deleted)', () => {
+    expect(deletionsAllowed(500, 500, 0.1, false)).toBe(false);
+    expect(deletionsAllowed(0, 500, 0.1, false)).toBe(true);
   });
 });
 
@@ -24,8 +37,8 @@ describe('summaries window', () => {
     expect(summariesWindowStart('2026-01-15T00:00:00Z', 14 * 86_400_000)).toBe('2026-01-01T00:00:00.000000Z');
   });
 
-  it('is configured by SALESYNC_SUMMARIES_WINDOW and SALESYNC_SUMMARIES_FINAL', () => {
-    expect(loadConfig({})).toMatchObject({ summariesWindowMs: 14 * 86_400_000, summariesFinalStatuses: ['completed', 'failed'] });
+  it('is configured by SALESYNC_SUMMARIES_WINDOW and SALESYNC_SUMMARIES_FINAL (no final statuses unless declared: settledness is learned)', () => {
+    expect(loadConfig({})).toMatchObject({ summariesWindowMs: 14 * 86_400_000, summariesFinalStatuses: null, summariesRecheckMs: 3_600_000 });
     expect(loadConfig({ SALESYNC_SUMMARIES_WINDOW: '3d', SALESYNC_SUMMARIES_FINAL: ' completed , failed,skipped ' })).toMatchObject({
       summariesWindowMs: 3 * 86_400_000,
       summariesFinalStatuses: ['completed', 'failed', 'skipped'],

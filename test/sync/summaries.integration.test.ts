@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processReconcileJob } from '../../jobs/reconcile-job.js';
 import { processSummariesJob } from '../../jobs/summaries-job.js';
-import { createSyncEnvironment } from '../../src/sync/index.js';
+import { createSyncEnvironment, refreshSummaries } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -14,6 +14,7 @@ afterEach(async () => {
 
 const SMALL = { deals: 60, companies: 20, contacts: 40, meetingLogs: 60, contactActivities: 20, users: 8 };
 const LOGS = { resources: ['meeting-logs' as const] };
+const HOUR = 3_600_000;
 
 /** The summaries job's environment: its own lane of the rate budget. */
 function summariesEnv(h: Harness) {
@@ -21,43 +22,77 @@ function summariesEnv(h: Harness) {
 }
 
 describe('summary lifecycle against the simulator', () => {
-  it('pending summaries of a recent log become final in the table after `summaries`; older logs are not fetched', async () => {
-    harness = await startHarness({ seed: 41, size: SMALL });
+  it('`sync` alone keeps summaries equal to the service through empty → queued → done, whatever the status names, and stops re-reading a settled log', async () => {
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 41, size: SMALL, now: () => clock, summaryStatuses: { pending: 'queued', final: ['done'] } });
     const { sim } = harness;
     const deal = sim.admin.truth().records.deals[0]!;
     const { activity: log } = sim.admin.recordActivity('meeting-logs', deal.id);
-    expect((await harness.sync(LOGS)).ok).toBe(true);
     const warehouse = harness.env().warehouse;
-    await expectMirrorsTruth(warehouse, sim, LOGS);
+    const singleViews = () => sim.admin.stats().byRoute['GET /v1/meeting-logs/{id}/'] ?? 0;
+    const hourlySync = async () => {
+      clock += HOUR;
+      sim.admin.resetStats();
+      expect((await harness!.sync(LOGS)).ok).toBe(true);
+      return singleViews();
+    };
 
-    // Summaries appear later, without moving the log's updated_at: an incremental sync cannot see them.
-    sim.admin.generateSummaries(log.id);
+    // A new log: the walk reads its single view (no summaries yet) and starts its re-read schedule.
     expect((await harness.sync(LOGS)).ok).toBe(true);
-    await expect(expectMirrorsTruth(warehouse, sim, LOGS)).rejects.toThrow(/meeting_log_summaries/);
-
-    sim.admin.resetStats();
-    const first = await processSummariesJob(summariesEnv(harness));
-    // Only the new log is in the window; seeded logs (pending ones included) are older.
-    expect(first).toMatchObject({ outcome: 'succeeded', candidates: 1, fetched: 1, summariesChanged: 1, written: 0 });
-    expect(sim.admin.stats().byRoute['GET /v1/meeting-logs/{id}/']).toBe(1);
     await expectMirrorsTruth(warehouse, sim, LOGS);
-    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([{ status: 'pending' }]);
 
+    // Summaries appear and change without moving the log's updated_at: each is in the table one sync later.
     sim.admin.generateSummaries(log.id);
-    const second = await processSummariesJob(summariesEnv(harness));
-    expect(second).toMatchObject({ outcome: 'succeeded', candidates: 1, summariesChanged: 1 });
+    expect(await hourlySync()).toBe(1);
     await expectMirrorsTruth(warehouse, sim, LOGS);
-    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([{ status: 'completed' }]);
+    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([{ status: 'queued' }]);
+    sim.admin.generateSummaries(log.id);
+    expect(await hourlySync()).toBe(1);
+    await expectMirrorsTruth(warehouse, sim, LOGS);
+    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([{ status: 'done' }]);
 
-    // Final now: nothing left to fetch.
-    const third = await processSummariesJob(summariesEnv(harness));
-    expect(third).toMatchObject({ candidates: 0, fetched: 0, requests: 1 });
-    const runs = await warehouse.query(`SELECT resource, outcome, records, changed FROM sync_runs WHERE mode = 'summaries' ORDER BY started_at`);
-    expect(runs).toEqual([
-      { resource: 'meeting-logs', outcome: 'succeeded', records: 1, changed: 1 },
-      { resource: 'meeting-logs', outcome: 'succeeded', records: 1, changed: 1 },
-      { resource: 'meeting-logs', outcome: 'succeeded', records: 0, changed: 0 },
-    ]);
+    // Unchanged reads are spaced ever further apart (1 h, 2 h, 4 h, ...): the log is read less and less.
+    const reads = [];
+    for (let hour = 0; hour < 8; hour++) reads.push(await hourlySync());
+    expect(reads).toEqual([1, 0, 1, 0, 0, 0, 1, 0]);
+    // Out of the window, never again.
+    clock += 15 * 24 * HOUR;
+    expect(await hourlySync()).toBe(0);
+    const runs = await warehouse.query(`SELECT outcome, count(*)::INTEGER AS n FROM sync_runs WHERE mode = 'summaries' GROUP BY outcome`);
+    expect(runs).toEqual([{ outcome: 'succeeded', n: 12 }]);
+  });
+
+  it('with SALESYNC_SUMMARIES_FINAL declared, a log whose summaries are all final is not read again', async () => {
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 44, size: SMALL, now: () => clock, summaryStatuses: { pending: 'queued', final: ['done'] } }, { summariesFinalStatuses: ['done'] });
+    const { sim } = harness;
+    const { activity: log } = sim.admin.recordActivity('meeting-logs', sim.admin.truth().records.deals[0]!.id);
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    sim.admin.generateSummaries(log.id);
+    sim.admin.generateSummaries(log.id);
+    clock += HOUR;
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
+    for (let hour = 0; hour < 3; hour++) {
+      clock += 4 * HOUR;
+      sim.admin.resetStats();
+      expect((await harness.sync(LOGS)).ok).toBe(true);
+      expect(sim.admin.stats().byRoute['GET /v1/meeting-logs/{id}/'] ?? 0).toBe(0);
+    }
+  });
+
+  it('`summaries` re-reads on its own (shorter) spacing, for frequent polling between syncs', async () => {
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 45, size: SMALL, now: () => clock });
+    const { sim } = harness;
+    const { activity: log } = sim.admin.recordActivity('meeting-logs', sim.admin.truth().records.deals[0]!.id);
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    sim.admin.generateSummaries(log.id);
+    clock += 5 * 60_000;
+    const env = summariesEnv(harness);
+    const polled = await refreshSummaries(env.deps, { ...env.settings, summaries: { ...env.settings.summaries, recheckMs: 5 * 60_000 } });
+    expect(polled).toMatchObject({ outcome: 'succeeded', candidates: 1, details: 1, summariesChanged: 1 });
+    await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
   });
 
   it('a window of zero leaves every log alone', async () => {
@@ -68,7 +103,7 @@ describe('summary lifecycle against the simulator', () => {
     // The Date header has second precision, so a log recorded in this second may still count: step past it.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const result = await processSummariesJob(summariesEnv(harness), { windowMs: 0 });
-    expect(result).toMatchObject({ outcome: 'succeeded', candidates: 0, fetched: 0 });
+    expect(result).toMatchObject({ outcome: 'succeeded', candidates: 0, details: 0 });
   });
 
   it('a summary regenerated on an old log is caught by reconcile --deep, not by summaries or a plain reconcile', async () => {

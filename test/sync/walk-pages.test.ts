@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { ListPage, SalesApi } from '../../src/api/types.js';
 import { SalesyncError } from '../../src/core/errors.js';
 import type { ServiceRecord } from '../../src/core/types.js';
+import { DEFAULT_CONFIG } from '../../src/config.js';
+import { syncSettings } from '../../src/sync/environment.js';
 import { walkPages, type BufferedPages, type PageWalk } from '../../src/sync/walk-pages.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 
@@ -21,7 +23,7 @@ function pagedApi(pageCount: number, events: string[], failAt?: number): SalesAp
         events.push(`fetch ${k}`);
         await new Promise((resolve) => setImmediate(resolve));
         if (k === failAt) throw new SalesyncError('service_unavailable', 'the service answered 503');
-        yield { results: [record(k)], nextCursor: k === pageCount ? null : `cursor-${k}`, serverDate: '2025-01-01T00:00:00Z' };
+        yield { results: [record(k)], nextCursor: k === pageCount ? null : `cursor-${k}`, serverDate: '2025-01-01T00:00:00Z', rejects: [] };
       }
     },
   } as unknown as SalesApi;
@@ -79,7 +81,7 @@ function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
     resource: 'deals',
     updatedAfter: null,
     after: null,
-    settings: { lookbackMs: 0, flushRows: 1, flushIntervalMs: 60_000, detailConcurrency: 1 },
+    settings: { ...syncSettings(DEFAULT_CONFIG), flushRows: 1, flushIntervalMs: 60_000, detailConcurrency: 1 },
     log: pino({ level: 'silent' }),
     counters: { pages: 0, records: 0, details: 0 },
     progress: { resource: 'deals', phase: 'walking', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: 0, resumed: false },

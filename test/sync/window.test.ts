@@ -23,7 +23,7 @@ describe('planWalk', () => {
       mode: 'incremental',
       updatedAfter: '2026-02-01T00:00:00Z',
       after: 'c42',
-      startedAt: '2026-03-01T11:00:00Z',
+      resumedFrom: walk,
       resumed: true,
     });
   });
@@ -35,8 +35,33 @@ describe('planWalk', () => {
 });
 
 describe('nextWatermark', () => {
-  it('is the server time the walk started, not anything seen during it', () => {
-    expect(nextWatermark('2026-03-01T11:00:00Z')).toBe('2026-03-01T11:00:00Z');
+  const pass = { passStartedAt: '2026-03-01T11:00:00Z', maxUpdatedAt: '2026-03-01T10:59:30.123456Z', localClock: false };
+
+  it('is the smaller of the pass start and the largest updated_at received: a Date header ahead of the records cannot skip them', () => {
+    // The Date header a day ahead: the largest updated_at the pass received bounds the watermark.
+    expect(nextWatermark(null, { ...pass, passStartedAt: '2026-03-02T11:00:00Z' })).toBe('2026-03-01T10:59:30.123456Z');
+  });
+
+  it('is the pass start, not the largest updated_at, when records changed after the pass began (the classic max-seen bug)', () => {
+    // A record updated mid-walk ahead of the cursor has a later updated_at than one updated behind it.
+    expect(nextWatermark(null, { ...pass, maxUpdatedAt: '2026-03-01T11:00:05Z' })).toBe('2026-03-01T11:00:00Z');
+  });
+
+  it('keeps the previous watermark when the pass received nothing: an empty answer says nothing about the clock', () => {
+    expect(nextWatermark('2026-03-01T09:00:00Z', { ...pass, maxUpdatedAt: null })).toBe('2026-03-01T09:00:00Z');
+    expect(nextWatermark(null, { ...pass, maxUpdatedAt: null })).toBeNull();
+  });
+
+  it('never moves back behind a previous watermark that is not ahead of the service clock', () => {
+    expect(nextWatermark('2026-03-01T10:59:50Z', pass)).toBe('2026-03-01T10:59:50Z');
+  });
+
+  it('replaces a previous watermark ahead of the service clock (left by a lying Date header)', () => {
+    expect(nextWatermark('2026-03-02T11:00:00Z', pass)).toBe('2026-03-01T10:59:30.123456Z');
+  });
+
+  it('holds a watermark placed on the local clock back by a margin', () => {
+    expect(nextWatermark(null, { ...pass, maxUpdatedAt: '2026-03-01T11:30:00Z', localClock: true })).toBe('2026-03-01T10:55:00.000000Z');
   });
 });
 

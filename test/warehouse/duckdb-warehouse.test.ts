@@ -177,7 +177,8 @@ describe('DuckDB warehouse', () => {
   it('stores the checkpoint, and on completion moves the watermark and forgets the walk', async () => {
     await warehouse.commitBatch('deals', batch([], 'cursor-1'));
     expect(await warehouse.readState('deals')).toEqual({
-      resource: 'deals', watermark: null, walk: checkpoint('cursor-1'), lastCompletedAt: null,
+      resource: 'deals', watermark: null, lastCompletedAt: null,
+      walk: { ...checkpoint('cursor-1'), pass: 1, passStartedAt: checkpoint('cursor-1').startedAt, dirty: false, maxUpdatedAt: null, localClock: false },
     });
     await warehouse.commitBatch('deals', batch([], null, { completeWatermark: '2026-01-04T23:59:00.123456+09:00' }));
     const done = await warehouse.readState('deals');
@@ -399,7 +400,7 @@ describe('DuckDB warehouse', () => {
 
   it('refuses writes through query, since it opens an existing file read-only', async () => {
     await warehouse.ensureSchema();
-    await expect(warehouse.query(`CREATE TABLE sneaky (x INTEGER)`)).rejects.toMatchObject({ code: 'warehouse_error' });
+    await expect(warehouse.query(`CREATE TABLE sneaky (x INTEGER)`)).rejects.toMatchObject({ code: 'query_refused' });
   });
 
   it('closes the file between calls, so another instance can open it read-only right after a call returns', async () => {

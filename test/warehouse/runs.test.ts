@@ -55,3 +55,23 @@ describe('sync_runs ownership', () => {
     expect(message).toMatch(/PID 999 on box/);
   });
 });
+
+describe('sync_runs figures', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('records a run that succeeded with rejects: records quarantined, passes walked, and whether the last pass settled', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-runs-'));
+    const warehouse = openWarehouse({ path: join(dir, 'w.duckdb'), runOwner: self });
+    const runId = await warehouse.startRun({ resource: 'deals', mode: 'incremental', startedAt: new Date('2026-01-01T00:00:00Z') });
+    await warehouse.finishRun(runId, {
+      finishedAt: new Date('2026-01-01T00:01:00Z'), pages: 2, records: 10, requests: 3, retries: 0, rateLimited: 0,
+      outcome: 'succeeded_with_rejects', rejected: 3, passes: 2, settled: true,
+    });
+    const [run] = await warehouse.recentRuns(1);
+    expect(run).toMatchObject({ runId, outcome: 'succeeded_with_rejects', rejected: 3, passes: 2, settled: true });
+    expect(await warehouse.query(`SELECT rejected, passes, settled FROM sync_runs`)).toEqual([{ rejected: 3, passes: 2, settled: true }]);
+  });
+});

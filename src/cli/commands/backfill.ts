@@ -1,4 +1,3 @@
-import { ConfigError } from '../../core/errors.js';
 import { resourceDescriptor } from '../../core/resources.js';
 import type { ResourceResult } from '../../sync/index.js';
 import { backfillRequest, processBackfillJob } from '../../../jobs/backfill-job.js';
@@ -7,6 +6,7 @@ import { connectRedisBriefly, deduplicationId, openQueue } from '../../../jobs/q
 import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
 import { connectShared } from '../command-environment.js';
+import { commandFailure } from '../outcome.js';
 import { formatDuration } from '../table.js';
 
 export interface BackfillFlags {
@@ -16,17 +16,14 @@ export interface BackfillFlags {
 }
 
 /**
- * `salesync backfill <resource>`: queue a backfill job for the workers, or with `--wait` run it here, in the
- * foreground, with a progress line. Either way it takes the resource's lease when Redis is in use, resumes
- * from its own checkpoint, and never moves the incremental watermark.
+ * `salesync backfill <resource>`: without REDIS_URL, run it here, in the foreground, with a progress line (there is
+ * no queue to hand it to); with REDIS_URL, queue a job for the workers, or with `--wait` run it here under the
+ * resource's lease. Either way it resumes from its own checkpoint and never moves the incremental watermark.
  */
 export async function backfillCommand(runtime: CliRuntime, resource: string, flags: BackfillFlags): Promise<ResourceResult | null> {
   const request = backfillRequest(resource, flags.since, flags.until);
   const { config } = runtime;
-  if (!flags.wait) {
-    if (!config.redisUrl) {
-      throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: without --wait a backfill is queued for the workers; set REDIS_URL, or add --wait to run it here');
-    }
+  if (!flags.wait && config.redisUrl) {
     const redis = connectRedisBriefly(config.redisUrl);
     const queue = openQueue(redis, config.redisPrefix);
     try {
@@ -54,7 +51,8 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
       `backfill of ${result.resource}: ${result.outcome}${result.resumed ? ' (resumed)' : ''}, ${result.pages} pages, ${result.written} written, ` +
         `${result.requests} requests in ${formatDuration(result.durationMs)}`,
     );
-    if (result.error) throw result.error;
+    const failure = commandFailure([result]);
+    if (failure) throw failure;
     return result;
   } finally {
     line?.stop();

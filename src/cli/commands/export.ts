@@ -1,17 +1,18 @@
-import { existsSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
+import { assertReadableIfPresent } from '../../warehouse/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 
 export const EXPORT_FORMATS = ['parquet'] as const;
 
-/** One Parquet file per table and view, for pandas, Polars and Spark. Opens the warehouse read-only. */
+/** One Parquet file per table and view, for pandas, Polars and Spark, from the published warehouse (READ_ONLY). */
 export async function exportCommand(runtime: CliRuntime, options: { format: string; out: string; json?: boolean }): Promise<void> {
   if (!(EXPORT_FORMATS as readonly string[]).includes(options.format)) {
     throw new ConfigError('invalid_export_format', `unknown export format "${options.format}": choose from ${EXPORT_FORMATS.join(', ')}`);
   }
-  if (!existsSync(runtime.config.warehousePath)) {
+  // The published file: a missing one says run a sync; one this user may not read says so (warehouse_unreadable).
+  if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
     throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
   }
   const files = await createWarehouse(runtime.config, runtime.logger).exportParquet(options.out);

@@ -1,15 +1,21 @@
-import { existsSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
+import { assertReadableIfPresent } from '../../warehouse/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 
-/** Run one SQL statement against the warehouse, opened read-only, and print the rows. */
+/**
+ * Run SQL against the published warehouse (WAREHOUSE_PATH) and print the rows. Never writes, whatever is on disk:
+ * READ_ONLY (a WAL beside the file is left alone), external access off and locked, and any statement that is not
+ * a read is refused before anything runs (`query_refused`). Never waits for a sync: the writer has its own file.
+ */
 export async function queryCommand(runtime: CliRuntime, sql: string, options: { json?: boolean }): Promise<void> {
-  if (!existsSync(runtime.config.warehousePath)) {
+  // The published file: a missing one says run a sync; one this user may not read says so (warehouse_unreadable).
+  if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
     throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
   }
-  const rows = await createWarehouse(runtime.config, runtime.logger).query(sql);
+  const warehouse = createWarehouse(runtime.config, runtime.logger);
+  const rows = await warehouse.query(sql).finally(() => warehouse.close());
   if (options.json) {
     runtime.out(JSON.stringify(rows, null, 2));
     return;

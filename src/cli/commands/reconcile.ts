@@ -2,6 +2,7 @@ import { runReconcile, type ReconcileReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
 import { formatDuration, formatTable } from '../table.js';
+import { commandFailure } from '../outcome.js';
 import { parseResources } from './sync.js';
 
 /**
@@ -9,7 +10,7 @@ import { parseResources } from './sync.js';
  * With REDIS_URL, like a sync: tokens from the limiter every process shares, and the resource's lease (a sweep
  * waits for a walk of the same resource under way, up to SALESYNC_LEASE_WAIT, then is skipped).
  */
-export async function reconcileCommand(runtime: CliRuntime, names: string[], options: { deep?: boolean }): Promise<ReconcileReport> {
+export async function reconcileCommand(runtime: CliRuntime, names: string[], options: { deep?: boolean; force?: boolean }): Promise<ReconcileReport> {
   const resources = parseResources(names);
   const report = await withSyncEnvironment(
     runtime,
@@ -19,21 +20,21 @@ export async function reconcileCommand(runtime: CliRuntime, names: string[], opt
       runReconcile(env.deps, env.settings, {
         resources,
         deep: options.deep === true,
+        force: options.force === true,
         concurrency: runtime.config.resourceConcurrency,
         ...(guard ? { guard } : {}),
       }),
   );
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReconcileReport(report));
-  const failed = report.results.filter((r) => r.error);
-  const failure = failed.find((r) => r.error?.disposition === 'fatal') ?? failed[0];
-  if (failure?.error) throw failure.error;
+  const failure = commandFailure(report.results);
+  if (failure) throw failure;
   return report;
 }
 
 export function formatReconcileReport(report: ReconcileReport): string {
   const table = formatTable(
-    ['resource', 'mode', 'outcome', 'pages', 'written', 'changed', 'deleted', 'summaries', 'requests', 'time'],
+    ['resource', 'mode', 'outcome', 'pages', 'written', 'changed', 'deleted', 'summaries', 'rejected', 'requests', 'time'],
     report.results.map((r) => [
       r.resource,
       (r.deep && r.mode === 'reconcile' ? 'reconcile --deep' : r.mode) + (r.resumed ? ' (resumed)' : ''),
@@ -43,6 +44,7 @@ export function formatReconcileReport(report: ReconcileReport): string {
       r.changed,
       r.deleted,
       r.summariesChanged,
+      r.rejected,
       r.requests,
       formatDuration(r.durationMs),
     ]),

@@ -1,16 +1,21 @@
 import { ConfigError } from '../../core/errors.js';
-import { connectRedisBriefly, openQueue } from '../../../jobs/queue.js';
-import { defaultSchedules, listSchedules, registerSchedules, removeSchedules, type ScheduleRow } from '../../../jobs/schedules.js';
+import { openQueue, openRedis } from '../../../jobs/queue.js';
+import { defaultSchedules, listSchedules, registerSchedules, removeSchedules, validateSchedules, type ScheduleRow } from '../../../jobs/schedules.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 
-/** `salesync schedule`: register the Job Schedulers (idempotent); `--list` shows them, `--remove` removes them. */
+/**
+ * `salesync schedule`: register the Job Schedulers (idempotent); `--list` shows them, `--remove` removes them.
+ * Every schedule is checked (time zone, cron pattern, intervals) before Redis is touched: all or nothing.
+ */
 export async function scheduleCommand(runtime: CliRuntime, options: { list?: boolean; remove?: boolean; json?: boolean }): Promise<ScheduleRow[]> {
   const { config } = runtime;
   if (!config.redisUrl) {
     throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: schedules live in Redis (e.g. REDIS_URL=redis://localhost:6379)');
   }
-  const redis = connectRedisBriefly(config.redisUrl);
+  const schedules = defaultSchedules(config);
+  if (!options.list && !options.remove) validateSchedules(schedules);
+  const redis = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal: runtime.signal, brief: true });
   const queue = openQueue(redis, config.redisPrefix);
   try {
     if (options.remove) {
@@ -20,7 +25,7 @@ export async function scheduleCommand(runtime: CliRuntime, options: { list?: boo
       return [];
     }
     if (!options.list) {
-      const { upserted, removed } = await registerSchedules(queue, defaultSchedules(config));
+      const { upserted, removed } = await registerSchedules(queue, schedules);
       runtime.logger.info({ upserted: upserted.length, removed }, 'schedules registered');
     }
     const rows = await listSchedules(queue);

@@ -1,38 +1,34 @@
-import { existsSync } from 'node:fs';
-import { ConfigError } from '../../core/errors.js';
-import { RESOURCES } from '../../core/resources.js';
-import { parseInstantMicros } from '../../core/time.js';
+import { ConfigError, SalesyncError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
-import { connectRedisBriefly, openQueue } from '../../../jobs/queue.js';
+import { assertReadableIfPresent } from '../../warehouse/index.js';
+import { openQueue, openRedis } from '../../../jobs/queue.js';
 import { jobsPerResource, type ResourceJobs } from '../../../jobs/queue-status.js';
+import { redisFailureReason, redisUnavailable } from '../../../jobs/redis-connection.js';
+import { collectStatus as readStatus, type ResourceStatus } from '../../../jobs/warehouse-status.js';
+import { checkFailure, findProblems, problemLine, type MaxAges, type Problem } from '../health-check.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
 
-export interface ResourceStatus {
-  resource: string;
-  rows: number;
-  watermark: string | null;
-  lastCompletedAt: string | null;
-  /** Milliseconds since the last completed walk. */
-  freshnessMs: number | null;
-  walkInProgress: boolean;
-  lastRun: { startedAt: string; mode: string; outcome: string; records: number; requests: number; rateLimited: number; durationMs: number | null; error: string | null } | null;
-  /** Jobs queued and running for the resource (only when REDIS_URL is set). */
-  jobs?: ResourceJobs;
+export type { ResourceStatus } from '../../../jobs/warehouse-status.js';
+
+export interface StatusOptions {
+  json?: boolean;
+  /** Exit EXIT_UNHEALTHY (4) with one line per problem when a resource is stale, failing or has records in quarantine. */
+  check?: boolean;
+  /** `--max-age`: the default from SALESYNC_MAX_AGE, overridden overall and per resource. */
+  maxAges?: MaxAges;
 }
 
-/** Queued and active jobs per resource, or null without Redis (or when it cannot be reached: said in the log). */
+/** Queued and active jobs per resource, or null without Redis; `redis_unavailable` when it does not answer in time. */
 async function collectJobs(runtime: CliRuntime): Promise<Map<string, ResourceJobs> | null> {
-  const { redisUrl, redisPrefix } = runtime.config;
+  const { redisUrl, redisPrefix, redisTimeoutMs } = runtime.config;
   if (!redisUrl) return null;
-  const redis = connectRedisBriefly(redisUrl);
-  redis.on('error', () => undefined);
+  const redis = await openRedis(redisUrl, { timeoutMs: redisTimeoutMs, signal: runtime.signal, brief: true });
   const queue = openQueue(redis, redisPrefix);
   try {
     return await jobsPerResource(queue);
   } catch (error) {
-    runtime.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read the job queue from Redis');
-    return null;
+    throw error instanceof SalesyncError ? error : redisUnavailable(redisUrl, redisFailureReason(error));
   } finally {
     await queue.close().catch(() => undefined);
     redis.disconnect();
@@ -40,58 +36,72 @@ async function collectJobs(runtime: CliRuntime): Promise<Map<string, ResourceJob
 }
 
 export async function collectStatus(runtime: CliRuntime, now = Date.now()): Promise<ResourceStatus[]> {
-  if (!existsSync(runtime.config.warehousePath)) {
+  if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
     throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
-  const counts = await warehouse.tableCounts();
-  const runs = await warehouse.recentRuns(200);
-  const statuses: ResourceStatus[] = [];
-  for (const descriptor of RESOURCES) {
-    const state = await warehouse.readState(descriptor.name);
-    const last = runs.find((r) => r.resource === descriptor.name);
-    const completed = state.lastCompletedAt ? parseInstantMicros(state.lastCompletedAt) : null;
-    statuses.push({
-      resource: descriptor.name,
-      rows: counts[descriptor.table] ?? 0,
-      watermark: state.watermark,
-      lastCompletedAt: state.lastCompletedAt,
-      freshnessMs: completed === null ? null : now - Number(completed / 1000n),
-      walkInProgress: state.walk !== null && state.walk.cursor !== null,
-      lastRun: last
-        ? {
-            startedAt: last.startedAt.toISOString(),
-            mode: last.mode,
-            outcome: last.outcome,
-            records: last.records ?? 0,
-            requests: last.requests ?? 0,
-            rateLimited: last.rateLimited ?? 0,
-            durationMs: last.finishedAt ? last.finishedAt.getTime() - last.startedAt.getTime() : null,
-            error: last.errorCode ?? null,
-          }
-        : null,
-    });
+  try {
+    return await readStatus(warehouse, now);
+  } finally {
+    await warehouse.close();
   }
-  return statuses;
 }
 
-export async function statusCommand(runtime: CliRuntime, options: { json?: boolean }): Promise<void> {
+/**
+ * `salesync status [--json] [--check] [--max-age …]`: per resource, rows, freshness, quarantine and the last run;
+ * with REDIS_URL, the jobs queued and running. `--check` is for cron and monitoring: one line per problem, exit 4.
+ */
+export async function statusCommand(runtime: CliRuntime, options: StatusOptions = {}): Promise<void> {
   const statuses = await collectStatus(runtime);
-  const jobs = await collectJobs(runtime);
+  let redisFailure: SalesyncError | null = null;
+  let jobs: Map<string, ResourceJobs> | null = null;
+  try {
+    jobs = await collectJobs(runtime);
+  } catch (error) {
+    if (!(error instanceof SalesyncError) || error.code !== 'redis_unavailable') throw error;
+    redisFailure = error;
+  }
   if (jobs) for (const s of statuses) s.jobs = jobs.get(s.resource) ?? { queued: 0, active: 0 };
+  const maxAges = options.maxAges ?? { default: runtime.config.maxAgeMs, perResource: {} };
+  const problems: Problem[] = findProblems(statuses, maxAges);
+  if (redisFailure) problems.push({ resource: 'queue', kind: 'redis_unavailable', message: redisFailure.message });
+
   if (options.json) {
-    runtime.out(JSON.stringify({ warehouse: runtime.config.warehousePath, resources: statuses }, null, 2));
+    runtime.out(
+      JSON.stringify(
+        { warehouse: runtime.config.warehousePath, checkedAt: new Date().toISOString(), healthy: problems.length === 0, problems, resources: statuses },
+        null,
+        2,
+      ),
+    );
+  } else if (!options.check || runtime.interactive) {
+    printTable(runtime, statuses, jobs !== null);
+  }
+  if (options.check) {
+    // Cron mails whatever a job prints: a healthy check prints nothing; a problem prints what to do.
+    if (!options.json) for (const problem of problems) runtime.out(problemLine(problem));
+    if (problems.length > 0) throw checkFailure(problems);
     return;
   }
+  if (redisFailure) throw redisFailure;
+}
+
+function freshness(s: ResourceStatus): string | null {
+  if (s.freshnessMs === null) return null;
+  return s.freshnessMs < 1000 ? 'just now' : `${formatDuration(s.freshnessMs)} ago`;
+}
+
+function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], withJobs: boolean): void {
   runtime.out(`warehouse: ${runtime.config.warehousePath}\n`);
   runtime.out(
     formatTable(
-      ['resource', 'rows', 'watermark', 'fresh', 'last run', 'mode', 'outcome', 'records', 'requests', '429s', 'took', ...(jobs ? ['queued', 'active'] : [])],
+      ['resource', 'rows', 'rejected', 'watermark', 'fresh', 'last run', 'mode', 'outcome', 'records', 'requests', '429s', 'took', ...(withJobs ? ['queued', 'active'] : [])],
       statuses.map((s) => [
         s.resource + (s.walkInProgress ? ' *' : ''),
         s.rows,
+        s.rejected,
         s.watermark,
-        s.freshnessMs === null ? null : `${formatDuration(s.freshnessMs)} ago`,
+        freshness(s),
         s.lastRun?.startedAt.replace('T', ' ').slice(0, 19) ?? null,
         s.lastRun?.mode ?? null,
         s.lastRun ? s.lastRun.outcome + (s.lastRun.error ? ` (${s.lastRun.error})` : '') : null,
@@ -104,4 +114,9 @@ export async function statusCommand(runtime: CliRuntime, options: { json?: boole
     ),
   );
   if (statuses.some((s) => s.walkInProgress)) runtime.out('\n* an interrupted walk: the next sync resumes it from its checkpoint');
+  if (statuses.some((s) => s.rejected > 0)) {
+    runtime.out('\nrejected: records that failed validation, kept verbatim in rejected_records (salesync query "SELECT * FROM rejected_records")');
+  }
+  const ahead = Math.max(0, ...statuses.map((s) => s.clockAheadMs ?? 0));
+  if (ahead >= 1000) runtime.out(`\nthe service's clock was ${formatDuration(ahead)} ahead of this host's at the last completion: ages count from "just now"`);
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../core/errors.js';
 import { isResourceName, RESOURCE_NAMES, type ResourceName } from '../../core/resources.js';
-import { primaryFailure, runSync, type SyncReport } from '../../sync/index.js';
+import { runSync, type SyncReport } from '../../sync/index.js';
+import { commandFailure } from '../outcome.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
 import { formatDuration, formatTable } from '../table.js';
@@ -28,21 +29,23 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
   );
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReport(report));
-  const failure = primaryFailure(report);
-  if (failure?.error) throw failure.error;
+  const failure = commandFailure([...report.results, ...(report.summaries ? [report.summaries] : [])]);
+  if (failure && failure.code !== 'records_rejected') throw failure;
   if (report.snapshotError) throw report.snapshotError;
+  if (failure) throw failure;
   return report;
 }
 
 export function formatReport(report: SyncReport): string {
   const table = formatTable(
-    ['resource', 'mode', 'outcome', 'pages', 'written', 'requests', '429s', 'time'],
-    report.results.map((r) => [
+    ['resource', 'mode', 'outcome', 'pages', 'written', 'rejected', 'requests', '429s', 'time'],
+    [...report.results, ...(report.summaries ? [report.summaries] : [])].map((r) => [
       r.resource,
-      r.mode + (r.resumed ? ' (resumed)' : ''),
-      r.outcome,
+      r.mode + (r.resumed ? ' (resumed)' : '') + (r.passes > 1 ? ` (${r.passes} passes)` : ''),
+      r.outcome + (r.settled ? '' : ' (unsettled)'),
       r.pages,
       r.written,
+      r.rejected,
       r.requests,
       r.rateLimited,
       formatDuration(r.durationMs),

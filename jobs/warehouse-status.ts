@@ -1,0 +1,108 @@
+import { RESOURCES } from '../src/core/resources.js';
+import { parseInstantMicros } from '../src/core/time.js';
+import type { RunRow, Warehouse } from '../src/warehouse/types.js';
+import type { ResourceJobs } from './queue-status.js';
+
+/**
+ * What the warehouse says of each resource: rows, freshness, quarantine and its last runs. One reader for
+ * `status`, `status --check`, the CLI's metrics textfile and the worker's gauges, so they never disagree.
+ */
+
+/** One run of a resource, as `status` shows it. */
+export interface RunSummary {
+  startedAt: string;
+  finishedAt: string | null;
+  mode: string;
+  outcome: string;
+  records: number;
+  requests: number;
+  /** 429 answers. */
+  rateLimited: number;
+  /** Drift found: rows whose content had changed unseen (reconcile), logs whose summaries changed (summaries). */
+  changed: number;
+  /** Rows a complete reconcile sweep marked deleted. */
+  deleted: number;
+  durationMs: number | null;
+  /** The failure's stable code (`unauthorized`, `walk_lease_lost`…), when it failed. */
+  error: string | null;
+}
+
+export interface ResourceStatus {
+  resource: string;
+  rows: number;
+  watermark: string | null;
+  lastCompletedAt: string | null;
+  /**
+   * Milliseconds since the last completed walk, never negative: the completion time is the service's clock,
+   * and a service clock ahead of this host's counts as "just now" (see `clockAheadMs`).
+   */
+  freshnessMs: number | null;
+  /** How far the service's clock was ahead of this host's at the last completion, when it was (else absent). */
+  clockAheadMs?: number;
+  walkInProgress: boolean;
+  /** Records in quarantine (`rejected_records`): failed validation, retried by every walk that sees them. */
+  rejected: number;
+  /** The most recent run of any mode. */
+  lastRun: RunSummary | null;
+  /** The most recent run of each mode (`incremental`, `full`, `reconcile`, `backfill`, `summaries`…) among the recent runs. */
+  lastRuns: Record<string, RunSummary>;
+  /** Jobs queued and running for the resource (only when REDIS_URL is set). */
+  jobs?: ResourceJobs;
+}
+
+/** Outcomes that mean a run did not do its job (an interrupted run resumes; a skipped one yielded to another). */
+export const FAILED_OUTCOMES: readonly string[] = ['failed', 'abandoned'];
+
+/** How many of the latest runs are read: enough for every resource and mode of a day of 15-minute schedules. */
+const RECENT_RUNS = 500;
+
+function summarize(run: RunRow): RunSummary {
+  return {
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: run.finishedAt ? run.finishedAt.toISOString() : null,
+    mode: run.mode,
+    outcome: run.outcome,
+    records: run.records ?? 0,
+    requests: run.requests ?? 0,
+    rateLimited: run.rateLimited ?? 0,
+    changed: run.changed ?? 0,
+    deleted: run.deleted ?? 0,
+    durationMs: run.finishedAt ? run.finishedAt.getTime() - run.startedAt.getTime() : null,
+    error: run.errorCode ?? null,
+  };
+}
+
+/** Milliseconds since `completedAt` (an ISO instant of the service's clock), clamped at 0; null when never. */
+export function ageOf(completedAt: string | null, now: number): { freshnessMs: number | null; clockAheadMs?: number } {
+  const micros = completedAt ? parseInstantMicros(completedAt) : null;
+  if (micros === null) return { freshnessMs: null };
+  const age = now - Number(micros / 1000n);
+  return age >= 0 ? { freshnessMs: age } : { freshnessMs: 0, clockAheadMs: -age };
+}
+
+/** Every resource's status, read through the Warehouse interface (the caller opens and closes it). */
+export async function collectStatus(warehouse: Warehouse, now = Date.now()): Promise<ResourceStatus[]> {
+  const counts = await warehouse.tableCounts();
+  const runs = await warehouse.recentRuns(RECENT_RUNS);
+  const rejected = await warehouse.rejectedCounts();
+  const statuses: ResourceStatus[] = [];
+  for (const descriptor of RESOURCES) {
+    const state = await warehouse.readState(descriptor.name);
+    // recentRuns is newest first: the first run seen of each mode is its latest.
+    const mine = runs.filter((r) => r.resource === descriptor.name);
+    const lastRuns: Record<string, RunSummary> = {};
+    for (const run of mine) lastRuns[run.mode] ??= summarize(run);
+    statuses.push({
+      resource: descriptor.name,
+      rows: counts[descriptor.table] ?? 0,
+      watermark: state.watermark,
+      lastCompletedAt: state.lastCompletedAt,
+      ...ageOf(state.lastCompletedAt, now),
+      walkInProgress: state.walk !== null && state.walk.cursor !== null,
+      rejected: rejected[descriptor.name] ?? 0,
+      lastRun: mine[0] ? summarize(mine[0]) : null,
+      lastRuns,
+    });
+  }
+  return statuses;
+}

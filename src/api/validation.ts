@@ -1,0 +1,65 @@
+/**
+ * A 2xx body checked against the schemas, at the grain the problem lives at. A body that is not JSON, or a list
+ * whose envelope (`results` an array, `paging`) is broken, is a bad answer: nothing of it is used. An element of a
+ * valid list that breaks its schema is one bad record: it becomes a reject (`RejectedRecord`) and the others are
+ * used. A single view that breaks its schema is the same record-level problem, for the caller to quarantine.
+ */
+import type { z } from 'zod';
+import type { RejectedRecord } from '../core/types.js';
+import { describeFirstIssue, listEnvelopeSchema } from './schemas.js';
+
+/** A checked body: the data, or what is wrong with the answer as a whole (`results: expected array, …`). */
+export type Checked<T> = { ok: true; data: T } | { ok: false; detail: string };
+
+/** A list answer's content: its valid elements, the rest as rejects, and `paging.next.after` (null on the last page). */
+export interface CheckedList<T> {
+  results: T[];
+  rejects: RejectedRecord[];
+  nextCursor: string | null;
+}
+
+export function parseJson(body: string): { ok: true; value: unknown } | { ok: false; detail: string } {
+  try {
+    return { ok: true, value: JSON.parse(body) as unknown };
+  } catch {
+    return { ok: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
+  }
+}
+
+/** The whole body against one schema; the detail names the first problem (`results[3].api_name: …`). */
+export function checkBody<T>(json: unknown, schema: z.ZodType<T>): Checked<T> {
+  const parsed = schema.safeParse(json);
+  return parsed.success ? { ok: true, data: parsed.data } : { ok: false, detail: describeFirstIssue(parsed.error) };
+}
+
+/**
+ * A list or search answer: the envelope strictly, then each element of `results` once against `item`. An element
+ * that fails is left out of `results` and reported in `rejects`.
+ */
+export function checkListBody<T>(json: unknown, item: z.ZodType<T>): Checked<CheckedList<T>> {
+  const envelope = listEnvelopeSchema.safeParse(json);
+  if (!envelope.success) return { ok: false, detail: describeFirstIssue(envelope.error) };
+  const results: T[] = [];
+  const rejects: RejectedRecord[] = [];
+  for (const element of envelope.data.results) {
+    const parsed = item.safeParse(element);
+    if (parsed.success) results.push(parsed.data);
+    else rejects.push(rejectedRecord(element, parsed.error));
+  }
+  return { ok: true, data: { results, rejects, nextCursor: envelope.data.paging.next?.after ?? null } };
+}
+
+/** One record against its schema: the record, or the reject it makes (`id` as the element carries it). */
+export function checkRecord<T>(json: unknown, schema: z.ZodType<T>): { ok: true; data: T } | { ok: false; reject: RejectedRecord } {
+  const parsed = schema.safeParse(json);
+  return parsed.success ? { ok: true, data: parsed.data } : { ok: false, reject: rejectedRecord(json, parsed.error) };
+}
+
+/**
+ * A record that failed its schema, as quarantine keeps it: its `id` when that is a string (even a malformed one),
+ * the element as JSON text, and the first problem relative to the record (`properties.amount: …`).
+ */
+export function rejectedRecord(element: unknown, error: z.ZodError): RejectedRecord {
+  const id = element !== null && typeof element === 'object' ? (element as { id?: unknown }).id : undefined;
+  return { id: typeof id === 'string' ? id : null, raw: JSON.stringify(element), reason: describeFirstIssue(error) };
+}

@@ -1,0 +1,153 @@
+import type { RecordResourceName } from '../core/resources.js';
+import { resourceDescriptor } from '../core/resources.js';
+import type { WalkCheckpoint, WalkMode } from '../core/types.js';
+import type { ResourceState, SweepBatch } from '../warehouse/types.js';
+import type { SyncSettings } from './context.js';
+import { PassSignals } from './pass-signals.js';
+import type { RunContext } from './tracked-run.js';
+import { refreshDefinitions, walkPages } from './walk-pages.js';
+import { nextWatermark, type WalkPlan } from './window.js';
+
+/** The few decisions that tell one kind of list walk from another; the engine does the rest. */
+export interface WalkKind {
+  /** Mode recorded in the checkpoint (a cursor resumes only a walk of the same mode and window). */
+  mode: WalkMode;
+  /** The `sync_state` row the walk checkpoints to. */
+  stateKey: string;
+  /** Where to start, from that row. */
+  plan(state: ResourceState): WalkPlan;
+  /** A clean last pass moves the resource's watermark (incremental and full syncs); others only complete their row. */
+  movesWatermark: boolean;
+  /** The last version observed is the truth (see `PageBatch.observedWins`). */
+  observedWins: boolean;
+  /** Meeting logs: fetch every listed log's single view, not only new or moved ones. @defaultValue false */
+  allDetails?: boolean;
+  /** A reconcile sweep: its seen-id set (only changed rows written; every listed id recorded). */
+  sweepKey?: string;
+}
+
+/** How the walk ended. */
+export interface WalkEnd {
+  /** The last pass saw nothing move under it. */
+  settled: boolean;
+  /** Server time (or local, see `localClock`) at which the walk's first pass started. */
+  startedAt: string;
+  localClock: boolean;
+}
+
+/**
+ * Walk one resource's window into the warehouse, pass after pass: a pass that saw the list move under it (see
+ * `PassSignals`) is followed by another over the same window, up to `settings.maxPasses`. Each pass is checkpointed
+ * like any walk, with what it saw so far, so an interrupted pass resumes where it stood (see `PassSignals`).
+ * Only a clean pass moves the watermark; when every pass saw changes, the watermark stays and the result says so.
+ * On a quiet service this is one pass, exactly the requests of a plain walk.
+ */
+export async function walkWindow(run: RunContext, settings: SyncSettings, resource: RecordResourceName, kind: WalkKind): Promise<WalkEnd> {
+  const { api, log, result, progress, report, deps, now } = run;
+  const { warehouse, signal } = deps;
+  const serverDate = await refreshDefinitions(api, warehouse, resource, report, signal);
+  const state = await warehouse.readState(resource, kind.stateKey);
+  const plan = kind.plan(state);
+  const from = plan.resumedFrom;
+  if (kind.movesWatermark) result.watermark = state.watermark;
+  result.resumed = progress.resumed = plan.resumed;
+  if (!plan.resumed && state.walk?.cursor) {
+    log.info({ interruptedMode: state.walk.mode }, `starting a ${kind.mode} walk; the interrupted ${state.walk.mode} walk is abandoned`);
+  }
+  log.info({ mode: kind.mode, updatedAfter: plan.updatedAfter, resumed: plan.resumed }, plan.resumed ? 'resuming walk from its checkpoint' : 'walk started');
+
+  // The walk's clock: the service's `Date`, or, when it sends none, ours, held further back (see nextWatermark).
+  let localClock = from?.localClock ?? serverDate === null;
+  const startedAt = from?.startedAt ?? serverDate ?? now().toISOString();
+  if (localClock) log.warn('the service sends no Date header: the walk is timed by the local clock, and its watermark held back further');
+  let lastServerDate = serverDate;
+  const hasSummaries = resourceDescriptor(resource).hasSummaries;
+
+  let pass = from?.pass ?? 1;
+  let passStartedAt = from?.passStartedAt ?? startedAt;
+  let after = plan.after;
+  let known: ReadonlyMap<string, string> = new Map();
+  // Only the sweep's first batch starts its seen set afresh (ids of an abandoned sweep are forgotten).
+  let freshSweep = !plan.resumed;
+  // A record rejected by every pass is one record in quarantine.
+  const rejected = new Set<string>();
+  for (;;) {
+    const resuming = after !== null && from !== null;
+    const signals = new PassSignals(passStartedAt, known, resuming ? { dirty: from.dirty === true, maxUpdatedAt: from.maxUpdatedAt ?? null } : null);
+    result.passes = pass;
+    let passClean = false;
+    await walkPages({
+      api,
+      warehouse,
+      resource,
+      updatedAfter: plan.updatedAfter,
+      after,
+      settings,
+      signal,
+      log,
+      counters: result,
+      progress,
+      report,
+      ...(kind.allDetails ? { allDetails: true } : {}),
+      onPage: (page) => {
+        signals.observe(page.results, page.cursorRepeated === true);
+        if (page.serverDate !== null) lastServerDate = page.serverDate;
+        else if (!localClock) localClock = true;
+      },
+      commit: async (pages, cursor, prior) => {
+        // Read now, synchronously: the pass goes on while this batch waits for the writer.
+        const seen = signals.snapshot();
+        const passDone = cursor === null;
+        const clean = passDone && seen.dirty === null;
+        const checkpoint: WalkCheckpoint = {
+          cursor, updatedAfter: plan.updatedAfter, startedAt, mode: kind.mode, pass, passStartedAt,
+          dirty: seen.dirty !== null, maxUpdatedAt: seen.maxUpdatedAt, localClock,
+        };
+        const watermark = kind.movesWatermark && clean
+          ? nextWatermark(state.watermark, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock })
+          : undefined;
+        let sweep: SweepBatch | undefined;
+        if (kind.sweepKey !== undefined) {
+          sweep = { key: kind.sweepKey, fresh: freshSweep };
+          freshSweep = false;
+        }
+        const committed = await warehouse.commitBatch(resource, {
+          records: pages.records,
+          after: prior,
+          ...(hasSummaries ? { summaries: pages.summaries } : {}),
+          ...(pages.summariesReadAt ? { summariesReadAt: pages.summariesReadAt } : {}),
+          checkpoint,
+          ...(watermark !== undefined ? { completeWatermark: watermark } : {}),
+          stateKey: kind.stateKey,
+          ...(sweep ? { sweep } : {}),
+          observedWins: kind.observedWins,
+          ...(pages.rejects.length > 0 ? { rejects: pages.rejects } : {}),
+          runId: run.runId,
+          // A pass that saw nothing move has seen every record of its window: what it did not reject is no longer broken.
+          ...(clean ? { settlesQuarantine: { since: plan.updatedAfter } } : {}),
+        });
+        result.written += committed.written;
+        result.changed += committed.changed;
+        result.summariesChanged += committed.summariesChanged;
+        for (const reject of pages.rejects) rejected.add(reject.id ?? reject.raw);
+        result.rejected = rejected.size;
+        progress.written = result.written;
+        if (clean) passClean = true;
+        if (watermark !== undefined) result.watermark = watermark;
+      },
+    });
+    const seen = signals.snapshot();
+    result.settled = passClean;
+    if (passClean) return { settled: true, startedAt, localClock };
+    if (pass >= settings.maxPasses) {
+      log.warn({ passes: pass, reason: seen.dirty }, `the list kept moving through ${pass} passes: the watermark stays where it was; the next run walks this window again`);
+      return { settled: false, startedAt, localClock };
+    }
+    log.info({ pass, reason: seen.dirty }, 'the list moved under this pass: walking the window again');
+    known = signals.recent;
+    pass += 1;
+    // The next pass starts now: the last answer's date is the latest server time known before its first request.
+    passStartedAt = lastServerDate ?? now().toISOString();
+    after = null;
+  }
+}

@@ -1,0 +1,115 @@
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli, type CliRun } from '../support/cli.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { useTestRedis } from '../support/use-redis.js';
+
+/**
+ * Issue 20, part 3: every mistake an operator can make is one line `salesync: <code>: <what to do>`, exit 2 for
+ * configuration, and no library's own message reaches them unexplained.
+ */
+const redis = useTestRedis();
+let harness: Harness;
+beforeAll(async () => {
+  harness = await startHarness({ seed: 2201, size: { deals: 10, companies: 3, contacts: 3, meetingLogs: 1, contactActivities: 1, users: 2 } });
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+function expectOneLine(run: CliRun, code: string, exit = 2): void {
+  expect(run.code, run.stderr).toBe(exit);
+  expect(run.stderr.trim().split('\n'), run.stderr).toHaveLength(1);
+  expect(run.stderr).toMatch(new RegExp(`^salesync: ${code}: `));
+}
+
+async function occupiedPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+async function schedulerKeys(prefix: string): Promise<string[]> {
+  const client = redis.connect();
+  return client.keys(`${prefix}:*`);
+}
+
+describe('operator mistakes', () => {
+  it('LOG_LEVEL=verbose is invalid_config naming LOG_LEVEL and the levels it takes', async () => {
+    const run = await runCli(['sync'], cliEnv(harness, { LOG_LEVEL: 'verbose' }));
+    expectOneLine(run, 'invalid_config');
+    expect(run.stderr).toMatch(/LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent \(got "verbose"\)/);
+    expect(harness.sim.admin.stats().total).toBe(0);
+  });
+
+  it('--log-level verbose is invalid_option naming the flag', async () => {
+    const run = await runCli(['--log-level', 'verbose', 'status'], cliEnv(harness));
+    expectOneLine(run, 'invalid_option');
+    expect(run.stderr).toMatch(/--log-level must be one of trace, debug/);
+  });
+
+  it('--concurrency abc is invalid_option, exit 2, naming the option, without the help', async () => {
+    const run = await runCli(['sync', '--concurrency', 'abc'], cliEnv(harness));
+    expectOneLine(run, 'invalid_option');
+    expect(run.stderr).toMatch(/--concurrency must be a whole number of at least 1, such as 3 \(got "abc"\)/);
+    expect(run.stdout).toBe('');
+  });
+
+  it('an unknown option or command is one line with exit 2', async () => {
+    expectOneLine(await runCli(['sync', '--fulll'], cliEnv(harness)), 'unknown_option');
+    expectOneLine(await runCli(['synk'], cliEnv(harness)), 'unknown_command');
+  });
+
+  it('a key pasted into an option is never echoed', async () => {
+    const key = `sk_${'A'.repeat(44)}`;
+    const run = await runCli(['worker', '--concurrency', key], cliEnv(harness));
+    expectOneLine(run, 'invalid_option');
+    expect(run.stderr).not.toContain(key);
+  });
+
+  it('schedule --timezone Mars/Olympus is invalid_timezone, and nothing is registered (not even --sync-every)', async () => {
+    const prefix = `${redis.prefix}-tz`;
+    const run = await runCli(['schedule', '--sync-every', '5m', '--timezone', 'Mars/Olympus'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }));
+    expectOneLine(run, 'invalid_timezone');
+    expect(run.stderr).toMatch(/unknown time zone "Mars\/Olympus" \(--timezone or SALESYNC_TIMEZONE\): use an IANA name/);
+    expect(await schedulerKeys(prefix)).toEqual([]);
+  });
+
+  it('a bad --reconcile-cron is invalid_cron, and nothing is registered', async () => {
+    const prefix = `${redis.prefix}-cron`;
+    const run = await runCli(['schedule', '--reconcile-cron', '0 99 * * *'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }));
+    expectOneLine(run, 'invalid_cron');
+    expect(run.stderr).toMatch(/invalid cron pattern "0 99 \* \* \*" \(--reconcile-cron or SALESYNC_RECONCILE_CRON\): .*expected range 0-23; use five fields/);
+    expect(await schedulerKeys(prefix)).toEqual([]);
+
+    // The same schedule with a valid pattern registers all twelve.
+    const ok = await runCli(['schedule', '--reconcile-cron', '0 4 * * *', '--timezone', 'Asia/Tokyo', '--json'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn' }));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect((JSON.parse(ok.stdout) as unknown[]).length).toBe(12);
+  });
+
+  it('schedule with no Redis reachable is redis_unavailable (exit 1: not configuration)', async () => {
+    const { port, server } = await occupiedPort();
+    await new Promise<void>((r) => server.close(() => r()));
+    const run = await runCli(['schedule'], cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${port}`, SALESYNC_REDIS_TIMEOUT: '2s' }));
+    expectOneLine(run, 'redis_unavailable', 1);
+    expect(run.stderr).toContain(`redis://127.0.0.1:${port}`);
+  });
+
+  it('a dashboard port in use is port_in_use naming --dashboard-port and SALESYNC_DASHBOARD_PORT, before the worker takes any job', async () => {
+    const { port, server } = await occupiedPort();
+    try {
+      const run = await runCli(['worker'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: `${redis.prefix}-port`, SALESYNC_DASHBOARD_PORT: String(port), SALESYNC_METRICS_PORT: '0' }));
+      expectOneLine(run, 'port_in_use');
+      expect(run.stderr).toMatch(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use, so bull-board cannot listen: choose another with --dashboard-port or SALESYNC_DASHBOARD_PORT`));
+      // It failed before taking the warehouse lease.
+      expect((await schedulerKeys(`${redis.prefix}-port`)).filter((k) => k.includes(':lease:'))).toEqual([]);
+
+      const metrics = await runCli(['worker', '--metrics-port', String(port), '--dashboard-port', '0'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: `${redis.prefix}-port` }));
+      expectOneLine(metrics, 'port_in_use');
+      expect(metrics.stderr).toMatch(/--metrics-port or SALESYNC_METRICS_PORT/);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { hashId, PassSignals } from '../../src/sync/pass-signals.js';
+
+const start = '2026-03-01T11:00:00Z';
+const rec = (id: string, updated_at: string) => ({ id, updated_at });
+const before = (n: number) => `2026-03-01T10:${String(n).padStart(2, '0')}:00Z`;
+
+describe('PassSignals', () => {
+  it('finds a quiet pass clean and keeps the largest updated_at it received', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a'.repeat(18), before(1)), rec('b'.repeat(18), before(30))]);
+    signals.observe([rec('c'.repeat(18), '2026-03-01T19:10:00+09:00')]);
+    expect(signals.snapshot()).toEqual({ dirty: null, maxUpdatedAt: '2026-03-01T10:10:00.000000Z'.replace('10:10', '10:30') });
+  });
+
+  it('finds a pass dirty when a record changed after its start (it moved in an updated_at-ordered list)', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a'.repeat(18), before(1))]);
+    signals.observe([rec('b'.repeat(18), '2026-03-01T20:00:01.5+09:00')]);
+    expect(signals.snapshot().dirty).toBe('changed_during_pass');
+  });
+
+  it('does not count a record updated within the whole second its Date header names: it may predate the pass', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a'.repeat(18), '2026-03-01T11:00:00.999999Z')]);
+    expect(signals.snapshot().dirty).toBeNull();
+  });
+
+  it('finds a pass dirty when an id comes back in the same pass (an offset cursor over a list that grew behind it)', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a'.repeat(18), before(1)), rec('b'.repeat(18), before(2))]);
+    signals.observe([rec('b'.repeat(18), before(2))]);
+    expect(signals.snapshot().dirty).toBe('id_repeated');
+  });
+
+  it('finds a pass dirty when the service gave a cursor it had given before', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a'.repeat(18), before(1))], true);
+    expect(signals.snapshot().dirty).toBe('cursor_repeated');
+  });
+
+  it('a resumed pass carries what its checkpoint recorded: dirty stays dirty, the largest updated_at is kept', () => {
+    expect(new PassSignals(start, new Map(), { dirty: true, maxUpdatedAt: null }).snapshot().dirty).toBe('before_resume');
+    const clean = new PassSignals(start, new Map(), { dirty: false, maxUpdatedAt: before(40) });
+    clean.observe([rec('a'.repeat(18), before(5))]);
+    expect(clean.snapshot()).toEqual({ dirty: null, maxUpdatedAt: '2026-03-01T10:40:00.000000Z' });
+  });
+
+  it('does not count again a record the previous pass already saw at or after its start with the same updated_at (a Date header behind the records)', () => {
+    const first = new PassSignals(start);
+    first.observe([rec('a'.repeat(18), '2026-03-01T12:00:00Z')]);
+    expect(first.snapshot().dirty).toBe('changed_during_pass');
+    const second = new PassSignals('2026-03-01T11:05:00Z', first.recent);
+    second.observe([rec('a'.repeat(18), '2026-03-01T21:00:00+09:00')]);
+    expect(second.snapshot().dirty).toBeNull();
+    second.observe([rec('b'.repeat(18), '2026-03-01T12:00:01Z')]);
+    expect(second.snapshot().dirty).toBe('changed_during_pass');
+  });
+
+  it('hashes ids to distinct 53-bit numbers', () => {
+    const ids = Array.from({ length: 50_000 }, (_, i) => `id${String(i).padStart(16, '0')}`);
+    const hashes = new Set(ids.map(hashId));
+    expect(hashes.size).toBe(ids.length);
+    for (const h of [...hashes].slice(0, 100)) expect(Number.isSafeInteger(h)).toBe(true);
+  });
+});

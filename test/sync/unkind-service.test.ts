@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
+import type { ListPageEvent } from '../../src/simulator/index.js';
+import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
+import { expectMirrorsTruth } from '../support/ground-truth.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const SIZE = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
+const DAY = 86_400_000;
+
+/**
+ * Fires `count` changes from a list page of deals: each updates a record the walk has already been given, which in
+ * an `updated_at`-ordered list moves it to the end, so under offset cursors the unchanged records after it shift
+ * one place back and the walk steps over one of them. Fires on the first `pages` pages it sees, then stops, so the
+ * service goes quiet.
+ */
+function moveRecordsBehindTheCursor(sim: Harness['sim'], count: number, pages = 2): () => number {
+  let fired = 0;
+  let seenPages = 0;
+  sim.admin.setOnListPage((event: ListPageEvent) => {
+    if (event.resource !== 'deals' || seenPages >= pages) return;
+    seenPages += 1;
+    for (const record of event.served.slice(0, count)) {
+      event.admin.updateRecord('deals', record.id, { amount: 1_000_000 + fired });
+      fired += 1;
+    }
+  });
+  return () => fired;
+}
+
+describe('offset cursors over a list ordered by updated_at (the spec fixes neither order nor cursor)', () => {
+  it('changes fired during a first full sync leave the warehouse equal to the truth after that sync, with no reconcile', async () => {
+    harness = await startHarness({ seed: 41, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' });
+    const fired = moveRecordsBehindTheCursor(harness.sim, 5);
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(fired()).toBe(10);
+    expect(report.ok).toBe(true);
+    const deals = report.results[0]!;
+    // The first pass saw the list move and was walked again; the second was clean and moved the watermark.
+    expect(deals).toMatchObject({ outcome: 'succeeded', settled: true });
+    expect(deals.passes).toBeGreaterThanOrEqual(2);
+    expect(deals.watermark).not.toBeNull();
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('changes fired during an incremental sync leave the warehouse equal to the truth after that sync', async () => {
+    harness = await startHarness({ seed: 42, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    // A window of three pages of changed deals, and more changes while the incremental walk is under way.
+    const truth = harness.sim.admin.truth().records.deals;
+    for (const record of truth.slice(0, 450)) harness.sim.admin.updateRecord('deals', record.id, { name: `renamed ${record.id}` });
+    const fired = moveRecordsBehindTheCursor(harness.sim, 4);
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(fired()).toBe(8);
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    expect(report.results[0]!.passes).toBeGreaterThanOrEqual(2);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a list that keeps moving through every pass leaves the watermark where it was and says so; the next quiet run settles it', async () => {
+    harness = await startHarness({ seed: 43, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' }, { maxPasses: 2 });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const before = (await harness.env().warehouse.readState('deals')).watermark;
+    const truth = harness.sim.admin.truth().records.deals;
+    for (const record of truth.slice(0, 300)) harness.sim.admin.updateRecord('deals', record.id, { name: `again ${record.id}` });
+    moveRecordsBehindTheCursor(harness.sim, 3, 10);
+    const moving = await harness.sync({ resources: ['deals'] });
+    expect(moving.results[0]).toMatchObject({ outcome: 'succeeded', settled: false, passes: 2 });
+    expect((await harness.env().warehouse.readState('deals')).watermark).toBe(before);
+    const runs = await harness.env().warehouse.query(`SELECT passes, settled FROM sync_runs WHERE resource = 'deals' ORDER BY started_at DESC LIMIT 1`);
+    expect(runs[0]).toEqual({ passes: 2, settled: false });
+
+    harness.sim.admin.setOnListPage(null);
+    const quiet = await harness.sync({ resources: ['deals'] });
+    expect(quiet.results[0]).toMatchObject({ settled: true, passes: 1 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a reconcile run while records change marks no live record deleted, and marks exactly the deleted ones', async () => {
+    harness = await startHarness({ seed: 44, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const gone = harness.sim.admin.truth().records.deals.slice(300, 303).map((r) => r.id);
+    for (const id of gone) harness.sim.admin.deleteRecord('deals', id);
+    moveRecordsBehindTheCursor(harness.sim, 5, 1);
+    harness.sim.admin.resetStats();
+    const env = harness.env();
+    const report = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 3 });
+    const marked = await env.warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL ORDER BY id`);
+    expect(marked.map((r) => r.id)).toEqual([...gone].sort());
+    // Each deletion was confirmed by one GET of the record: the service, not the sweep, says it is gone.
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/{id}/']).toBeGreaterThanOrEqual(3);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+    expect((await env.warehouse.readState('deals', reconcileStateKey('deals'))).walk).toBeNull();
+  });
+
+  it('a page served twice (the service gave a cursor it had given before) makes the pass unclean, not the sync fail', async () => {
+    harness = await startHarness({ seed: 52, size: SIZE, cursorKind: 'offset' });
+    harness.sim.admin.failNext(1, 'repeatPage', '/v1/deals/');
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
+    expect(harness.sim.admin.stats().faults.repeatPage).toBe(1);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a reconcile that would mark more than its share of a table deleted marks nothing and asks for --force', async () => {
+    harness = await startHarness({ seed: 45, size: SIZE }, { deleteShare: 0.1 });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    for (const record of harness.sim.admin.truth().records.deals.slice(0, 100)) harness.sim.admin.deleteRecord('deals', record.id);
+    const env = harness.env();
+    const refused = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(refused.results[0]!.error?.code).toBe('reconcile_too_many_missing');
+    expect(refused.results[0]!.error?.message).toMatch(/--force/);
+    expect(await env.warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE _deleted_at IS NOT NULL`)).toEqual([{ n: 0 }]);
+    const forced = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1, force: true });
+    expect(forced.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 100 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
+describe('clocks that lie', () => {
+  it('a Date header a day ahead on one run loses no change made after it', async () => {
+    harness = await startHarness({ seed: 46, size: SIZE, clock: { dateSkewMs: DAY } });
+    expect((await harness.sync()).ok).toBe(true);
+    harness.sim.admin.setClock({ dateSkewMs: 0 });
+    harness.sim.admin.mutateRandom(120, 3, ['update', 'create', 'activity']);
+    expect((await harness.sync()).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('a Date header a day ahead on every run loses no change', async () => {
+    harness = await startHarness({ seed: 47, size: SIZE, clock: { dateSkewMs: DAY } });
+    expect((await harness.sync()).ok).toBe(true);
+    for (const seed of [4, 5]) {
+      harness.sim.admin.mutateRandom(80, seed, ['update', 'create', 'activity']);
+      expect((await harness.sync()).ok).toBe(true);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+    }
+  });
+
+  it('a service that sends no Date header syncs on the local clock, with a watermark held back', async () => {
+    harness = await startHarness({ seed: 48, size: SIZE, clock: { omitDate: true } });
+    const first = await harness.sync();
+    expect(first.ok).toBe(true);
+    harness.sim.admin.mutateRandom(80, 6, ['update', 'create', 'activity']);
+    expect((await harness.sync()).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('a record whose updated_at moved backwards is written by the next full walk, and by a reconcile', async () => {
+    harness = await startHarness({ seed: 49, size: SIZE });
+    expect((await harness.sync({ resources: ['deals', 'companies'] })).ok).toBe(true);
+    const [deal] = harness.sim.admin.truth().records.deals;
+    const [company] = harness.sim.admin.truth().records.companies;
+    harness.sim.admin.setUpdatedAt('deals', deal!.id, '2020-01-01T00:00:00.000001Z');
+    harness.sim.admin.setUpdatedAt('companies', company!.id, '2020-01-01T00:00:00.000001Z');
+    expect((await harness.sync({ resources: ['deals'], mode: 'full' })).ok).toBe(true);
+    const env = harness.env();
+    expect((await runReconcile(env.deps, env.settings, { resources: ['companies'], concurrency: 1 })).ok).toBe(true);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals', 'companies'] });
+  });
+});
+
+describe('the watermark rule', () => {
+  it('is the smaller of the pass start on the service clock and the largest updated_at received: a change committed late is caught', async () => {
+    // A Date header 30 minutes behind the records' clock, and one change that becomes visible 10 minutes after its
+    // updated_at (a long transaction): a watermark at the largest updated_at seen, or on the local clock, skips it.
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 51, size: SIZE, now: () => clock, clock: { dateSkewMs: -30 * 60_000 } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const [late, seen] = harness.sim.admin.truth().records.deals;
+    clock += 60_000;
+    harness.sim.admin.setCommitLag(10 * 60_000);
+    harness.sim.admin.updateRecord('deals', late!.id, { name: 'committed late' });
+    harness.sim.admin.setCommitLag(0);
+    clock += 6 * 60_000;
+    harness.sim.admin.updateRecord('deals', seen!.id, { name: 'committed at once' });
+    clock += 60_000;
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    clock += 5 * 60_000;
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
+describe('resources other than deals walk the same engine', () => {
+  it('every record resource under offset cursors and a skewed clock ends equal to the truth', async () => {
+    harness = await startHarness({ seed: 50, size: SIZE, cursorKind: 'offset', clock: { dateSkewMs: -DAY / 24 } });
+    expect((await harness.sync()).ok).toBe(true);
+    harness.sim.admin.mutateRandom(150, 8, ['update', 'create', 'activity', 'same-value']);
+    const report = await harness.sync();
+    expect(report.ok).toBe(true);
+    for (const resource of RECORD_RESOURCE_NAMES) expect(report.results.find((r) => r.resource === resource)?.settled).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+});
