@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Native DuckDB and real servers: separate processes keep one test file's handles out of another's.
     pool: 'forks',
+    // Most tests wait on servers, child processes and timers rather than the CPU: twice the cores keeps both busy.
+    maxWorkers: 4,
   },
 });
