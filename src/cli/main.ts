@@ -25,6 +25,7 @@ const commands = {
   status: () => import('./commands/status.js'),
   query: () => import('./commands/query.js'),
   export: () => import('./commands/export.js'),
+  dbtSources: () => import('./commands/dbt-sources.js'),
   demo: () => import('./commands/demo.js'),
   simulator: () => import('./commands/simulator.js'),
 };
@@ -284,6 +285,16 @@ export function buildProgram(): Command {
     .option('--format <format>', 'file format: parquet', 'parquet')
     .option('--json', 'print JSON instead of a table')
     .action(async (options: { out: string; format: string; json?: boolean }) => run(program, 'export', {}, async (rt) => (await commands.export()).exportCommand(rt, options)));
+
+  program
+    .command('dbt-sources')
+    .description('print a dbt sources.yml for dbt-duckdb: every table and column, display names, id tests, freshness')
+    .option('--out <file>', 'write it to this file instead of stdout')
+    .option('--source-name <name>', "the source's name in dbt ({{ source('<name>', 'deals') }})", 'salesync')
+    .option('--database <alias>', 'the name the dbt project attaches the warehouse under, when it is not the profile\'s own path')
+    .action(async (options: { out?: string; sourceName: string; database?: string }) =>
+      run(program, 'dbt-sources', {}, async (rt) => (await commands.dbtSources()).dbtSourcesCommand(rt, options)),
+    );
 
   program
     .command('demo')

@@ -37,6 +37,7 @@ import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
 import { ensureHistoryTable } from './history.js';
+import { readCatalog } from './dbt-sources.js';
 import { clearSeen, markDeleted, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
@@ -557,6 +558,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     exportParquet: (directory: string) =>
       serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
+
+    catalog: () => serialized('catalog', 'read', (connection) => readCatalog(connection)),
 
     close: () => {
       // What was written since the last publish is published first (a run cut short, a command without runs).

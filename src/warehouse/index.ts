@@ -23,6 +23,7 @@ export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignme
 export { sqlTypeFor, type SqlType } from './column-types.js';
 export type { SnapshotResult } from './snapshot.js';
 export type { ExportedFile } from './export.js';
+export { dbtSourcesYaml, type CatalogColumn, type CatalogRelation, type DbtSourcesOptions } from './dbt-sources.js';
 export { resourceViewName, DEAL_STAGE_HISTORY_VIEW } from './views.js';
 export { historyTableName } from './history.js';
 export { parseInstantMicros, microsToIso, canonicalInstant } from '../core/time.js';

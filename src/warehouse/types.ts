@@ -8,6 +8,7 @@ import type {
   WalkCheckpoint,
   WalkMode,
 } from '../core/types.js';
+import type { CatalogRelation } from './dbt-sources.js';
 import type { ExportedFile } from './export.js';
 import type { SnapshotResult } from './snapshot.js';
 
@@ -305,6 +306,8 @@ export interface Warehouse {
   publish(): Promise<SnapshotResult | null>;
   /** Write one Parquet file per table and view into `directory`, all from one read transaction. */
   exportParquet(directory: string): Promise<ExportedFile[]>;
+  /** Every table and view of the main schema with its columns and what each holds (for `dbt-sources`). */
+  catalog(): Promise<CatalogRelation[]>;
   /** Release the file now, after the calls already queued (a writer's lingering handle included). */
   close(): Promise<void>;
 }
