@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { SalesyncError } from '../src/core/errors.js';
 import type { ResourceProgress, ResourceResult, SyncDeps, WalkGuard } from '../src/sync/index.js';
 import { toSalesyncError } from '../src/sync/index.js';
+import { estimateRemainingMs } from '../src/sync/progress.js';
 import { processBackfillJob, type BackfillJobData } from './backfill-job.js';
 import type { JobEnvironment } from './job-environment.js';
 import { settleJob, verdictFor, verdictForError } from './job-outcome.js';
@@ -38,7 +39,10 @@ function jobProgress(job: Job): SyncDeps['progress'] {
       last = now;
       lastWritten = p.written;
       void job
-        .updateProgress({ phase: p.phase, pages: p.pages, records: p.records, written: p.written, requests: p.requests })
+        .updateProgress({
+          phase: p.phase, pages: p.pages, records: p.records, written: p.written, requests: p.requests,
+          expected: p.expected ?? null, etaMs: final ? null : estimateRemainingMs(p.records, p.expected, now - p.startedAtMs),
+        })
         .catch(() => undefined);
     },
   };

@@ -1,6 +1,7 @@
 import { createLogUpdate } from 'log-update';
-import type { ProgressSink, ResourceProgress } from '../sync/progress.js';
-import { formatDuration } from './table.js';
+import { isFinishedPhase, MAX_ETA_MS, type LiveProgress, type ProgressSink, type ResourceProgress } from '../sync/progress.js';
+import { formatEta, TICK_MS } from './progress-display.js';
+import { formatCount, formatDuration, formatNumber } from './table.js';
 
 /** Records per list page (the client asks for the service's maximum). */
 const PAGE_SIZE = 200;
@@ -16,7 +17,8 @@ export interface BackfillEstimate {
  * How long a backfill has left. The service never says how many records a window holds, so the expected count
  * is what the warehouse already has in that window (null when it has nothing). The pace is the observed one,
  * but never faster than the rate budget allows: each page costs at least one request (meeting logs one more
- * per changed log). Pure.
+ * per changed log). Once as many records came as expected, nothing says how many more: no ETA. Capped at
+ * MAX_ETA_MS. Pure.
  */
 export function estimateBackfill(
   progress: Pick<ResourceProgress, 'pages' | 'records' | 'requests'>,
@@ -26,41 +28,68 @@ export function estimateBackfill(
 ): BackfillEstimate {
   if (expectedRecords === null || expectedRecords <= 0) return { etaMs: null, fraction: null };
   const fraction = Math.min(1, progress.records / expectedRecords);
+  if (progress.records >= expectedRecords) return { etaMs: null, fraction };
   const remainingRecords = Math.max(0, expectedRecords - progress.records);
   const requestsPerPage = progress.pages > 0 ? Math.max(1, progress.requests / progress.pages) : 1;
   const budgetMs = (Math.ceil(remainingRecords / PAGE_SIZE) * requestsPerPage * 60_000) / Math.max(1, requestsPerMinute);
   const observedMs = progress.records > 0 && elapsedMs > 0 ? (remainingRecords * elapsedMs) / progress.records : 0;
-  return { etaMs: Math.round(Math.max(budgetMs, observedMs)), fraction };
+  return { etaMs: Math.min(MAX_ETA_MS, Math.round(Math.max(budgetMs, observedMs))), fraction };
 }
 
-/** One live line on a terminal: a bar, pages, records, request rate and the ETA. */
+/**
+ * One live line on a terminal: a bar, pages, records, request rate and the ETA, redrawn on each report and every
+ * second besides (the clock and the rate move while single views are fetched). After `stop()` nothing is drawn.
+ */
 export class BackfillProgressLine implements ProgressSink {
   private readonly draw: ReturnType<typeof createLogUpdate>;
+  private last: { progress: ResourceProgress; live: LiveProgress | undefined; at: number } | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     stream: NodeJS.WriteStream,
     private readonly expectedRecords: number | null,
     private readonly requestsPerMinute: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {
     this.draw = createLogUpdate(stream);
   }
 
-  update(p: Readonly<ResourceProgress>): void {
-    const elapsed = Math.max(1, this.now() - p.startedAtMs);
+  update(p: Readonly<ResourceProgress>, live?: LiveProgress): void {
+    if (this.stopped) return;
+    this.last = { progress: { ...p }, live, at: this.now() };
+    this.ticker ??= setInterval(() => this.render(), TICK_MS).unref();
+    this.render();
+  }
+
+  stop(): void {
+    clearInterval(this.ticker);
+    this.ticker = undefined;
+    if (this.stopped) return;
+    this.stopped = true;
+    this.draw.done();
+  }
+
+  private render(): void {
+    if (this.stopped || !this.last) return;
+    const { progress, live, at } = this.last;
+    const finished = isFinishedPhase(progress.phase);
+    const p = { ...progress, requests: finished || !live ? progress.requests : Math.max(progress.requests, live.requests()) };
+    const elapsed = Math.max(1, (finished ? at : this.now()) - p.startedAtMs);
     const { etaMs, fraction } = estimateBackfill(p, elapsed, this.expectedRecords, this.requestsPerMinute);
     const width = 24;
     const filled = fraction === null ? 0 : Math.round(fraction * width);
     const bar = fraction === null ? '' : `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round(fraction * 100)}% `;
     const rate = Math.round((p.requests / elapsed) * 60_000);
-    const eta = p.phase === 'done' ? 'done' : etaMs === null ? 'ETA unknown' : `ETA ${formatDuration(etaMs)}`;
-    this.draw(
-      `${p.resource} backfill ${p.phase}${p.resumed ? ' (resumed)' : ''}  ${bar}${p.pages} pages, ${p.records} records, ${p.written} written, ` +
-        `${rate} req/min, ${formatDuration(elapsed)}, ${eta}`,
-    );
-  }
-
-  stop(): void {
-    this.draw.done();
+    const figures = [
+      formatCount(p.pages, 'page'),
+      formatCount(p.records, 'record'),
+      `${formatNumber(p.written)} written`,
+      formatCount(p.requests, 'request'),
+      `${formatNumber(rate)} req/min`,
+      formatDuration(elapsed),
+      ...(finished ? [] : [formatEta(etaMs)]),
+    ];
+    this.draw(`${p.resource} backfill ${p.phase}${p.resumed ? ' (resumed)' : ''}  ${bar}${figures.join(', ')}`);
   }
 }

@@ -56,7 +56,7 @@ export function refreshSummaries(deps: SyncDeps, settings: SyncSettings): Promis
       const createdAfter = summariesWindowStart(serverNow, settings.summaries.windowMs);
       const { finalStatuses, recheckMs } = settings.summaries;
       const due = await warehouse.logsAwaitingSummaries({ createdAfter, serverNow, finalStatuses, recheckMs });
-      result.candidates = due.size;
+      result.candidates = progress.expected = due.size;
       log.info({ createdAfter, candidates: due.size }, 'refreshing summaries due for a re-read');
       const ids = [...due.keys()];
       for (let start = 0; start < ids.length; start += LOGS_PER_COMMIT) {

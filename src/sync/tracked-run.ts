@@ -51,7 +51,7 @@ export async function trackedRun<R extends ResourceResult>(deps: SyncDeps, spec:
   const api = deps.makeApi(spec.lane);
   const log = deps.logger.child({ resource: spec.resource, ...spec.logFields });
   const result = { ...emptyResult(spec.resource, spec.mode), ...spec.extra } as R;
-  const { progress, report } = trackProgress(spec.resource, started.getTime(), () => api.stats().requests, deps.progress);
+  const { progress, report } = trackProgress(spec.resource, started.getTime(), () => api.stats().requests, deps.progress, spec.mode);
   const runId = await deps.warehouse.startRun({ resource: spec.resource, mode: spec.mode, startedAt: started });
   try {
     await body({ deps, api, log, result, progress, report, runId, now });

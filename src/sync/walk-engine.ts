@@ -4,6 +4,7 @@ import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { ResourceState, SweepBatch } from '../warehouse/types.js';
 import type { SyncSettings } from './context.js';
 import { PassSignals } from './pass-signals.js';
+import { expectedRecords } from './progress.js';
 import type { RunContext } from './tracked-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
 import { nextWatermark, type WalkPlan } from './window.js';
@@ -51,6 +52,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   const from = plan.resumedFrom;
   if (kind.movesWatermark) result.watermark = state.watermark;
   result.resumed = progress.resumed = plan.resumed;
+  progress.expected = await expectedRecords(warehouse, resource, result.mode, plan);
   if (!plan.resumed && state.walk?.cursor) {
     log.info({ interruptedMode: state.walk.mode }, `starting a ${kind.mode} walk; the interrupted ${state.walk.mode} walk is abandoned`);
   }
