@@ -93,6 +93,7 @@ export const SETTINGS = {
   requestTimeoutMs: setting({ variable: 'SALES_API_TIMEOUT', schema: duration, default: 30_000, defaultText: '`30s`', meaning: 'per-request timeout' }),
   retryLimit: setting({ variable: 'SALES_API_RETRIES', schema: integer(0), default: 5, meaning: 'retries of a failed request (network, timeout, 5xx, malformed body)' }),
   retryBaseDelayMs: setting({ variable: 'SALES_API_RETRY_DELAY', schema: duration, default: 500, defaultText: '`500ms`', meaning: 'first backoff delay; doubles each retry, with full jitter' }),
+  maxRetryAfterMs: setting({ variable: 'SALES_API_MAX_WAIT', schema: positiveDuration, default: 2 * MINUTE, defaultText: '`2m`', meaning: 'longest wait for the service (Retry-After, a spent window) before a run stops with `rate_limited`' }),
   flushRows: setting({ variable: 'SALESYNC_FLUSH_ROWS', schema: integer(1), default: 2000, meaning: 'rows buffered before one warehouse commit' }),
   flushIntervalMs: setting({ variable: 'SALESYNC_FLUSH_INTERVAL', schema: duration, default: 5000, defaultText: '`5s`', meaning: 'longest a fetched page waits for its commit' }),
   lockTimeoutMs: setting({ variable: 'SALESYNC_LOCK_TIMEOUT', schema: duration, default: 5 * MINUTE, defaultText: '`5m`', meaning: 'how long a writer waits for a file another process holds' }),

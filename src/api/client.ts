@@ -14,10 +14,12 @@ import type { RateLimitObservation } from '../core/rate-limiter.js';
 import {
   InvalidRecordError,
   InvalidResponseError,
+  RateLimitWaitError,
   RequestTimeoutError,
   ServiceUnreachableError,
   codeForStatus,
   dispositionFor,
+  looksLikeApiKey,
   parseErrorEnvelope,
   salesApiErrorFromResponse,
 } from './errors.js';
@@ -25,11 +27,15 @@ import { assertApiKeyFormat, keyFingerprint } from './keys.js';
 import {
   DEFAULT_RETRY,
   decideRetry,
+  localResetMs,
   parseRetryAfterMs,
   parseServerDate,
+  parseServerDateMs,
+  waitTooLong,
   type AttemptFailure,
   type ResolvedRetryOptions,
   type RetryState,
+  type ServiceWait,
 } from './retry.js';
 import { followCursors } from './pagination.js';
 import { meetingLogRecordSchema, propertyListSchema, serviceRecordSchema, serviceUserSchema } from './schemas.js';
@@ -75,6 +81,14 @@ interface RawResponse {
   body: string;
 }
 
+/** A key the service told to wait longer than `maxRetryAfterMs`: nothing is sent on it before `untilMs` (local). */
+interface SetAsideKey {
+  untilMs: number;
+  source: ServiceWait['source'];
+  /** The answer that said so, e.g. `429 GET /v1/deals/`. */
+  seenOn: string;
+}
+
 export function createSalesApi(options: SalesApiOptions): SalesApi {
   const keys = keyPool(options);
   const base = parseBaseUrl(options.baseUrl);
@@ -83,6 +97,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   const secretOf = new Map(keys.map((k) => [k.fingerprint, k.key]));
   /** Keys not (yet) rejected with a 401, in the order given: what every acquire offers the limiter. */
   let liveKeys: readonly string[] = fingerprints;
+  /** Keys told to wait longer than the client waits by itself (see `noteRateLimits`), by fingerprint. */
+  const setAside = new Map<string, SetAsideKey>();
   const retry: ResolvedRetryOptions = { ...DEFAULT_RETRY, ...withoutUndefined(options.retry ?? {}) };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { limiter } = options;
@@ -128,7 +144,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       // Only the code is read: got's errors carry the request options, the Authorization header included.
       if (error instanceof TimeoutError) return { failure: { kind: 'timeout' } };
       if (error instanceof RequestError) {
-        if (error.response) observe(keyId, error.response.headers);
+        if (error.response) noteRateLimits(keyId, error.response.headers, error.response.statusCode, spec);
         return { failure: { kind: 'network', networkCode: error.code } };
       }
       const name = error instanceof Error ? error.name : typeof error;
@@ -136,8 +152,51 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     }
   }
 
-  function observe(keyId: string, headers: Response['headers']): void {
-    limiter.observe(keyId, rateLimitObservation(headers));
+  /**
+   * Hands an answer's rate-limit headers to the limiter (the reset moved onto the local clock) and returns its
+   * Retry-After. A key told to wait longer than `maxRetryAfterMs` is set aside instead of paused: a pause that long
+   * would hold every request of the process (and, through Redis, of every process) for hours without a word.
+   */
+  function noteRateLimits(
+    keyId: string,
+    headers: Response['headers'],
+    status: number,
+    request: Pick<CallSpec<unknown>, 'method' | 'path'>,
+  ): { retryAfterMs: number | null; tooLong: ServiceWait | null } {
+    const now = Date.now();
+    const observation = rateLimitObservation(headers, now);
+    // Only a 429's Retry-After is ours to honour; an HTTP date in it is on the server's clock, like the reset.
+    const retryAfterMs =
+      status === 429 ? parseRetryAfterMs(header(headers, 'retry-after'), parseServerDateMs(header(headers, 'date')) ?? now) : null;
+    const tooLong = waitTooLong(retryAfterMs, observation, now, retry);
+    if (tooLong) {
+      setAside.set(keyId, { untilMs: now + tooLong.ms, source: tooLong.source, seenOn: `${status} ${request.method} ${request.path}` });
+      log.warn({ waitMs: tooLong.ms, source: tooLong.source, ...keyField(keyId) }, 'sales api key told to wait longer than maxRetryAfterMs: set aside');
+    }
+    limiter.observe(keyId, tooLong ? { ...observation, resetAt: undefined } : observation);
+    return { retryAfterMs, tooLong };
+  }
+
+  const isSetAside = (keyId: string, now: number): boolean => (setAside.get(keyId)?.untilMs ?? 0) > now;
+
+  /** Live keys not set aside at `now`: what an acquire may offer. */
+  function readyKeys(now: number): readonly string[] {
+    return liveKeys.filter((id) => !isSetAside(id, now));
+  }
+
+  /** Every live key is set aside: the `rate_limited` error naming the one that may send again first. */
+  function setAsideError(spec: CallSpec<unknown>, now: number): RateLimitWaitError {
+    const [keyId, waiting] = [...setAside].filter(([id]) => liveKeys.includes(id)).sort((a, b) => a[1].untilMs - b[1].untilMs)[0]!;
+    return new RateLimitWaitError({
+      method: spec.method,
+      path: spec.path,
+      keyFingerprint: keyId,
+      keyCount: liveKeys.length,
+      waitMs: waiting.untilMs - now,
+      maxRetryAfterMs: retry.maxRetryAfterMs,
+      source: waiting.source,
+      seenOn: waiting.seenOn,
+    });
   }
 
   /**
@@ -159,10 +218,14 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     const state: RetryState = { retries: 0, rateLimitedRetries: 0 };
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const grant = await abortable(() => limiter.acquire(liveKeys, { signal, lane: options.lane }), signal);
+      const offered = readyKeys(Date.now());
+      if (offered.length === 0) throw setAsideError(spec, Date.now());
+      const grant = await abortable(() => limiter.acquire(offered, { signal, lane: options.lane }), signal);
       stats.throttledMs += grant.waitedMs;
-      // A limiter that does not know the pool (a test stub) may name no key of ours: send on the first live one.
-      const keyId = secretOf.has(grant.keyId) ? grant.keyId : liveKeys[0]!;
+      // A limiter that does not know the pool (a test stub) may name no key of ours: send on the first offered one.
+      const keyId = secretOf.has(grant.keyId) ? grant.keyId : offered[0]!;
+      // Set aside while this request waited for its token: look again rather than send what would be refused.
+      if (isSetAside(keyId, Date.now())) continue;
       stats.requests += 1;
       if (attempt > 1) stats.retries += 1;
 
@@ -173,9 +236,11 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       let failure: AttemptFailure;
       let lastResponse: RawResponse | null = null;
       let invalidJson = false;
+      let tooLong: ServiceWait | null = null;
       if ('response' in outcome) {
         const response = (lastResponse = outcome.response);
-        observe(keyId, response.headers);
+        const noted = noteRateLimits(keyId, response.headers, response.status, spec);
+        tooLong = noted.tooLong;
         log.debug({ method, path, status: response.status, ms, attempt, ...keyField(keyId) }, 'sales api attempt');
         if (response.status === 401 && dropRejectedKey(keyId)) continue;
         if (response.status >= 200 && response.status < 300) {
@@ -188,10 +253,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
           failure = { kind: 'invalid_body', detail: checked.detail };
         } else if (response.status === 429) {
           stats.rateLimited += 1;
-          const retryAfterMs = parseRetryAfterMs(header(response.headers, 'retry-after'));
-          // Everyone on this key waits, not only this request: the server counts the key, not the caller.
-          if (retryAfterMs !== null) limiter.pause(keyId, retryAfterMs);
-          failure = { kind: 'rate_limited', retryAfterMs };
+          failure = { kind: 'rate_limited', retryAfterMs: noted.retryAfterMs };
         } else {
           const code = parseErrorEnvelope(response.body)?.code ?? codeForStatus(response.status);
           failure = { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
@@ -201,11 +263,15 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
         log.debug({ method, path, error: describeOutcome(failure), ms, attempt }, 'sales api attempt');
       }
 
+      // Told to wait longer than we wait by ourselves: go again at once on another key, or fail at the loop's top.
+      if (tooLong && failure.kind === 'rate_limited') continue;
       const decision = decideRetry(failure, state, retry);
       if (!decision.retry) throw finalError(spec, failure, lastResponse, attempt, invalidJson, keyId);
       if (decision.rateLimited) {
         state.rateLimitedRetries += 1;
-        if (failure.kind === 'rate_limited' && failure.retryAfterMs === null) limiter.pause(keyId, decision.delayMs);
+        // Everyone on this key waits, not only this request: the server counts the key, not the caller. The delay
+        // is never below the backoff, so a `Retry-After: 0` still holds the key.
+        limiter.pause(keyId, decision.delayMs);
       } else {
         state.retries += 1;
       }
@@ -377,8 +443,22 @@ export function keyPool(options: Pick<SalesApiOptions, 'apiKey' | 'apiKeys'>): A
   return [...pool].map(([key, fingerprint]) => ({ key, fingerprint }));
 }
 
-/** The base URL checked and split: `prefix` has no trailing slash; `host` is safe to print. */
+const BASE_URL_SETTING = { setting: 'SALES_API_BASE_URL' };
+
+/**
+ * The base URL checked and split: `prefix` has no trailing slash; `host` is safe to print. A pasted API root
+ * (`…/v1` or `…/v1/`) is accepted: the client appends `/v1/…` itself. No error repeats the value, which may be a
+ * key pasted into the wrong setting.
+ */
 export function parseBaseUrl(baseUrl: string): { prefix: string; host: string } {
+  if (looksLikeApiKey(baseUrl)) {
+    throw new ConfigError(
+      'invalid_base_url',
+      'the service base URL holds what looks like an API key (not shown). Put the key in SALES_API_KEY, and the ' +
+        'service address, such as https://api.example.com, in SALES_API_BASE_URL.',
+      BASE_URL_SETTING,
+    );
+  }
   let url: URL | null = null;
   try {
     url = new URL(baseUrl);
@@ -390,7 +470,7 @@ export function parseBaseUrl(baseUrl: string): { prefix: string; host: string } 
       'invalid_base_url',
       'the service base URL is not an http(s) URL without query or fragment, such as https://api.example.com ' +
         'or http://127.0.0.1:4010 (/v1/... is appended). Set SALES_API_BASE_URL.',
-      { setting: 'SALES_API_BASE_URL' },
+      BASE_URL_SETTING,
     );
   }
   if (url.username || url.password) {
@@ -398,18 +478,58 @@ export function parseBaseUrl(baseUrl: string): { prefix: string; host: string } 
       'invalid_base_url',
       'the service base URL must not carry a user name or password: the API key is sent as a Bearer token. ' +
         'Remove them from SALES_API_BASE_URL and set SALES_API_KEY.',
-      { setting: 'SALES_API_BASE_URL' },
+      BASE_URL_SETTING,
     );
   }
-  return { prefix: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, host: url.host };
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return { prefix: `${url.origin}${path}`, host: url.host };
 }
 
-/** X-RateLimit-* as numbers; a missing or unreadable header stays undefined. */
-export function rateLimitObservation(headers: Response['headers']): RateLimitObservation {
+/**
+ * What is worth a warning in a base URL that works: one line each, for the CLI to log once at start. Empty for a
+ * URL `parseBaseUrl` refuses (its error says why).
+ */
+export function baseUrlWarnings(baseUrl: string): string[] {
+  let host: string;
+  try {
+    host = parseBaseUrl(baseUrl).host;
+  } catch {
+    return [];
+  }
+  const url = new URL(baseUrl);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    return [
+      `SALES_API_BASE_URL is plain http:// to ${host}: the API key travels to it in clear text, readable by anyone ` +
+        'on the way. Use https://.',
+    ];
+  }
+  return [];
+}
+
+/** localhost (and `*.localhost`), 127.0.0.0/8 and ::1 (IPv4-mapped 127/8 included), as `URL#hostname` spells them. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+    /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host)
+  );
+}
+
+/**
+ * X-RateLimit-* as numbers; a missing or unreadable header stays undefined. The reset is Unix seconds on the
+ * server's clock while the limiters compare it with the local one: with a `Date` header it is moved onto the local
+ * clock (see `localResetMs`), so a clock that is off by half an hour neither adds half an hour nor ignores the reset.
+ */
+export function rateLimitObservation(headers: Response['headers'], localNow: number = Date.now()): RateLimitObservation {
+  const resetAt = headerNumber(header(headers, 'x-ratelimit-reset'));
+  const serverDateMs = parseServerDateMs(header(headers, 'date'));
   return {
     limit: headerNumber(header(headers, 'x-ratelimit-limit')),
     remaining: headerNumber(header(headers, 'x-ratelimit-remaining')),
-    resetAt: headerNumber(header(headers, 'x-ratelimit-reset')),
+    resetAt: resetAt === undefined || serverDateMs === null ? resetAt : localResetMs(resetAt, serverDateMs, localNow) / 1000,
   };
 }
 

@@ -4,6 +4,7 @@
  * headers included, so only safe fields (a network code, a status) are copied out.
  */
 import { SalesyncError, type ErrorDisposition } from '../core/errors.js';
+import type { WaitSource } from './retry.js';
 import { errorEnvelopeSchema, type ErrorEnvelope, type FieldError } from './schemas.js';
 
 export type { FieldError } from './schemas.js';
@@ -57,6 +58,35 @@ export function codeForStatus(status: number): string {
 const KEY_LIKE = /sk_[A-Za-z0-9]{8,}/g;
 export function redactKeys(text: string): string {
   return text.replace(KEY_LIKE, 'sk_…(redacted)');
+}
+
+/**
+ * Whether a setting's value looks like an API key (pasted into the wrong setting): `sk_` and a run of base62
+ * anywhere, in either case (a URL's host is lowercased), or a long token with no scheme, dot or slash.
+ */
+export function looksLikeApiKey(value: string): boolean {
+  const text = value.trim();
+  return /sk_[A-Za-z0-9]{8,}/i.test(text) || (!/^[a-z][a-z0-9+.-]*:/i.test(text) && /^[A-Za-z0-9_-]{32,}$/.test(text));
+}
+
+/** A wait for a one-line message: `45 s`, `12 min`, `1 h`, `1.5 h`, `3 d`. */
+export function formatWait(ms: number): string {
+  const seconds = Math.ceil(Math.max(0, ms) / 1000);
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = seconds / 60;
+  if (minutes < 60) return `${Math.round(minutes)} min`;
+  const hours = minutes / 60;
+  if (hours < 48) return `${Math.round(hours * 10) / 10} h`;
+  return `${Math.round((hours / 24) * 10) / 10} d`;
+}
+
+/** The advice of every wait too long: what the run does about it, and the setting that bounds it. */
+function waitTooLongAdvice(maxRetryAfterMs: number): string {
+  return (
+    `longer than the ${formatWait(maxRetryAfterMs)} the client waits by itself (SALES_API_MAX_WAIT). The run stops ` +
+    'here rather than hang; the next run resumes from its checkpoint. If something else spends the key\'s or the ' +
+    'organization\'s budget, give this sync its own key.'
+  );
 }
 
 export interface ErrorResponse {
@@ -185,10 +215,13 @@ function salesApiErrorMessage(d: SalesApiErrorDetails): string {
         'The record may have been deleted or its id is wrong; if every path answers 404, check SALES_API_BASE_URL.'
       );
     case 'rate_limited': {
-      const tooLong =
-        d.retryAfterMs != null && d.maxRetryAfterMs !== undefined && d.retryAfterMs > d.maxRetryAfterMs
-          ? `it asked to wait ${Math.ceil(d.retryAfterMs / 1000)} s, longer than the ${Math.round(d.maxRetryAfterMs / 1000)} s the client waits by itself`
-          : `it was still answering 429 after ${d.attempts} attempts`;
+      if (d.retryAfterMs != null && d.maxRetryAfterMs !== undefined && d.retryAfterMs > d.maxRetryAfterMs) {
+        return (
+          `the service asked key ${d.keyFingerprint} to wait ${formatWait(d.retryAfterMs)} (Retry-After, on ${d.status} ` +
+          `${request}: ${said}), ${waitTooLongAdvice(d.maxRetryAfterMs)}`
+        );
+      }
+      const tooLong = `it was still answering 429 after ${d.attempts} attempts`;
       return (
         `the service is rate-limiting key ${d.keyFingerprint} on ${request} (${d.status}: ${said}): ${tooLong}. ` +
         'Something else is spending the key\'s or the organization\'s budget: run again later, or give this sync its own key.'
@@ -207,6 +240,62 @@ function salesApiErrorMessage(d: SalesApiErrorDetails): string {
       const what = d.serviceMessage === null ? `${d.status} (${said})` : `${d.status} code "${d.code}" (${said})`;
       return `the service answered ${request} with ${what} after ${d.attempts} attempts. ${advice}`;
     }
+  }
+}
+
+/**
+ * The service told every key to wait longer than the client waits by itself (`maxRetryAfterMs`): by Retry-After,
+ * or by X-RateLimit-Remaining 0 with a reset that far off. The request fails at once (it may not have been sent)
+ * instead of holding the run, and every request behind it, for hours. `rate_limited`, retriable by a later run.
+ */
+export class RateLimitWaitError extends SalesyncError {
+  readonly method: string;
+  readonly path: string;
+  /** How much longer the key that frees first must wait, in milliseconds (local clock). */
+  readonly waitMs: number;
+  readonly maxRetryAfterMs: number;
+  /** The header that asked for the wait. */
+  readonly source: WaitSource;
+
+  constructor(d: {
+    method: string;
+    path: string;
+    keyFingerprint: string;
+    /** Live keys of the pool, all of them waiting. */
+    keyCount: number;
+    waitMs: number;
+    maxRetryAfterMs: number;
+    source: WaitSource;
+    /** The answer that asked for the wait, e.g. `429 GET /v1/deals/`. */
+    seenOn: string;
+  }) {
+    const who = d.keyCount > 1 ? `every key; the first to free up, ${d.keyFingerprint},` : `key ${d.keyFingerprint}`;
+    const why = d.source === 'Retry-After' ? 'Retry-After' : 'X-RateLimit-Remaining 0 until X-RateLimit-Reset';
+    super(
+      'rate_limited',
+      `${d.method} ${d.path}: the service asked ${who} to wait ${formatWait(d.waitMs)} (${why}, on ${d.seenOn}), ` +
+        waitTooLongAdvice(d.maxRetryAfterMs),
+      {
+        disposition: 'retriable',
+        context: {
+          method: d.method,
+          path: d.path,
+          keyFingerprint: d.keyFingerprint,
+          waitMs: d.waitMs,
+          // The name a 429's SalesApiError uses: the worker delays the job by it (jobs/job-outcome.ts).
+          retryAfterMs: d.waitMs,
+          maxRetryAfterMs: d.maxRetryAfterMs,
+          source: d.source,
+          seenOn: d.seenOn,
+        },
+      },
+    );
+    this.name = 'RateLimitWaitError';
+    this.method = d.method;
+    this.path = d.path;
+    this.waitMs = d.waitMs;
+    this.maxRetryAfterMs = d.maxRetryAfterMs;
+    this.source = d.source;
   }
 }
 

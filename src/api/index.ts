@@ -1,11 +1,12 @@
 /** The Sales Records Service client: `createSalesApi` and the errors it throws. */
-export { createSalesApi, DEFAULT_PAGE_SIZE, DEFAULT_TIMEOUT_MS } from './client.js';
+export { createSalesApi, baseUrlWarnings, DEFAULT_PAGE_SIZE, DEFAULT_TIMEOUT_MS } from './client.js';
 export {
   SalesApiError,
   ServiceUnreachableError,
   RequestTimeoutError,
   InvalidResponseError,
   InvalidRecordError,
+  RateLimitWaitError,
   KNOWN_SERVICE_CODES,
   dispositionFor,
 } from './errors.js';

@@ -2,6 +2,7 @@
  * The client's retry decisions as pure functions: what kind of failure an attempt met, whether to try again,
  * and how long to wait. No I/O here, so every branch is tested without a server.
  */
+import type { RateLimitObservation } from '../core/rate-limiter.js';
 import type { RetryOptions } from './types.js';
 
 /** Every RetryOptions member resolved to a value. */
@@ -53,6 +54,7 @@ export type AttemptFailure =
   | { kind: 'timeout' }
   /** A non-2xx answer; `retriable` is the disposition of its error code (see errors.ts). */
   | { kind: 'status'; status: number; retriable: boolean }
+  /** A 429. `retryAfterMs` is its Retry-After, already read against the server's clock (see parseRetryAfterMs). */
   | { kind: 'rate_limited'; retryAfterMs: number | null }
   /** A 2xx whose body is not JSON or does not match the schema. */
   | { kind: 'invalid_body'; detail: string };
@@ -84,7 +86,24 @@ export function retryDelayMs(
   return Math.round(Math.max(0, Math.min(1, random())) * Math.max(0, ceiling));
 }
 
-/** Retry-After as milliseconds: integer seconds (the spec) or an HTTP date. Null when absent or unreadable. */
+/**
+ * A rate-limited retry's backoff: "equal jitter", a uniform delay in [ceiling/2, ceiling] of the same ceiling as
+ * `retryDelayMs`. The server asked us to slow down: a full-jitter draw near zero would answer a `Retry-After: 0`
+ * with a burst, so half the ceiling is kept as a floor and only the rest is spread.
+ */
+export function rateLimitedDelayMs(
+  attempt: number,
+  options: { baseDelayMs: number; maxDelayMs: number },
+  random: () => number = Math.random,
+): number {
+  const ceiling = retryDelayMs(attempt, options, () => 1);
+  return Math.round(ceiling / 2 + Math.max(0, Math.min(1, random())) * (ceiling / 2));
+}
+
+/**
+ * Retry-After as milliseconds: integer seconds (the spec) or an HTTP date. An HTTP date is on the server's clock,
+ * so pass the server's `Date` as `now` when the answer has one. Null when absent or unreadable; 0 for a past date.
+ */
 export function parseRetryAfterMs(header: string | undefined, now: number = Date.now()): number | null {
   if (header === undefined) return null;
   const value = header.trim();
@@ -94,15 +113,69 @@ export function parseRetryAfterMs(header: string | undefined, now: number = Date
   return Math.max(0, at - now);
 }
 
-/**
- * The `Date` response header (RFC 9110 IMF-fixdate, second precision) as ISO 8601 UTC without fractional
- * seconds, e.g. `2024-05-01T09:30:00Z`. Null when absent or unreadable.
- */
-export function parseServerDate(header: string | undefined): string | null {
+/** The `Date` response header (RFC 9110 IMF-fixdate, whole seconds) as epoch milliseconds. Null when absent or unreadable. */
+export function parseServerDateMs(header: string | undefined): number | null {
   if (header === undefined || header.trim() === '') return null;
   const at = Date.parse(header);
-  if (Number.isNaN(at)) return null;
-  return new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return Number.isNaN(at) ? null : at;
+}
+
+/**
+ * The `Date` response header as ISO 8601 UTC without fractional seconds, e.g. `2024-05-01T09:30:00Z`. Null when
+ * absent or unreadable.
+ */
+export function parseServerDate(header: string | undefined): string | null {
+  const at = parseServerDateMs(header);
+  return at === null ? null : new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * X-RateLimit-Reset (Unix seconds on the server's clock) moved onto the local clock, in epoch milliseconds:
+ * `localNow + (reset - serverDate)`. The Date header is truncated to the second and was stamped before the answer
+ * travelled, so the result errs late by under a second plus the transit time, never early.
+ */
+export function localResetMs(resetAtSeconds: number, serverDateMs: number, localNow: number): number {
+  return localNow + (resetAtSeconds * 1000 - serverDateMs);
+}
+
+/** Why the service told a key to wait. */
+export type WaitSource = 'Retry-After' | 'X-RateLimit-Reset';
+
+/** How long the service told a key to wait, and which header said so. */
+export interface ServiceWait {
+  ms: number;
+  source: WaitSource;
+}
+
+/**
+ * The longer of what one answer asks a key to wait: its Retry-After, and the reset of a window it reports empty
+ * (`X-RateLimit-Remaining: 0`; the observation's `resetAt` already on the local clock). Null when it asks nothing.
+ */
+export function serviceWait(
+  retryAfterMs: number | null,
+  observation: RateLimitObservation,
+  localNow: number,
+): ServiceWait | null {
+  const resetMs =
+    observation.remaining === 0 && observation.resetAt !== undefined
+      ? Math.max(0, observation.resetAt * 1000 - localNow)
+      : null;
+  if (resetMs !== null && (retryAfterMs === null || resetMs > retryAfterMs)) return { ms: resetMs, source: 'X-RateLimit-Reset' };
+  return retryAfterMs === null ? null : { ms: retryAfterMs, source: 'Retry-After' };
+}
+
+/**
+ * The wait an answer asks for when it is longer than the client waits by itself (`maxRetryAfterMs`), else null.
+ * Such a key is set aside rather than paused: pausing it would hold every request of the process for that long.
+ */
+export function waitTooLong(
+  retryAfterMs: number | null,
+  observation: RateLimitObservation,
+  localNow: number,
+  options: Pick<ResolvedRetryOptions, 'maxRetryAfterMs'>,
+): ServiceWait | null {
+  const wait = serviceWait(retryAfterMs, observation, localNow);
+  return wait !== null && wait.ms > options.maxRetryAfterMs ? wait : null;
 }
 
 /** Whether to try again after `failure`, given what was spent so far. */
@@ -119,8 +192,8 @@ export function decideRetry(
     if (state.rateLimitedRetries >= MAX_RATE_LIMITED_RETRIES) {
       return { retry: false, reason: `rate limited ${state.rateLimitedRetries + 1} times` };
     }
-    const delayMs =
-      failure.retryAfterMs ?? retryDelayMs(state.rateLimitedRetries + 1, options, random);
+    // A Retry-After of 0 (or a past date) is no reason to come back at once: never sooner than the backoff.
+    const delayMs = Math.max(failure.retryAfterMs ?? 0, rateLimitedDelayMs(state.rateLimitedRetries + 1, options, random));
     return { retry: true, delayMs, rateLimited: true, reason: describeFailure(failure) };
   }
   const retriable =

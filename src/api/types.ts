@@ -108,12 +108,16 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** Ceiling of one backoff delay. @defaultValue 30000 */
   maxDelayMs?: number;
-  /** Longest Retry-After the client waits out by itself; a longer one fails with `rate_limited`. @defaultValue 120000 */
+  /**
+   * Longest wait the client takes by itself, from a 429's Retry-After or from X-RateLimit-Remaining 0 with its
+   * reset: a longer one sets the key aside, and once every key is, requests fail at once with `rate_limited`
+   * (RateLimitWaitError) instead of pausing for hours. @defaultValue 120000
+   */
   maxRetryAfterMs?: number;
 }
 
 export interface SalesApiOptions {
-  /** e.g. `https://api.example.com` or `http://127.0.0.1:4010`; `/v1/...` is appended. */
+  /** e.g. `https://api.example.com` or `http://127.0.0.1:4010`; `/v1/...` is appended (a trailing `/v1` is dropped first). */
   baseUrl: string;
   /** `sk_` + at least 40 base62 characters. Checked before any request; never logged. Same as `apiKeys: [apiKey]`. */
   apiKey?: string;

@@ -25,6 +25,15 @@ export interface FaultDecision {
   delayMs: number;
 }
 
+/** The rate-limit headers a spurious 429 carries (see FaultSettings). */
+export interface SpuriousRateLimit {
+  retryAfterSeconds: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+const RATE_LIMIT_COUNTS: Array<keyof FaultSettings> = ['rateLimitRetryAfterSeconds', 'rateLimitRemaining', 'rateLimitResetSeconds'];
+
 export class FaultInjector {
   private settings: FaultSettings = {};
   private prng: Prng;
@@ -39,6 +48,12 @@ export class FaultInjector {
       const rate = settings[name];
       if (rate !== undefined && (typeof rate !== 'number' || rate < 0 || rate > 1)) {
         throw new Error(`${name} must be a probability between 0 and 1`);
+      }
+    }
+    for (const name of RATE_LIMIT_COUNTS) {
+      const count = settings[name];
+      if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 0)) {
+        throw new Error(`${name} must be a whole number of at least 0`);
       }
     }
     this.settings = { ...settings };
@@ -88,6 +103,16 @@ export class FaultInjector {
   private consume(script: Scripted): void {
     script.remaining -= 1;
     if (script.remaining === 0) this.scripted.splice(this.scripted.indexOf(script), 1);
+  }
+
+  /** What a spurious 429 says about the key's window. */
+  spuriousRateLimit(): SpuriousRateLimit {
+    const retryAfterSeconds = this.settings.rateLimitRetryAfterSeconds ?? 1;
+    return {
+      retryAfterSeconds,
+      remaining: this.settings.rateLimitRemaining ?? 0,
+      resetSeconds: this.settings.rateLimitResetSeconds ?? retryAfterSeconds,
+    };
   }
 
   /** Status of an `error` fault: 500, 502 or 503. */

@@ -2,8 +2,9 @@ import { invalidRequest } from './errors.js';
 import type { ClockSettings, ListPageHook, SummaryStatuses } from './types.js';
 
 /**
- * The unkind knobs that can change while the simulator runs (the onListPage hook, the `Date` header's clock),
- * shared by the HTTP layer, the handlers and the admin, and the validation of every knob's value.
+ * The unkind knobs that can change while the simulator runs (the onListPage hook, the service's clock shown by
+ * `Date` and `X-RateLimit-Reset`), shared by the HTTP layer, the handlers and the admin, and the validation of every
+ * knob's value.
  */
 
 export interface RuntimeKnobs {

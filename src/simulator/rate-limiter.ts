@@ -51,8 +51,11 @@ export class SlidingWindowLimiter {
     readonly perOrgLimit: number,
   ) {}
 
-  /** Counts the request when both windows have room; a refusal (429) consumes nothing. */
-  take(key: string, now: number): RateDecision {
+  /**
+   * Counts the request when both windows have room; a refusal (429) consumes nothing. The windows count on `now`;
+   * `clockSkewMs` moves only the reported reset onto the service's clock (the one its `Date` header shows).
+   */
+  take(key: string, now: number, clockSkewMs = 0): RateDecision {
     let log = this.perKey.get(key);
     if (!log) {
       log = new WindowLog();
@@ -67,28 +70,28 @@ export class SlidingWindowLimiter {
       if (keyFull) freeAt = Math.max(freeAt, (log.blockingAt(this.perKeyLimit) ?? now) + WINDOW_MS);
       if (orgFull) freeAt = Math.max(freeAt, (this.org.blockingAt(this.perOrgLimit) ?? now) + WINDOW_MS);
       const retryAfter = Math.max(1, Math.ceil((freeAt - now) / 1000));
-      return { allowed: false, retryAfter, headers: this.headers(log, now) };
+      return { allowed: false, retryAfter, headers: this.headers(log, now, clockSkewMs) };
     }
     log.push(now);
     this.org.push(now);
-    return { allowed: true, headers: this.headers(log, now) };
+    return { allowed: true, headers: this.headers(log, now, clockSkewMs) };
   }
 
-  private headers(log: WindowLog, now: number): Record<string, string> {
+  private headers(log: WindowLog, now: number, clockSkewMs: number): Record<string, string> {
     const oldest = log.oldest() ?? now;
     return {
       'X-RateLimit-Limit': String(this.perKeyLimit),
       'X-RateLimit-Remaining': String(Math.max(0, this.perKeyLimit - log.count)),
-      'X-RateLimit-Reset': String(Math.ceil((oldest + WINDOW_MS) / 1000)),
+      'X-RateLimit-Reset': String(Math.ceil((oldest + WINDOW_MS + clockSkewMs) / 1000)),
     };
   }
 
   /** Headers for a response that counts nothing (e.g. 401): a full window. */
-  idleHeaders(now: number): Record<string, string> {
+  idleHeaders(now: number, clockSkewMs = 0): Record<string, string> {
     return {
       'X-RateLimit-Limit': String(this.perKeyLimit),
       'X-RateLimit-Remaining': String(this.perKeyLimit),
-      'X-RateLimit-Reset': String(Math.ceil((now + WINDOW_MS) / 1000)),
+      'X-RateLimit-Reset': String(Math.ceil((now + WINDOW_MS + clockSkewMs) / 1000)),
     };
   }
 }

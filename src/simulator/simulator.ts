@@ -169,13 +169,15 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       }
       case 'rateLimit': {
         stats.record(method, path, token, 429);
-        const now = nowMs();
+        const { retryAfterSeconds, remaining, resetSeconds } = faults.spuriousRateLimit();
+        // The reset is on the service's clock, the one the Date header shows.
+        const serverNow = nowMs() + knobs.clock.dateSkewMs;
         sendJson(res, 429, { error: { code: 'rate_limited', message: MESSAGES.rate_limited } }, {
           ...dateHeader(res),
-          'Retry-After': '1',
+          'Retry-After': String(retryAfterSeconds),
           'X-RateLimit-Limit': String(limiter.perKeyLimit),
-          'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': String(Math.ceil(now / 1000) + 1),
+          'X-RateLimit-Remaining': String(remaining),
+          'X-RateLimit-Reset': String(Math.ceil(serverNow / 1000) + resetSeconds),
         });
         return;
       }
@@ -208,14 +210,14 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       return;
     }
 
-    let headers: Record<string, string> = limiter.idleHeaders(nowMs());
+    let headers: Record<string, string> = limiter.idleHeaders(nowMs(), knobs.clock.dateSkewMs);
     let answer: { status: number; body: unknown };
     let afterBuilt: (() => void) | undefined;
     try {
       const rawBody = await readBody(req);
       const role = token === null ? undefined : keys.roleOf(token);
       if (token === null || role === undefined) throw new ServiceError(401, 'unauthorized');
-      const rate = limiter.take(token, nowMs());
+      const rate = limiter.take(token, nowMs(), knobs.clock.dateSkewMs);
       headers = rate.headers;
       if (!rate.allowed) {
         headers = { ...headers, 'Retry-After': String(rate.retryAfter) };

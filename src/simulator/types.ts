@@ -133,8 +133,18 @@ export interface FaultSettings {
   malformedRate?: number;
   /** 502 with an HTML body (a proxy page). @defaultValue 0 */
   htmlErrorRate?: number;
-  /** A spurious 429 `rate_limited` with `Retry-After: 1`. @defaultValue 0 */
+  /** A spurious 429 `rate_limited` (by default with `Retry-After: 1`, a window reported empty until 1 s on). @defaultValue 0 */
   rateLimitRate?: number;
+  /** `Retry-After` of a spurious 429, whole seconds; 0 is what an unkind gateway sends. @defaultValue 1 */
+  rateLimitRetryAfterSeconds?: number;
+  /** `X-RateLimit-Remaining` of a spurious 429 (a gateway's 429 may leave the key's window untouched). @defaultValue 0 */
+  rateLimitRemaining?: number;
+  /**
+   * `X-RateLimit-Reset` of a spurious 429, in whole seconds after the service clock's current second (`now` +
+   * `dateSkewMs`, like the `Date` header); a day stands for a quota spent until tomorrow.
+   * @defaultValue rateLimitRetryAfterSeconds
+   */
+  rateLimitResetSeconds?: number;
   /** Seed of the fault PRNG. @defaultValue the simulator seed */
   seed?: number;
 }
@@ -167,9 +177,12 @@ export interface ListPageEvent {
 
 export type ListPageHook = (event: ListPageEvent) => void;
 
-/** The `Date` header of public responses (the service's clock as a client sees it). */
+/** The service's clock as a client sees it: the `Date` header, and `X-RateLimit-Reset` (Unix seconds on that clock). */
 export interface ClockSettings {
-  /** Added to the simulator clock (`now`); positive = the header runs ahead. @defaultValue 0 */
+  /**
+   * Added to the simulator clock (`now`) in `Date` and `X-RateLimit-Reset`; positive = the service's clock runs
+   * ahead. The rate-limit window itself counts on `now`. @defaultValue 0
+   */
   dateSkewMs?: number;
   /** Send no `Date` header at all. @defaultValue false */
   omitDate?: boolean;
@@ -250,7 +263,7 @@ export interface SimulatorOptions {
    * Also `admin.setCommitLag`. @defaultValue 0
    */
   commitLagMs?: number;
-  /** The `Date` header of public responses. Also `admin.setClock`. @defaultValue from `now`, no skew */
+  /** The service's clock (`Date`, `X-RateLimit-Reset`) of public responses. Also `admin.setClock`. @defaultValue from `now`, no skew */
   clock?: ClockSettings;
   /**
    * Status names of summaries (seeded and generated). Also `admin.setSummaryStatuses`.

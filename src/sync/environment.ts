@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { createSalesApi } from '../api/index.js';
+import { baseUrlWarnings, createSalesApi } from '../api/index.js';
 import type { SalesApi } from '../api/types.js';
 import { requireService, type Config } from '../config.js';
 import { createLimiter, type LimiterOptions } from '../limiter/index.js';
@@ -77,6 +77,7 @@ export function limiterOptions(config: Config, logger?: Logger): LimiterOptions 
 
 export function createSyncEnvironment(config: Config, options: EnvironmentOptions): SyncEnvironment {
   const service = requireService(config);
+  for (const line of baseUrlWarnings(service.baseUrl)) options.logger.warn({ setting: 'SALES_API_BASE_URL' }, line);
   const limiter = options.limiter ?? createLimiter(limiterOptions(config, options.logger), options.redis ?? null);
   const makeApi = (lane: RateLane | undefined = options.lane): SalesApi =>
     createSalesApi({
@@ -86,7 +87,7 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
       ...(lane ? { lane } : {}),
       logger: options.logger,
       timeoutMs: config.requestTimeoutMs,
-      retry: { limit: config.retryLimit, baseDelayMs: config.retryBaseDelayMs },
+      retry: { limit: config.retryLimit, baseDelayMs: config.retryBaseDelayMs, maxRetryAfterMs: config.maxRetryAfterMs },
     });
   // Fail on a malformed key now, before anything else happens.
   makeApi();

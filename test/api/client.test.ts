@@ -3,6 +3,7 @@ import {
   InvalidRecordError,
   InvalidResponseError,
   MAX_CURSOR_REPEATS,
+  RateLimitWaitError,
   RequestTimeoutError,
   SalesApiError,
   ServiceUnreachableError,
@@ -532,15 +533,80 @@ describe('retries', () => {
     expect(api.stats()).toMatchObject({ requests: 2, retries: 1, rateLimited: 1 });
   });
 
-  it('fails at once with rate_limited when Retry-After exceeds maxRetryAfterMs', async () => {
+  it('fails at once with a one-line rate_limited saying how long Retry-After asked, without pausing the key that long', async () => {
     const { api, service, limiter } = await setup((_req, res) =>
-      sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '600' }),
+      sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '3600' }),
     );
+    const started = Date.now();
     const error = await rejectionOf(api.listPage('deals'));
-    expect(error).toBeInstanceOf(SalesApiError);
-    expect(error).toMatchObject({ code: 'rate_limited', disposition: 'retriable', retryAfterMs: 600_000 });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(error).toBeInstanceOf(RateLimitWaitError);
+    expect(error).toMatchObject({ code: 'rate_limited', disposition: 'retriable', source: 'Retry-After', maxRetryAfterMs: 5_000 });
+    expect((error as RateLimitWaitError).waitMs).toBeGreaterThan(3_590_000);
+    const { message } = error as Error;
+    expect(message).not.toContain('\n');
+    expect(message).toMatch(/^GET \/v1\/deals\/: the service asked key sk_…[0-9a-f]{8} to wait 1 h \(Retry-After, on 429 GET \/v1\/deals\/\)/);
+    expect(message).toContain('(SALES_API_MAX_WAIT)');
+    expect(message).toContain('the next run resumes from its checkpoint');
     expect(service.requests).toHaveLength(1);
-    expect(limiter.paused).toEqual([{ keyId: FINGERPRINT, ms: 600_000 }]);
+    // A pause of an hour would hold every other request of the process: the key is set aside instead.
+    expect(limiter.paused).toEqual([]);
+    // The next request on that key fails the same way without being sent.
+    expect(await rejectionOf(api.listPage('companies'))).toMatchObject({ code: 'rate_limited', path: '/v1/companies/' });
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('answers a 429 with Retry-After: 0 with the backoff, and pauses the whole key for it (never for 0 ms)', async () => {
+    const { api, service, limiter } = await setup(
+      sequence(
+        (_req, res) => sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '0' }),
+        (_req, res) => sendJson(res, 200, listBody([], null)),
+      ),
+      { retry: { ...FAST_RETRY, baseDelayMs: 200, maxDelayMs: 1_000 } },
+    );
+    const started = Date.now();
+    await api.listPage('deals');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    expect(service.requests).toHaveLength(2);
+    expect(limiter.paused).toHaveLength(1);
+    expect(limiter.paused[0]!.ms).toBeGreaterThanOrEqual(100);
+  });
+
+  it('returns a page answered with X-RateLimit-Remaining 0 and a far reset, then fails the next request at once without sending it', async () => {
+    const { api, service, limiter } = await setup((_req, res) =>
+      sendJson(res, 200, listBody([record(recordId(1))], null), {
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 86_400),
+      }),
+    );
+    expect((await api.listPage('deals')).results).toHaveLength(1);
+    // The limiter hears that the window is empty, but not the reset a day off: it would pause the key for a day.
+    expect(limiter.observed[0]!.observation).toMatchObject({ remaining: 0, resetAt: undefined });
+    const started = Date.now();
+    const error = await rejectionOf(api.listPage('companies'));
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(error).toBeInstanceOf(RateLimitWaitError);
+    expect(error).toMatchObject({ code: 'rate_limited', source: 'X-RateLimit-Reset', path: '/v1/companies/' });
+    expect((error as Error).message).toContain('to wait 24 h (X-RateLimit-Remaining 0 until X-RateLimit-Reset, on 200 GET /v1/deals/)');
+    expect(service.requests).toHaveLength(1);
+  });
+
+  it('reads an HTTP-date Retry-After against the server\'s Date header, not the local clock', async () => {
+    const serverNow = Date.now() - 30 * 60_000;
+    const { api, limiter } = await setup(
+      sequence(
+        (_req, res) =>
+          sendJson(res, 429, errorBody('rate_limited', '制限超過'), {
+            date: new Date(serverNow).toUTCString(),
+            'retry-after': new Date(serverNow + 2_000).toUTCString(),
+          }),
+        (_req, res) => sendJson(res, 200, listBody([], null)),
+      ),
+    );
+    await api.listPage('deals');
+    // Read against the local clock, that date lies 30 minutes in the past: no wait at all.
+    expect(limiter.paused[0]!.ms).toBeGreaterThanOrEqual(1_000);
+    expect(limiter.paused[0]!.ms).toBeLessThanOrEqual(3_000);
   });
 
   it('retries a truncated JSON body, then fails with a retriable invalid_response', async () => {
@@ -646,11 +712,17 @@ describe('connection failures', () => {
 });
 
 describe('rate-limit headers', () => {
-  it('hands X-RateLimit-* of every answer, errors included, to limiter.observe', async () => {
+  it('hands X-RateLimit-* of every answer, errors included, to limiter.observe (the reset as sent, without a Date header)', async () => {
     const { api, limiter } = await setup(
       sequence(
-        (_req, res) => sendJson(res, 503, errorBody('internal_error', '障害'), { 'x-ratelimit-remaining': '5' }),
-        (_req, res) => sendJson(res, 200, listBody([], null), { 'x-ratelimit-remaining': '4' }),
+        (_req, res) => {
+          res.sendDate = false; // node:http adds a Date header unless told not to
+          sendJson(res, 503, errorBody('internal_error', '障害'), { 'x-ratelimit-remaining': '5' });
+        },
+        (_req, res) => {
+          res.sendDate = false;
+          sendJson(res, 200, listBody([], null), { 'x-ratelimit-remaining': '4' });
+        },
       ),
     );
     await api.listPage('deals');
@@ -658,6 +730,26 @@ describe('rate-limit headers', () => {
       { keyId: FINGERPRINT, observation: { limit: 1000, remaining: 5, resetAt: 1714555860 } },
       { keyId: FINGERPRINT, observation: { limit: 1000, remaining: 4, resetAt: 1714555860 } },
     ]);
+  });
+
+  it.each([
+    ['30 minutes ahead of', 30],
+    ['30 minutes behind', -30],
+  ])('moves X-RateLimit-Reset onto the local clock by the Date header of a server clock %s ours', async (_label, minutes) => {
+    const { api, limiter } = await setup((_req, res) => {
+      const serverNow = Date.now() + minutes * 60_000;
+      sendJson(res, 200, listBody([], null), {
+        date: new Date(serverNow).toUTCString(),
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(Math.floor(serverNow / 1000) + 3),
+      });
+    });
+    await api.listPage('deals');
+    const { resetAt } = limiter.observed[0]!.observation;
+    const waitMs = resetAt! * 1000 - Date.now();
+    // 3 s on the server's clock, give or take the second the Date header drops: never 30 minutes more or less.
+    expect(waitMs).toBeGreaterThan(1_500);
+    expect(waitMs).toBeLessThanOrEqual(4_000);
   });
 
   it('counts the time spent waiting for tokens as throttledMs', async () => {

@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import {
   InvalidRecordError,
+  RateLimitWaitError,
   SalesApiError,
   codeForStatus,
   dispositionFor,
+  formatWait,
+  looksLikeApiKey,
   salesApiErrorFromResponse,
 } from '../../src/api/errors.js';
 
@@ -115,7 +118,9 @@ describe('salesApiErrorFromResponse', () => {
     );
     expect(error.retryAfterMs).toBe(600_000);
     expect(error.context).toMatchObject({ retryAfterMs: 600_000 });
-    expect(error.message).toContain('wait 600 s, longer than the 120 s');
+    expect(error.message).toContain('wait 10 min (Retry-After, on 429 GET /v1/deals/: "制限超過"), longer than the 2 min');
+    expect(error.message).toContain('(SALES_API_MAX_WAIT)');
+    expect(error.message).toContain('the next run resumes from its checkpoint');
   });
 
   it('redacts anything key-shaped that the service echoes back', () => {
@@ -123,6 +128,57 @@ describe('salesApiErrorFromResponse', () => {
     const error = fromEnvelope(401, 'unauthorized', `キー ${key} は無効です`);
     expect(error.serviceMessage).not.toContain(key);
     expect(error.message).not.toContain(key);
+  });
+});
+
+describe('RateLimitWaitError', () => {
+  const details = {
+    method: 'GET',
+    path: '/v1/companies/',
+    keyFingerprint: 'sk_…1a2b3c4d',
+    keyCount: 1,
+    waitMs: 3_600_000,
+    maxRetryAfterMs: 120_000,
+    seenOn: '200 GET /v1/deals/',
+  };
+
+  it('says on one line how long the service asked to wait, which header said so, the setting, and what the next run does', () => {
+    const error = new RateLimitWaitError({ ...details, source: 'X-RateLimit-Reset' });
+    expect(error).toBeInstanceOf(SalesyncError);
+    expect(error).toMatchObject({ code: 'rate_limited', disposition: 'retriable', waitMs: 3_600_000, source: 'X-RateLimit-Reset' });
+    expect(error.message).toBe(
+      'GET /v1/companies/: the service asked key sk_…1a2b3c4d to wait 1 h (X-RateLimit-Remaining 0 until ' +
+        'X-RateLimit-Reset, on 200 GET /v1/deals/), longer than the 2 min the client waits by itself ' +
+        '(SALES_API_MAX_WAIT). The run stops here rather than hang; the next run resumes from its checkpoint. If ' +
+        "something else spends the key's or the organization's budget, give this sync its own key.",
+    );
+    // retryAfterMs is what the worker delays a job by, as for a 429's own error.
+    expect(error.context).toMatchObject({ keyFingerprint: 'sk_…1a2b3c4d', waitMs: 3_600_000, retryAfterMs: 3_600_000, maxRetryAfterMs: 120_000 });
+  });
+
+  it('names the key that frees first when every key of a pool is waiting', () => {
+    const error = new RateLimitWaitError({ ...details, keyCount: 3, source: 'Retry-After' });
+    expect(error.message).toContain('asked every key; the first to free up, sk_…1a2b3c4d, to wait 1 h (Retry-After,');
+  });
+});
+
+describe('formatWait', () => {
+  it('reads as seconds, minutes, hours or days', () => {
+    expect([0, 1, 999, 45_000, 120_000, 600_000, 3_600_000, 5_400_000, 86_400_000, 3 * 86_400_000].map(formatWait)).toEqual([
+      '0 s', '1 s', '1 s', '45 s', '2 min', '10 min', '1 h', '1.5 h', '24 h', '3 d',
+    ]);
+  });
+});
+
+describe('looksLikeApiKey', () => {
+  it('spots a key anywhere, in either case, and a long scheme-less token; not an address', () => {
+    const key = `sk_${'Ab3dE5gH7j'.repeat(5)}`;
+    for (const value of [key, ` ${key} `, `https://${key.toLowerCase()}.example.com`, `https://api.example.com/${key}`, 'Ab3dE5gH7jAb3dE5gH7jAb3dE5gH7jAb3d']) {
+      expect(looksLikeApiKey(value), value).toBe(true);
+    }
+    for (const value of ['https://api.example.com', 'http://127.0.0.1:4010/v1/', 'api.example.com', 'localhost:4010', 'sk_short']) {
+      expect(looksLikeApiKey(value), value).toBe(false);
+    }
   });
 });
 

@@ -102,6 +102,31 @@ describe('a pool of API keys', () => {
     expect(service.requests).toHaveLength(2);
   });
 
+  it('sets aside a key told to wait an hour and sends the request again at once on another; fails with rate_limited once every key waits', async () => {
+    const service = await serve((req, res) =>
+      req.headers.authorization === bearer(KEY_A)
+        ? sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '3600' })
+        : ok(req, res),
+    );
+    const limiter = rotatingLimiter();
+    const { logger, lines } = capturedLogger();
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKeys: [KEY_A, KEY_B], limiter, logger });
+
+    expect((await api.listPage('deals')).results).toHaveLength(1);
+    expect(service.requests.map((r) => r.headers.authorization)).toEqual([bearer(KEY_A), bearer(KEY_B)]);
+    expect(limiter.offered.at(-1)).toEqual([keyFingerprint(KEY_B)]);
+    const warning = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 40);
+    expect(warning).toMatchObject({ keyFingerprint: keyFingerprint(KEY_A), source: 'Retry-After' });
+
+    // The organization's budget spent: every key answers the same.
+    const spent = await serve((_req, res) => sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '3600' }));
+    const pool = createSalesApi({ baseUrl: spent.baseUrl, apiKeys: [KEY_A, KEY_C], limiter: rotatingLimiter(), logger });
+    const error = await rejectionOf(pool.listPage('deals'));
+    expect(error).toMatchObject({ code: 'rate_limited', source: 'Retry-After' });
+    expect((error as Error).message).toContain('the service asked every key; the first to free up, sk_…');
+    expect(spent.requests).toHaveLength(2);
+  });
+
   it('checks the format of every key before any request, naming its position and never its value', () => {
     const { logger } = capturedLogger();
     const bad = 'sk_short';

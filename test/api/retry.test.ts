@@ -3,9 +3,14 @@ import {
   DEFAULT_RETRY,
   MAX_RATE_LIMITED_RETRIES,
   decideRetry,
+  localResetMs,
   parseRetryAfterMs,
   parseServerDate,
+  parseServerDateMs,
+  rateLimitedDelayMs,
   retryDelayMs,
+  serviceWait,
+  waitTooLong,
 } from '../../src/api/retry.js';
 
 const delays = { baseDelayMs: 100, maxDelayMs: 1000 };
@@ -36,6 +41,17 @@ describe('retryDelayMs', () => {
   });
 });
 
+describe('rateLimitedDelayMs', () => {
+  it('stays within [ceiling/2, ceiling]: a draw of 0 still waits half the backoff', () => {
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      const ceiling = 100 * 2 ** (attempt - 1);
+      expect(rateLimitedDelayMs(attempt, delays, () => 0)).toBe(ceiling / 2);
+      expect(rateLimitedDelayMs(attempt, delays, () => 1)).toBe(ceiling);
+    }
+    expect(rateLimitedDelayMs(50, delays, () => 0)).toBe(500);
+  });
+});
+
 describe('parseRetryAfterMs', () => {
   it('reads integer seconds as the spec sends them', () => {
     expect(parseRetryAfterMs('3')).toBe(3000);
@@ -50,6 +66,60 @@ describe('parseRetryAfterMs', () => {
   it('is null when absent or unreadable', () => {
     expect(parseRetryAfterMs(undefined)).toBeNull();
     expect(parseRetryAfterMs('soon')).toBeNull();
+  });
+
+  it('reads a past HTTP date as 0, and an HTTP date against the server clock passed as now', () => {
+    const server = Date.parse('2024-05-01T00:30:00Z');
+    expect(parseRetryAfterMs('Wed, 01 May 2024 00:00:10 GMT', server)).toBe(0);
+    expect(parseRetryAfterMs('Wed, 01 May 2024 00:30:10 GMT', server)).toBe(10_000);
+  });
+});
+
+describe('localResetMs', () => {
+  const MIN30 = 30 * 60_000;
+  const local = Date.parse('2024-05-01T12:00:00.400Z');
+
+  it('moves a reset on a server clock 30 minutes ahead onto the local clock: 10 s away, not 30 min 10 s', () => {
+    const serverDate = parseServerDateMs(new Date(local + MIN30).toUTCString())!;
+    const reset = Math.floor((local + MIN30) / 1000) + 10;
+    expect(localResetMs(reset, serverDate, local) - local).toBe(10_000);
+  });
+
+  it('moves a reset on a server clock 30 minutes behind onto the local clock: 10 s away, not 30 min ago', () => {
+    const serverDate = parseServerDateMs(new Date(local - MIN30).toUTCString())!;
+    const reset = Math.floor((local - MIN30) / 1000) + 10;
+    expect(localResetMs(reset, serverDate, local) - local).toBe(10_000);
+  });
+
+  it('errs late, never early, by the sub-second part the Date header drops', () => {
+    // The server's true time is 12:00:00.900; its Date says 12:00:00; the reset is at 12:00:05 on its clock.
+    const serverTrue = Date.parse('2024-05-01T12:00:00.900Z');
+    const serverDate = parseServerDateMs(new Date(serverTrue).toUTCString())!;
+    const trueWait = Date.parse('2024-05-01T12:00:05Z') - serverTrue;
+    const wait = localResetMs(Date.parse('2024-05-01T12:00:05Z') / 1000, serverDate, local) - local;
+    expect(wait).toBeGreaterThanOrEqual(trueWait);
+    expect(wait - trueWait).toBeLessThan(1000);
+  });
+});
+
+describe('serviceWait and waitTooLong', () => {
+  const now = 1_000_000;
+  const empty = (resetInMs: number) => ({ remaining: 0, resetAt: (now + resetInMs) / 1000 });
+
+  it('takes the longer of Retry-After and the reset of a window reported empty', () => {
+    expect(serviceWait(2000, empty(5000), now)).toEqual({ ms: 5000, source: 'X-RateLimit-Reset' });
+    expect(serviceWait(9000, empty(5000), now)).toEqual({ ms: 9000, source: 'Retry-After' });
+    expect(serviceWait(0, { remaining: 3, resetAt: (now + 5000) / 1000 }, now)).toEqual({ ms: 0, source: 'Retry-After' });
+    expect(serviceWait(null, { remaining: 3 }, now)).toBeNull();
+    expect(serviceWait(null, empty(-5000), now)).toEqual({ ms: 0, source: 'X-RateLimit-Reset' });
+  });
+
+  it('is a wait too long only past maxRetryAfterMs, from either header', () => {
+    const options = { maxRetryAfterMs: 120_000 };
+    expect(waitTooLong(0, empty(86_400_000), now, options)).toEqual({ ms: 86_400_000, source: 'X-RateLimit-Reset' });
+    expect(waitTooLong(3_600_000, {}, now, options)).toEqual({ ms: 3_600_000, source: 'Retry-After' });
+    expect(waitTooLong(120_000, empty(120_000), now, options)).toBeNull();
+    expect(waitTooLong(null, { remaining: 5, resetAt: (now + 86_400_000) / 1000 }, now, options)).toBeNull();
   });
 });
 
@@ -103,5 +173,19 @@ describe('decideRetry', () => {
   it('backs off on a 429 without Retry-After', () => {
     const decision = decideRetry({ kind: 'rate_limited', retryAfterMs: null }, fresh, opts, () => 1);
     expect(decision).toMatchObject({ retry: true, delayMs: 10, rateLimited: true });
+  });
+
+  it('answers a 429 with Retry-After: 0 with at least half the backoff, growing with each 429, never at once', () => {
+    const zero = { kind: 'rate_limited' as const, retryAfterMs: 0 };
+    const delayAfter = (rateLimitedRetries: number) =>
+      decideRetry(zero, { retries: 0, rateLimitedRetries }, { ...opts, maxDelayMs: 10_000 }, () => 0);
+    expect(delayAfter(0)).toMatchObject({ retry: true, delayMs: 5, rateLimited: true });
+    expect([1, 2, 3].map((n) => (delayAfter(n) as { delayMs: number }).delayMs)).toEqual([10, 20, 40]);
+  });
+
+  it('waits the larger of Retry-After and the backoff', () => {
+    const state = { retries: 0, rateLimitedRetries: 6 }; // backoff ceiling 640 ms
+    expect(decideRetry({ kind: 'rate_limited', retryAfterMs: 1000 }, state, { ...opts, maxDelayMs: 10_000 }, () => 1)).toMatchObject({ delayMs: 1000 });
+    expect(decideRetry({ kind: 'rate_limited', retryAfterMs: 100 }, state, { ...opts, maxDelayMs: 10_000 }, () => 1)).toMatchObject({ delayMs: 640 });
   });
 });

@@ -69,6 +69,36 @@ describe('faults', () => {
     expect(reply.body.error.code).toBe('rate_limited');
   });
 
+  test('a spurious 429 takes Retry-After, Remaining and Reset from the fault settings: Retry-After 0, a window spent until tomorrow', async () => {
+    const t = Date.UTC(2026, 0, 1, 0, 0, 0, 250);
+    const sim = await start({ now: () => t, clock: { dateSkewMs: -30 * 60_000 } });
+    sim.admin.setFaults({ rateLimitRetryAfterSeconds: 0, rateLimitResetSeconds: 86_400 });
+    sim.admin.failNext(1, 'rateLimit');
+    const reply = await call(sim, 'GET', '/v1/deals/');
+    expect(reply.status).toBe(429);
+    expect(reply.headers.get('retry-after')).toBe('0');
+    expect(reply.headers.get('x-ratelimit-remaining')).toBe('0');
+    // On the service's clock (the Date header's), a day after its current second.
+    const serverSecond = Math.ceil((t - 30 * 60_000) / 1000);
+    expect(reply.headers.get('x-ratelimit-reset')).toBe(String(serverSecond + 86_400));
+    expect(Date.parse(reply.headers.get('date')!)).toBe(Math.floor((t - 30 * 60_000) / 1000) * 1000);
+
+    sim.admin.setFaults({ rateLimitRetryAfterSeconds: 0, rateLimitRemaining: 900 });
+    sim.admin.failNext(1, 'rateLimit');
+    const gateway = await call(sim, 'GET', '/v1/deals/');
+    expect([gateway.headers.get('retry-after'), gateway.headers.get('x-ratelimit-remaining')]).toEqual(['0', '900']);
+    expect(gateway.headers.get('x-ratelimit-reset')).toBe(String(serverSecond));
+  });
+
+  test('the spurious 429 knobs take whole numbers of at least 0, over HTTP too', async () => {
+    const sim = await start();
+    for (const bad of [{ rateLimitRetryAfterSeconds: -1 }, { rateLimitRemaining: 1.5 }, { rateLimitResetSeconds: '60' }]) {
+      expect(() => sim.admin.setFaults(bad as never), JSON.stringify(bad)).toThrow(/whole number of at least 0/);
+      const res = await fetch(`${sim.url}/_admin/faults`, { method: 'PUT', body: JSON.stringify(bad), headers: { 'Content-Type': 'application/json' } });
+      expect(res.status).toBe(400);
+    }
+  });
+
   test('a timeout holds the request until the client gives up', async () => {
     const sim = await start();
     sim.admin.failNext(1, 'timeout');

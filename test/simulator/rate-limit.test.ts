@@ -105,6 +105,27 @@ describe('rate limits', () => {
     expect(limitHeaders(limited).remaining).toBe('3');
   });
 
+  test('X-RateLimit-Reset is on the service clock: dateSkewMs moves it with the Date header, while the window counts on now', async () => {
+    const c = clock();
+    const skew = 30 * 60_000;
+    const sim = await start({ perKeyPerMinute: 2, now: c.now, clock: { dateSkewMs: skew } });
+    const first = await call(sim, 'GET', '/v1/deals/');
+    expect(limitHeaders(first).reset).toBe(String(Math.ceil((T0 + skew + 60_000) / 1000)));
+    expect(Number(limitHeaders(first).reset) * 1000 - Date.parse(first.headers.get('date')!)).toBe(60_000);
+    const unauthorized = await call(sim, 'GET', '/v1/deals/', { key: null });
+    expect(limitHeaders(unauthorized).reset).toBe(String(Math.ceil((T0 + skew + 60_000) / 1000)));
+    c.at(10_000);
+    expect(limitHeaders(await call(sim, 'GET', '/v1/deals/')).remaining).toBe('0');
+    // Changing the skew moves no request in or out of the window.
+    sim.admin.setClock({ dateSkewMs: -skew });
+    c.at(59_999);
+    const limited = await call(sim, 'GET', '/v1/deals/');
+    expect(limited.status).toBe(429);
+    expect(limitHeaders(limited).reset).toBe(String(Math.ceil((T0 - skew + 60_000) / 1000)));
+    c.at(60_000);
+    expect((await call(sim, 'GET', '/v1/deals/')).status).toBe(200);
+  });
+
   test('the admin surface is not rate limited', async () => {
     const c = clock();
     const sim = await start({ perKeyPerMinute: 1, perOrgPerMinute: 1, now: c.now });
