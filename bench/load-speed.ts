@@ -10,6 +10,7 @@ import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
+import { CommitQueue } from '../src/sync/commit-queue.js';
 
 export interface LoadSpeedResult {
   rows: number;
@@ -67,19 +68,18 @@ export async function benchLoadSpeed(options: {
 
     const commitAll = async (rows: ServiceRecord[]): Promise<number> => {
       const started = performance.now();
-      // As a walk commits: the next batch is handed over (and encoded) while the previous one is written.
-      let previous: Promise<unknown> | undefined;
+      // As a walk commits: the next batch is prepared (and encoded) while the ones before it are written.
+      const commits = new CommitQueue();
       for (let i = 0; i < rows.length; i += options.batchRows) {
-        const batch = rows.slice(i, i + options.batchRows);
-        const commit = warehouse.commitBatch('deals', {
-          records: batch,
-          checkpoint: { cursor: `bench-${i}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
-          after: previous,
+        await commits.push(() => {
+          const batch = warehouse.prepareBatch('deals', {
+            records: rows.slice(i, i + options.batchRows),
+            checkpoint: { cursor: `bench-${i}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
+          });
+          return async () => void (await warehouse.commitBatch('deals', batch));
         });
-        await previous;
-        previous = commit;
       }
-      await previous;
+      await commits.drain();
       // Until the file is closed: DuckDB's own load below is timed to its checkpoint too.
       await warehouse.close();
       return rows.length / ((performance.now() - started) / 1000);

@@ -17,6 +17,7 @@ import { openWarehouse } from '../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { recordColumns } from '../src/warehouse/rows.js';
 import { wideDefinitions, wideRecord } from './wide-records.js';
+import { CommitQueue } from '../src/sync/commit-queue.js';
 
 const BATCH_ROWS = 2000;
 
@@ -34,15 +35,16 @@ async function trial(width: number): Promise<string> {
     const defs = wideDefinitions(width);
     await warehouse.applyPropertyDefinitions('deals', defs);
     for (const day of [1, 2]) {
-      let previous: Promise<unknown> | undefined;
+      const commits = new CommitQueue();
       for (let b = 0; b < batches; b += 1) {
         const records = Array.from({ length: BATCH_ROWS }, (_, i) => wideRecord(b * BATCH_ROWS + i, day, defs));
         const checkpoint = { cursor: `c${b}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' as const };
-        const commit = warehouse.commitBatch('deals', { records, checkpoint, after: previous });
-        await previous;
-        previous = commit;
+        await commits.push(() => {
+          const batch = warehouse.prepareBatch('deals', { records, checkpoint });
+          return async () => void (await warehouse.commitBatch('deals', batch));
+        });
       }
-      await previous;
+      await commits.drain();
     }
     return 'held';
   } catch (error) {

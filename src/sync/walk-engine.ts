@@ -96,7 +96,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;
       },
-      commit: async (pages, cursor, prior) => {
+      commit: (pages, cursor) => {
         // Read now, synchronously: the pass goes on while this batch waits for the writer.
         const seen = signals.snapshot();
         const passDone = cursor === null;
@@ -113,9 +113,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           sweep = { key: kind.sweepKey, fresh: freshSweep };
           freshSweep = false;
         }
-        const committed = await warehouse.commitBatch(resource, {
+        const batch = warehouse.prepareBatch(resource, {
           records: pages.records,
-          after: prior,
           ...(hasSummaries ? { summaries: pages.summaries } : {}),
           ...(pages.summariesReadAt ? { summariesReadAt: pages.summariesReadAt } : {}),
           checkpoint,
@@ -128,14 +127,17 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           // A pass that saw nothing move has seen every record of its window: what it did not reject is no longer broken.
           ...(clean ? { settlesQuarantine: { since: plan.updatedAfter } } : {}),
         });
-        result.written += committed.written;
-        result.changed += committed.changed;
-        result.summariesChanged += committed.summariesChanged;
-        for (const reject of pages.rejects) rejected.add(reject.id ?? reject.raw);
-        result.rejected = rejected.size;
-        progress.written = result.written;
-        if (clean) passClean = true;
-        if (watermark !== undefined) result.watermark = watermark;
+        return async () => {
+          const committed = await warehouse.commitBatch(resource, batch);
+          result.written += committed.written;
+          result.changed += committed.changed;
+          result.summariesChanged += committed.summariesChanged;
+          for (const reject of pages.rejects) rejected.add(reject.id ?? reject.raw);
+          result.rejected = rejected.size;
+          progress.written = result.written;
+          if (clean) passClean = true;
+          if (watermark !== undefined) result.watermark = watermark;
+        };
       },
     });
     const seen = signals.snapshot();

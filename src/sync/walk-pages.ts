@@ -8,18 +8,8 @@ import { toSalesyncError } from './errors.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
 import type { SyncSettings } from './context.js';
+import { CommitQueue } from './commit-queue.js';
 import { shouldFlush } from './window.js';
-
-/**
- * Commits a walk may have in flight before it waits for the oldest. Two let the next batch encode while the one
- * before it is written. A walk that did not have to wait last time is bound by the service, not the writer: one
- * more may go ahead, so a slow commit (a checkpoint) does not stall its fetching. A walk that outruns the writer
- * waits every time and stays at two, where a third would only hold more records (measured: +110 MB at 100k
- * records without latency, none with 50 ms, where the walks stalled 1.3-2 s on checkpoints at two).
- */
-export function commitsAllowed(waitedLastTime: boolean): number {
-  return waitedLastTime ? 2 : 3;
-}
 
 /** Pages fetched since the last commit: committed together with the cursor that follows them. */
 export interface BufferedPages {
@@ -53,10 +43,11 @@ export interface PageWalk {
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
   /**
-   * Commit the buffered pages with the cursor that follows them; `null` means the walk is complete. `after` is
-   * the walk's previous commit, still in flight: pass it on as `PageBatch.after`.
+   * The commit of the buffered pages with the cursor that follows them (`null`: the walk is complete). Called when
+   * the pages are taken from the buffer, so what the batch holds is decided then (and its encoding may start);
+   * the returned function writes it, once every earlier commit of the walk has been written.
    */
-  commit(pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined): Promise<void>;
+  commit(pages: BufferedPages, cursor: string | null): () => Promise<void>;
 }
 
 /**
@@ -71,55 +62,24 @@ export async function walkPages(walk: PageWalk): Promise<void> {
   let buffer = emptyBuffer();
   let bufferCursor: string | null = walk.after;
   let bufferSince = 0;
-  // Commits in flight, oldest first, as many as commitsAllowed says: the next batch is encoded while the one
-  // before it is written, and the walk keeps fetching through them. The first failure is kept and rethrown at
-  // the next step rather than left unobserved; a later commit of the walk never writes after it (PageBatch.after).
-  const inFlight: Promise<void>[] = [];
-  // Commits not yet written (inFlight also keeps written ones until the walk looks at them), and whether the
-  // walk last had to wait for one.
-  let writing = 0;
-  let waited = false;
-  let lastCommit: Promise<void> | undefined;
-  let commitFailure = null as { error: unknown } | null;
-  const settleOldest = async () => {
-    await inFlight.shift();
-    if (commitFailure) throw commitFailure.error;
-  };
-  const settle = async () => {
-    while (inFlight.length > 0) await settleOldest();
-    if (commitFailure) throw commitFailure.error;
-  };
+  const commits = new CommitQueue();
   const startCommit = async (cursor: string | null) => {
-    const allowed = commitsAllowed(waited);
-    waited = writing >= allowed;
-    while (inFlight.length >= allowed) await settleOldest();
-    if (commitFailure) throw commitFailure.error;
     report('committing');
     const pages = buffer;
     buffer = emptyBuffer();
-    const commit = walk.commit(pages, cursor, lastCommit);
     const records = pages.records.length; // not the records: the log line must not keep them alive
-    lastCommit = commit;
-    writing += 1;
-    inFlight.push(
-      commit.finally(() => (writing -= 1)).then(
-        () => {
-          // Debug only: a line per batch; a rerun resumes after the last of these.
-          log.debug({ records, complete: cursor === null }, 'batch committed');
-          report('walking');
-        },
-        (error: unknown) => {
-          commitFailure ??= { error };
-        },
-      ),
-    );
+    await commits.push(() => walk.commit(pages, cursor), () => {
+      // Debug only: a line per batch; a rerun resumes after the last of these.
+      log.debug({ records, complete: cursor === null }, 'batch committed');
+      report('walking');
+    });
   };
 
   report('walking');
   try {
     const pages = api.listPages(resource, { updatedAfter: walk.updatedAfter, after: walk.after, ...(signal ? { signal } : {}) });
     for await (const page of pages) {
-      if (commitFailure) throw commitFailure.error;
+      commits.throwIfFailed();
       walk.onPage?.(page);
       let records = page.results;
       if (hasSummaries && records.length > 0) {
@@ -150,13 +110,13 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       if (done) break;
       signal?.throwIfAborted();
     }
-    await settle();
+    await commits.drain();
   } catch (error) {
     // Pages already fetched are whole and valid: keep them, so a rerun resumes after them. Not after a
     // warehouse failure (the commit in flight included): writing again would only fail again.
     let warehouseFailed = error instanceof SalesyncError && error.code.startsWith('warehouse');
     try {
-      await settle();
+      await commits.drain();
     } catch (commitError) {
       warehouseFailed = true;
       if (commitError !== error) log.warn({ err: toSalesyncError(commitError).message }, 'the commit in flight failed too');
@@ -164,7 +124,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     if (!warehouseFailed && (buffer.records.length > 0 || buffer.rejects.length > 0) && bufferCursor !== null) {
       try {
         await startCommit(bufferCursor);
-        await settle();
+        await commits.drain();
       } catch (commitError) {
         log.warn({ err: toSalesyncError(commitError).message }, 'could not commit the pages fetched before the failure');
       }

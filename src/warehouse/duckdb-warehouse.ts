@@ -11,6 +11,7 @@ import type {
   ColumnPlan,
   CommitResult,
   PageBatch,
+  PreparedBatch,
   RunFinish,
   RunRow,
   RunStart,
@@ -59,6 +60,18 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 300_000;
 /** Plans that encode records the same way (column names, types and source properties, in order). */
 function samePlan(a: readonly ColumnPlan[], b: readonly ColumnPlan[]): boolean {
   return a === b || (a.length === b.length && a.every((p, i) => p.columnName === b[i]!.columnName && p.sqlType === b[i]!.sqlType && p.apiName === b[i]!.apiName));
+}
+
+const PREPARED = Symbol('prepared batch');
+
+/** What `prepareBatch` hands back: the batch checked and its encoding under way (or why it cannot be written). */
+type Prepared = PreparedBatch & { [PREPARED]: true } & (
+  | { invalid: { error: unknown } }
+  | { records: ServiceRecord[]; syncedAt: string; guess: ColumnPlan[] | undefined; early: Promise<string[]> | undefined }
+);
+
+function isPrepared(batch: PageBatch | PreparedBatch): batch is Prepared {
+  return PREPARED in batch;
 }
 
 /** Records encoded per turn of the event loop: a large batch never holds up the pages other walks await. */
@@ -332,6 +345,25 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
+  /**
+   * Check a batch and start encoding it with the plan the last commit used, now, while earlier calls still hold
+   * the queue: a run's JS work overlaps DuckDB's. Re-encoded at commit only if the plan has changed meanwhile.
+   */
+  const prepare = (resource: RecordResourceName, batch: PageBatch): Prepared => {
+    let records: ServiceRecord[];
+    try {
+      records = batch.observedWins ? dedupeLastObserved(batch.records) : dedupeLatest(batch.records);
+    } catch (error) {
+      // A batch that cannot be written never takes the file: its commit fails before opening it.
+      return { resource, batch, invalid: { error }, [PREPARED]: true };
+    }
+    const syncedAt = nowIso();
+    const guess = lastPlans.get(resource);
+    const early = guess ? encodeInSlices(records, guess, syncedAt) : undefined;
+    // Awaited at commit only if the plan still holds; a failure then surfaces there, never as an unhandled one.
+    early?.catch(() => undefined);
+    return { resource, batch, records, syncedAt, guess, early, [PREPARED]: true };
+  };
 
   return {
     // Who this warehouse is to others (leases, logs): the path users know, whichever file this handle opens.
@@ -355,24 +387,13 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         });
       }),
 
-    commitBatch: (resource: RecordResourceName, batch: PageBatch) => {
-      // Validate before opening: a batch that cannot be written never takes the file.
-      let records: ServiceRecord[];
-      try {
-        records = batch.observedWins ? dedupeLastObserved(batch.records) : dedupeLatest(batch.records);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      // Encoded now, with the plan the last commit used, while earlier calls still hold the queue: a run's JS
-      // work overlaps DuckDB's. Re-encoded inside only if the plan turns out to have changed meanwhile.
-      const syncedAt = nowIso();
-      const guess = lastPlans.get(resource);
-      const early = guess ? encodeInSlices(records, guess, syncedAt) : undefined;
-      // Awaited below only if the plan still holds; a failure then surfaces there, never as an unhandled one.
-      early?.catch(() => undefined);
+    prepareBatch: (resource: RecordResourceName, batch: PageBatch): PreparedBatch => prepare(resource, batch),
+
+    commitBatch: (resource: RecordResourceName, given: PageBatch | PreparedBatch) => {
+      const prepared = isPrepared(given) ? given : prepare(resource, given as PageBatch);
+      if ('invalid' in prepared) return Promise.reject(prepared.invalid.error);
+      const { batch, records, syncedAt, guess, early } = prepared;
       return serialized('commitBatch', 'write', async (connection) => {
-        // Rejects with the earlier commit's own error: nothing of this batch is written.
-        if (batch.after) await batch.after;
         const facts = factsOf(connection);
         const table = tableOf(resource);
         const known = facts.tables.has(table);

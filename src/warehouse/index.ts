@@ -4,6 +4,7 @@ export type {
   ColumnPlan,
   CommitResult,
   PageBatch,
+  PreparedBatch,
   ResourceState,
   RunFinish,
   RunOutcome,

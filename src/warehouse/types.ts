@@ -90,12 +90,15 @@ export interface PageBatch {
    * `SummariesDue`). Absent: the schedule is left as it is.
    */
   summariesReadAt?: string;
-  /**
-   * An earlier commit of the same walk, still in flight: this batch is written only if that one succeeded, so a
-   * checkpoint never moves past pages that failed to commit. Commits run in call order, so it has settled by
-   * the time this batch's turn comes; the batch is encoded meanwhile.
-   */
-  after?: Promise<unknown> | undefined;
+}
+
+/**
+ * A batch made ready for its commit ahead of time (`prepareBatch`): its records checked and encoded while
+ * earlier commits are written. Opaque: only `commitBatch` reads it.
+ */
+export interface PreparedBatch {
+  readonly resource: RecordResourceName;
+  readonly batch: PageBatch;
 }
 
 /**
@@ -256,7 +259,12 @@ export interface Warehouse {
    * Upsert the batch's records (latest `updated_at` wins within the batch, or the last occurrence with
    * `observedWins`), quarantine its rejects, and store its checkpoint, atomically.
    */
-  commitBatch(resource: RecordResourceName, batch: PageBatch): Promise<CommitResult>;
+  commitBatch(resource: RecordResourceName, batch: PageBatch | PreparedBatch): Promise<CommitResult>;
+  /**
+   * Check and encode a batch now, for a `commitBatch` later: a walk prepares its next batch while the one before
+   * is written. Never throws; a batch that cannot be written fails its `commitBatch`.
+   */
+  prepareBatch(resource: RecordResourceName, batch: PageBatch): PreparedBatch;
   /**
    * Replace the users table with a complete listing, in one transaction; users no longer listed get `_deleted_at`,
    * except those listed but rejected (`rejects`, put in quarantine under `users`).

@@ -29,7 +29,7 @@ function pagedApi(pageCount: number, events: string[], failAt?: number): SalesAp
   } as unknown as SalesApi;
 }
 
-/** A commit per batch that writes (after its predecessor, as the warehouse does) only once released. */
+/** A commit per batch whose write (run after its predecessor's, by the walk's queue) ends only once released. */
 function gatedCommits(events: string[], commits: Array<{ ids: string[]; cursor: string | null }>) {
   const gates = new Map<string, { open: Promise<void>; release: () => void }>();
   let all = false;
@@ -44,13 +44,14 @@ function gatedCommits(events: string[], commits: Array<{ ids: string[]; cursor: 
     return entry;
   };
   return {
-    commit: async (pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined) => {
+    commit: (pages: BufferedPages, cursor: string | null) => {
       const name = cursor ?? 'end';
       events.push(`commit ${name} called`);
-      await after;
-      commits.push({ ids: pages.records.map((r) => r.id), cursor });
-      await gate(name).open;
-      events.push(`commit ${name} done`);
+      return async () => {
+        commits.push({ ids: pages.records.map((r) => r.id), cursor });
+        await gate(name).open;
+        events.push(`commit ${name} done`);
+      };
     },
     release: (cursor: string) => gate(cursor).release(),
     releaseAll: () => {
@@ -136,14 +137,15 @@ describe('walkPages', () => {
     const failure = new SalesyncError('warehouse_error', 'disk full');
     let failFirst: () => void = () => undefined;
     const firstFails = new Promise<void>((resolve) => (failFirst = resolve));
-    const commit = async (_pages: BufferedPages, cursor: string | null, after: Promise<void> | undefined) => {
+    const commit = (_pages: BufferedPages, cursor: string | null) => {
       called.push(cursor);
-      await after;
-      if (cursor === 'cursor-1') {
-        await firstFails;
-        throw failure;
-      }
-      written.push(cursor);
+      return async () => {
+        if (cursor === 'cursor-1') {
+          await firstFails;
+          throw failure;
+        }
+        written.push(cursor);
+      };
     };
     const walking = walkPages(walkOf(pagedApi(5, events), commit));
     while (!called.includes('cursor-2')) await new Promise((resolve) => setImmediate(resolve));
@@ -156,7 +158,7 @@ describe('walkPages', () => {
 
   it('commits the pages fetched before a service failure with the cursor that follows them', async () => {
     const cursors: Array<string | null> = [];
-    const walk = walkOf(pagedApi(5, [], 4), async (_pages, cursor) => {
+    const walk = walkOf(pagedApi(5, [], 4), (_pages, cursor) => async () => {
       cursors.push(cursor);
     });
     walk.settings = { ...walk.settings, flushRows: 2 };

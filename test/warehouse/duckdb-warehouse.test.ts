@@ -163,14 +163,12 @@ describe('DuckDB warehouse', () => {
     expect(await warehouse.query(`SELECT length(name) AS n FROM deals`)).toEqual([{ n: enormous.length }]);
   });
 
-  it('writes nothing of a batch queued behind a commit of its walk that failed, checkpoint included', async () => {
+  it('fails the commit of a batch prepared with an invalid record before opening the file, and writes none of it', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'kept' })], 'cursor-1'));
     const broken = { ...deal(3, '2026-01-03T00:00:00Z'), id: null } as unknown as ServiceRecord;
-    const failing = warehouse.commitBatch('deals', batch([broken], 'cursor-2'));
-    const behind = warehouse.commitBatch('deals', batch([deal(4, '2026-01-04T00:00:00Z', { name: 'not written' })], 'cursor-3', { after: failing }));
-    await expect(failing).rejects.toMatchObject({ code: 'warehouse_error' });
-    await expect(behind).rejects.toMatchObject({ code: 'warehouse_error' });
+    const prepared = warehouse.prepareBatch('deals', batch([deal(2, '2026-01-02T00:00:00Z'), broken], 'cursor-2'));
+    await expect(warehouse.commitBatch('deals', prepared)).rejects.toMatchObject({ code: 'warehouse_error' });
     expect(await warehouse.query(`SELECT id, name FROM deals`)).toEqual([{ id: ID(1), name: 'kept' }]);
     expect((await warehouse.readState('deals')).walk?.cursor).toBe('cursor-1');
   });

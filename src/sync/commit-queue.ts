@@ -1,0 +1,64 @@
+/**
+ * Commits a walk may have in flight before it waits for the oldest. Two let the next batch encode while the one
+ * before it is written. A walk that did not have to wait last time is bound by the service, not the writer: one
+ * more may go ahead, so a slow commit (a checkpoint) does not stall its fetching. A walk that outruns the writer
+ * waits every time and stays at two, where a third would only hold more records. Pure.
+ */
+export function commitsAllowed(waitedLastTime: boolean): number {
+  return waitedLastTime ? 2 : 3;
+}
+
+/**
+ * The commits of one walk, written one after another in the order they were queued while the walk goes on
+ * fetching; `push` waits while `commitsAllowed` are in flight. The first failure is kept: no commit queued after
+ * it writes (so a checkpoint never moves past pages that failed to commit), and `push` and `drain` rethrow it.
+ */
+export class CommitQueue {
+  /** The last commit queued: the next one writes only once it has succeeded. */
+  private tail: Promise<void> = Promise.resolve();
+  /** Commits not yet looked at, oldest first (resolved even on failure: `failure` holds it). */
+  private readonly pending: Promise<void>[] = [];
+  private writing = 0;
+  private waited = false;
+  private failure: { error: unknown } | null = null;
+
+  /** Rethrow the first failure of a commit, if one failed. */
+  throwIfFailed(): void {
+    if (this.failure) throw this.failure.error;
+  }
+
+  /**
+   * Queue a commit: once fewer than `commitsAllowed` are in flight, `prepare` decides what it writes (and may start
+   * encoding it) and returns the write, which runs after every earlier commit has been written. `onWritten` runs
+   * when it has been.
+   */
+  async push(prepare: () => () => Promise<void>, onWritten?: () => void): Promise<void> {
+    const allowed = commitsAllowed(this.waited);
+    this.waited = this.writing >= allowed;
+    while (this.pending.length >= allowed) await this.settleOldest();
+    this.throwIfFailed();
+    const write = prepare();
+    this.writing += 1;
+    const commit = this.tail.then(write);
+    this.tail = commit;
+    this.pending.push(
+      commit.finally(() => (this.writing -= 1)).then(
+        () => onWritten?.(),
+        (error: unknown) => {
+          this.failure ??= { error };
+        },
+      ),
+    );
+  }
+
+  /** Wait for every commit queued; rethrows the first failure. */
+  async drain(): Promise<void> {
+    while (this.pending.length > 0) await this.settleOldest();
+    this.throwIfFailed();
+  }
+
+  private async settleOldest(): Promise<void> {
+    await this.pending.shift();
+    this.throwIfFailed();
+  }
+}

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SalesyncError } from '../../src/core/errors.js';
+import type { ServiceRecord } from '../../src/core/types.js';
+import { CommitQueue, commitsAllowed } from '../../src/sync/commit-queue.js';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/index.js';
+
+const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
+const deal = (n: number, name: string): ServiceRecord => ({ id: ID(n), properties: { name }, created_at: '2026-01-01T00:00:00Z', updated_at: `2026-01-0${n}T00:00:00Z` });
+const checkpoint = (cursor: string) => ({ cursor, updatedAfter: null, startedAt: '2026-01-05T00:00:00Z', mode: 'full' as const });
+
+describe('commitsAllowed', () => {
+  it('lets three commits go ahead while the writer keeps up, and two once the walk has had to wait for it', () => {
+    expect(commitsAllowed(false)).toBe(3);
+    expect(commitsAllowed(true)).toBe(2);
+  });
+});
+
+describe('CommitQueue', () => {
+  it('writes in the order commits were queued, each after the one before it has been written', async () => {
+    const queue = new CommitQueue();
+    const order: string[] = [];
+    const slow = (name: string, ms: number) => () => async () => {
+      order.push(`${name} start`);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      order.push(`${name} end`);
+    };
+    await queue.push(slow('a', 30));
+    await queue.push(slow('b', 1));
+    await queue.drain();
+    expect(order).toEqual(['a start', 'a end', 'b start', 'b end']);
+  });
+
+  it('decides what a commit writes only once a slot is free: a walk outrunning the writer holds no extra batch', async () => {
+    const queue = new CommitQueue();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const prepared: number[] = [];
+    const commit = (n: number) => () => {
+      prepared.push(n);
+      return () => (n === 1 ? held : Promise.resolve());
+    };
+    await queue.push(commit(1));
+    await queue.push(commit(2));
+    await queue.push(commit(3));
+    const fourth = queue.push(commit(4));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(prepared).toEqual([1, 2, 3]);
+    release();
+    await fourth;
+    expect(prepared).toEqual([1, 2, 3, 4]);
+    await queue.drain();
+  });
+
+  it('with a real warehouse: a batch queued behind a commit that failed writes nothing, checkpoint included, and the failure is rethrown', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'salesync-queue-'));
+    const warehouse: Warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
+    try {
+      await warehouse.applyPropertyDefinitions('deals', [{ api_name: 'name', display_name: 'name', property_type: 'text', is_core: true, is_required_on_create: true, options: [] }]);
+      await warehouse.commitBatch('deals', { records: [deal(1, 'kept')], checkpoint: checkpoint('cursor-1') });
+      const queue = new CommitQueue();
+      const broken = { ...deal(3, 'broken'), id: null } as unknown as ServiceRecord;
+      const commitOf = (records: ServiceRecord[], cursor: string) => () => {
+        const batch = warehouse.prepareBatch('deals', { records, checkpoint: checkpoint(cursor) });
+        return async () => void (await warehouse.commitBatch('deals', batch));
+      };
+      await queue.push(commitOf([broken], 'cursor-2'));
+      await queue.push(commitOf([deal(4, 'not written')], 'cursor-3')).catch(() => undefined);
+      await expect(queue.drain()).rejects.toMatchObject({ code: 'warehouse_error' });
+      expect(await warehouse.query(`SELECT id, name FROM deals`)).toEqual([{ id: ID(1), name: 'kept' }]);
+      expect((await warehouse.readState('deals')).walk?.cursor).toBe('cursor-1');
+    } finally {
+      await warehouse.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a new commit once one has failed, with that failure', async () => {
+    const queue = new CommitQueue();
+    const failure = new SalesyncError('warehouse_error', 'disk full');
+    await queue.push(() => () => Promise.reject(failure));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await queue.push(() => () => Promise.resolve()).then(
+      () => expect.unreachable(),
+      (error: unknown) => expect(error).toBe(failure),
+    );
+    await expect(queue.drain()).rejects.toBe(failure);
+  });
+});
