@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { createSimulator, DEFAULT_KEYS, type Simulator } from '../simulator/index.js';
 import { createSyncEnvironment, primaryFailure, runSync, type ProgressSink, type SyncReport } from '../sync/index.js';
 import { writerPathFor } from '../warehouse/index.js';
+import { formatCount, formatNumber } from '../cli/table.js';
 
 /** Big enough to page through every resource, small enough to finish in seconds at 1000 requests/min. */
 export const DEMO_SIZE = { deals: 600, companies: 200, contacts: 800, meetingLogs: 120, contactActivities: 400, users: 12 };
@@ -16,6 +17,13 @@ export const DEMO_QUERY = `SELECT "フェーズ" AS stage, count(*) AS deals, ro
 FROM deals_view
 GROUP BY 1
 ORDER BY pipeline DESC`;
+
+/** Records of a resource (or a size key such as `meetingLogs`), counted: `1 company`, `1,300 contacts`. */
+function records(n: number, resource: string): string {
+  const words = resource.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/-/g, ' ').toLowerCase();
+  const singular = words.replace(/ies$/, 'y').replace(/s$/, '');
+  return formatCount(n, singular, words);
+}
 
 const KIND_LABELS: Record<string, string> = {
   update: 'values changed',
@@ -62,8 +70,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const config: Config = { ...options.config, baseUrl: url, apiKey: DEFAULT_KEYS.read };
     output.heading('salesync demo');
-    output.line(`simulator  ${url}  (${Object.entries(DEMO_SIZE).map(([k, v]) => `${v} ${k}`).join(', ')})`);
-    output.line(`limits     ${config.perKeyPerMinute} requests/min per key, ${config.perOrgPerMinute}/min per organization`);
+    output.line(`simulator  ${url}  (${Object.entries(DEMO_SIZE).map(([k, v]) => records(v, k)).join(', ')})`);
+    output.line(`limits     ${formatNumber(config.perKeyPerMinute)} requests/min per key, ${formatNumber(config.perOrgPerMinute)}/min per organization`);
     output.line(`warehouse  ${config.warehousePath} (rebuilt)`);
 
     const sync = async (mode: 'full' | 'incremental') => {
@@ -91,7 +99,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       tally.set(change.kind, byResource);
     }
     for (const [kind, byResource] of tally) {
-      output.line(`${KIND_LABELS[kind] ?? kind}: ${[...byResource].map(([resource, n]) => `${n} ${resource}`).join(', ')}`);
+      output.line(`${KIND_LABELS[kind] ?? kind}: ${[...byResource].map(([resource, n]) => records(n, resource)).join(', ')}`);
     }
     output.line(`Same-value writes do not move updated_at, so the next sync neither sees nor fetches them.`);
 
@@ -103,7 +111,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const counts = await second.warehouse.tableCounts();
     output.rows(Object.entries(counts).map(([table, rows]) => ({ table, rows })));
     output.line(
-      `requests used: ${first.report.requests} for the first sync, ${second.report.requests} for the incremental one`,
+      `requests used: ${formatNumber(first.report.requests)} for the first sync, ${formatNumber(second.report.requests)} for the incremental one`,
     );
 
     output.heading('5. An example query');

@@ -88,7 +88,10 @@ describe('followCursors', () => {
     const flagged: boolean[] = [];
     const byDefault = await collect(
       (async function* () {
-        for await (const page of followCursors(same(), where)) flagged.push(page.cursorRepeated === true), yield page;
+        for await (const page of followCursors(same(), where)) {
+          flagged.push(page.cursorRepeated === true);
+          yield page;
+        }
       })(),
     ).catch((e: unknown) => e);
     expect(byDefault).toBeInstanceOf(InvalidResponseError);

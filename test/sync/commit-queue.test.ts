@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import type { ServiceRecord } from '../../src/core/types.js';
 import { CommitQueue, commitsAllowed } from '../../src/sync/commit-queue.js';
