@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ResourceName } from '../src/core/resources.js';
-import { redisAddress, waitForRedis } from './redis-connection.js';
+import type { SalesyncError } from '../src/core/errors.js';
+import { boundedRetryStrategy, redisAddress, redisFailureReason, redisUnavailable, waitForRedis } from './redis-connection.js';
 import type { SyncJobData } from './sync-job.js';
 
 /** The one queue every salesync job goes through; `redisPrefix` namespaces its keys. */
@@ -44,47 +45,54 @@ export interface RedisLog {
   info(details: object, message: string): void;
 }
 
-/** BullMQ needs `maxRetriesPerRequest: null` on connections a Worker blocks on. */
-export function connectRedis(url: string, log?: RedisLog): Redis {
-  return reportErrors(new Redis(url, { maxRetriesPerRequest: null }), log);
-}
-
-/** For short CLI commands: fail within seconds when Redis is down instead of waiting for it forever. */
-export function connectRedisBriefly(url: string, log?: RedisLog): Redis {
-  return reportErrors(new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, retryStrategy: (attempt) => (attempt > 2 ? null : 200) }), log);
-}
-
 export interface OpenRedisOptions {
-  /** SALESYNC_REDIS_TIMEOUT: how long to wait for Redis to be ready before failing with `redis_unavailable`. */
+  /**
+   * SALESYNC_REDIS_TIMEOUT: how long to wait for Redis to be ready before failing with `redis_unavailable`, and
+   * how long a connection that was ready keeps trying to get it back before it gives up.
+   */
   timeoutMs: number;
   /** Stop waiting on SIGINT/SIGTERM. */
   signal?: AbortSignal;
   log?: RedisLog;
-  /** connectRedisBriefly's policy (a short command) instead of connectRedis's (a worker, a walk). @defaultValue false */
+  /**
+   * A short command's connection: a command sent while Redis is away fails after one retry instead of waiting
+   * for it. @defaultValue false: commands wait (`maxRetriesPerRequest: null`, what a BullMQ Worker needs)
+   */
   brief?: boolean;
+  /**
+   * Called when the connection, after it was ready, has been down `timeoutMs` and gives up (`redis_unavailable`):
+   * every command waiting on it has failed, and its owner stops (a worker exits, for its supervisor to restart it).
+   * May be called more than once (BullMQ's copies of the connection give up too). @defaultValue none
+   */
+  onLost?: (failure: SalesyncError) => void;
 }
 
 /**
  * A connection that is ready, or `redis_unavailable` within `timeoutMs` (at once for a refused password): what
- * every command and a starting worker open. Once ready it reconnects like connectRedis (or connectRedisBriefly).
+ * every command and the worker open, and the only way salesync connects. Once ready, it rides out a Redis that
+ * comes back within `timeoutMs` and gives up on one that does not (boundedRetryStrategy), never retrying for ever.
  */
 export async function openRedis(url: string, options: OpenRedisOptions): Promise<Redis> {
   redisAddress(url); // a malformed REDIS_URL is a configuration error, before any attempt
   const connectTimeout = Math.min(options.timeoutMs, 10_000);
-  // A short command gives up on an outage as it does on a first connection: after `timeoutMs` without Redis.
-  let downSince: number | null = null;
-  const briefRetry = (attempt: number) => {
-    downSince ??= Date.now();
-    return Date.now() - downSince > options.timeoutMs ? null : Math.min(attempt * 200, 1000);
-  };
+  let ready = false;
+  let lastError: unknown = null;
+  // Before it is ready, waitForRedis reports the failure; after, the owner hears it through onLost.
+  const retryStrategy = boundedRetryStrategy(options.timeoutMs, (downForMs) => {
+    if (!ready) return;
+    const reason = lastError ? redisFailureReason(lastError) : 'it closed the connection';
+    options.onLost?.(redisUnavailable(url, `lost the connection, then ${reason}`, downForMs));
+  });
   // A socket that never opened must not hold a failed command's exit for ioredis's default 2 s.
   const disconnectTimeout = 200;
   // Silent until ready: a Redis that never answers is reported once, by the failure, not by a warning per attempt.
-  const client = options.brief
-    ? reportErrors(new Redis(url, { maxRetriesPerRequest: 1, connectTimeout, disconnectTimeout, retryStrategy: briefRetry }), undefined)
-    : reportErrors(new Redis(url, { maxRetriesPerRequest: null, connectTimeout, disconnectTimeout }), undefined);
-  client.on('ready', () => (downSince = null));
+  const client = reportErrors(
+    new Redis(url, { maxRetriesPerRequest: options.brief ? 1 : null, connectTimeout, disconnectTimeout, retryStrategy }),
+    undefined,
+  );
+  client.on('error', (error: Error) => (lastError = error));
   await waitForRedis(client, url, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+  ready = true;
   return reportErrors(client, options.log);
 }
 

@@ -79,6 +79,49 @@ export function explainRedisError(error: unknown, url: string): SalesyncError | 
   }
 }
 
+/** Pauses between reconnection attempts: quick to catch a restart, then one a second. */
+const RECONNECT_STEP_MS = 200;
+const RECONNECT_MAX_MS = 1000;
+
+/** An outage of one connection, as its reconnection policy sees it. */
+export interface RedisOutage {
+  /** 1 for the first attempt after the connection dropped (or failed to open). */
+  attempt: number;
+  /** Epoch ms when it dropped. */
+  downSince: number;
+  now: number;
+  /** SALESYNC_REDIS_TIMEOUT. */
+  timeoutMs: number;
+}
+
+/**
+ * The reconnection policy of every connection salesync opens: the pause before the next attempt, or null to give
+ * up once Redis has been away `timeoutMs`. A restart within the timeout is ridden out; a Redis that stays away
+ * ends the connection, and with it every command waiting on it, instead of a retry for ever. Pure.
+ */
+export function reconnectDelay(outage: RedisOutage): number | null {
+  const left = outage.timeoutMs - (outage.now - outage.downSince);
+  if (left <= 0) return null;
+  return Math.min(outage.attempt * RECONNECT_STEP_MS, RECONNECT_MAX_MS, left);
+}
+
+/**
+ * `reconnectDelay` as ioredis's `retryStrategy`, with the clock of the outage under way: ioredis counts attempts
+ * from 1 again after each ready connection, so attempt 1 starts an outage. BullMQ's copies of a connection share
+ * the function; an attempt 1 of any copy restarts the clock, which can make one give up later, never sooner.
+ * `onGiveUp` hears how long Redis had been away when it gives up.
+ */
+export function boundedRetryStrategy(timeoutMs: number, onGiveUp?: (downForMs: number) => void, clock: () => number = Date.now): (attempt: number) => number | null {
+  let downSince = clock();
+  return (attempt) => {
+    const now = clock();
+    if (attempt === 1) downSince = now;
+    const delay = reconnectDelay({ attempt, downSince, now, timeoutMs });
+    if (delay === null) onGiveUp?.(now - downSince);
+    return delay;
+  };
+}
+
 export interface WaitForRedisOptions {
   /** SALESYNC_REDIS_TIMEOUT. */
   timeoutMs: number;
@@ -89,7 +132,8 @@ export interface WaitForRedisOptions {
 /**
  * Resolve once `client` is ready; otherwise disconnect it and reject with `redis_unavailable` after `timeoutMs`
  * (at once for a refused password). The client keeps its own reconnection policy once it has been ready: a
- * worker rides out a Redis restart, but never starts against a Redis it cannot reach.
+ * worker rides out a Redis restart (and, with openRedis's policy, ends on a Redis that stays away), but never
+ * starts against a Redis it cannot reach.
  */
 export function waitForRedis(client: Redis, url: string, options: WaitForRedisOptions): Promise<Redis> {
   if (client.status === 'ready') return Promise.resolve(client);
@@ -111,7 +155,7 @@ export function waitForRedis(client: Redis, url: string, options: WaitForRedisOp
       lastError = error;
       if (isAuthFailure(error)) settle(redisUnavailable(url, redisFailureReason(error)));
     };
-    // The client's own retry policy gave up (connectRedisBriefly's does after a few attempts).
+    // The client's own retry policy gave up (boundedRetryStrategy's does after `timeoutMs`).
     const onEnd = () => settle(redisUnavailable(url, lastError ? redisFailureReason(lastError) : 'the connection closed', Date.now() - started));
     const onAbort = () => settle(options.signal?.reason ?? new Error('aborted'));
     const timer = setTimeout(

@@ -46,9 +46,16 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const served: Served[] = [];
   let queue: Queue | null = null;
   let lease: Lease | null = null;
+  // Redis away for longer than SALESYNC_REDIS_TIMEOUT after start: the connections give up, and so does the worker.
+  const redisLost = new AbortController();
+  const onLost = (failure: SalesyncError) => {
+    if (redisLost.signal.aborted) return;
+    logger.error({ err: failure.message }, 'Redis stayed away longer than SALESYNC_REDIS_TIMEOUT: stopping');
+    redisLost.abort(failure);
+  };
   try {
     const connect = async (log?: Logger) => {
-      const client = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, ...(log ? { log } : {}) });
+      const client = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, onLost, ...(log ? { log } : {}) });
       connections.push(client);
       return client;
     };
@@ -74,8 +81,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
 
     lease = await takeWarehouse(redis, leaseKey);
     if (!lease) return;
-    // The walks stop on shutdown and when the warehouse lease is lost (another worker may already own the file).
-    const stop = AbortSignal.any([signal, lease.lost]);
+    // The walks stop on shutdown, when the warehouse lease is lost (another worker may already own the file), and
+    // when Redis stayed away too long.
+    const stop = AbortSignal.any([signal, lease.lost, redisLost.signal]);
     lease.lost.addEventListener('abort', () => logger.error({ warehouse: config.warehousePath }, 'lost the warehouse lease: stopping'), { once: true });
 
     const jobs = createJobEnvironment(config, { logger, signal: stop, redis, meter: metrics.meter });
@@ -132,6 +140,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     }
     await health.settled();
     await jobs.close();
+    // Told to stop first, it stopped as told; a Redis that went for good first ends it with `redis_unavailable`.
+    if (redisLost.signal.aborted && stop.reason === redisLost.signal.reason) throw redisLost.signal.reason;
     if (lease.lost.aborted) {
       throw new SalesyncError(
         'worker_lease_lost',
@@ -152,12 +162,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       return await acquireLease(redis, leaseKey, {
         ttlMs: config.leaseTtlMs,
         waitMs: Number.POSITIVE_INFINITY,
-        signal,
+        signal: AbortSignal.any([signal, redisLost.signal]),
         onHeld: (holder) =>
           logger.info({ warehouse: config.warehousePath, holder }, `standby: ${config.warehousePath} is owned by the worker ${holder}; taking over when its lease lapses`),
       });
     } catch (error) {
       if (signal.aborted) return null;
+      // A standby whose Redis went for good: its failure, not the lease's raw "Connection is closed".
+      if (redisLost.signal.aborted) throw redisLost.signal.reason;
       throw error;
     }
   }

@@ -46,8 +46,6 @@ interface RunOptions {
   textfile?: boolean;
   /** POST SALESYNC_ALERT_URL when the run fails (the commands run unattended). */
   alert?: boolean;
-  /** Check that REDIS_URL answers before the body runs (for a body whose own connection has no bound). */
-  redisPreflight?: boolean;
   /** After the first SIGINT/SIGTERM, how long the command may take to stop (see createRuntime). */
   stopGraceMs?: number;
 }
@@ -91,7 +89,6 @@ async function run(
       ...(options.quiet ? { quiet: true } : {}),
       ...(options.stopGraceMs ? { stopGraceMs: options.stopGraceMs } : {}),
     });
-    if (options.redisPreflight && runtime.config.redisUrl) await checkRedis(runtime);
     await body(runtime);
     runtime.close();
     // A worker is meant to run until told to stop: SIGTERM is its normal end.
@@ -106,13 +103,6 @@ async function run(
   if (runtime && (options.textfile || options.alert)) {
     await reportRun(runtime, { command, startedAt, exitCode: Number(process.exitCode ?? 0), error: failure }, { textfile: options.textfile === true, alert: options.alert === true });
   }
-}
-
-/** REDIS_URL answers within SALESYNC_REDIS_TIMEOUT, or `redis_unavailable`. */
-async function checkRedis(runtime: CliRuntime): Promise<void> {
-  const { openRedis } = await import('../../jobs/queue.js');
-  const client = await openRedis(runtime.config.redisUrl!, { timeoutMs: runtime.config.redisTimeoutMs, signal: runtime.signal, brief: true });
-  client.disconnect();
 }
 
 /** `--max-age` values folded over SALESYNC_MAX_AGE. */
@@ -181,12 +171,7 @@ export function buildProgram(): Command {
     .option('--until <iso>', 'the end of the window you care about (records updated later are true data and are written too)')
     .option('--wait', 'with REDIS_URL: run it here, in the foreground, instead of queueing a job')
     .action(async (resource: string, options: { since?: string; until?: string; wait?: boolean }) =>
-      run(program, 'backfill', {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options), {
-        textfile: true,
-        alert: true,
-        // Queueing goes through a connection of backfill.ts's own, which has no bound of ours: check Redis first.
-        redisPreflight: !options.wait,
-      }),
+      run(program, 'backfill', {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options), { textfile: true, alert: true }),
     );
 
   program
@@ -321,8 +306,35 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * 141 (128 + SIGPIPE): what `seq`, `git log` and every C tool report when the reader closed the pipe, so a
+ * pipefail script sees the same from us, and a command cut short never passes for a success.
+ */
+const EXIT_CLOSED_PIPE = 141;
+
+/**
+ * Node ignores SIGPIPE: a write to a pipe whose reader left (`salesync query … | head -1`) fails with EPIPE, an
+ * 'error' on the stream that nobody handles, and a stack trace. Every output of the CLI goes through these two
+ * streams (pino's own destination already drops its lines on EPIPE), so they are handled here, once.
+ */
+function endQuietlyWhenTheReaderLeaves(): void {
+  const onOutputError = (error: NodeJS.ErrnoException) => {
+    // The reader has what it wanted: nothing to say, and no one left to say it to.
+    if (error.code === 'EPIPE') process.exit(EXIT_CLOSED_PIPE);
+    const failure = new SalesyncError(
+      'output_failed',
+      `could not write the output (${error.code ?? error.message}): check where stdout and stderr go (a full disk, a closed terminal)`,
+    );
+    process.stderr.write(`${failureLine(failure)}\n`);
+    process.exit(1);
+  };
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
+}
+
 /** Parse and run; a usage mistake (unknown option, bad value) is one line with its code and exit 2. */
 async function main(argv: readonly string[]): Promise<void> {
+  endQuietlyWhenTheReaderLeaves();
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (error) {

@@ -41,8 +41,14 @@ export async function resolveGroupId(group: string): Promise<number> {
 }
 
 /** The directory mode that lets those who may read the file reach it: an x beside every r. */
-function directoryModeFor(fileMode: number): number {
+export function directoryModeFor(fileMode: number): number {
   return 0o700 | (fileMode & 0o040 ? 0o050 : 0) | (fileMode & 0o004 ? 0o005 : 0);
+}
+
+/** Give `path` the group, then the mode, of `access`: what a published file (and an export) gets. */
+export async function applyPublishAccess(path: string, access: PublishAccess): Promise<void> {
+  if (access.group) await chown(path, -1, await resolveGroupId(access.group));
+  await chmod(path, access.mode ?? DEFAULT_PUBLISH_MODE);
 }
 
 /**
@@ -68,8 +74,7 @@ export async function publishFileAtomically(source: string, target: string, acce
   try {
     // A reflink where the file system offers one, an ordinary copy otherwise.
     await copyFile(source, temporary, constants.COPYFILE_FICLONE);
-    if (access.group) await chown(temporary, -1, await resolveGroupId(access.group));
-    await chmod(temporary, mode);
+    await applyPublishAccess(temporary, { mode, group: access.group ?? null });
     const handle = await open(temporary, 'r+');
     try {
       await handle.sync(); // on disk before it becomes visible: a crash never publishes a torn copy

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { connectRedisBriefly, openQueue } from '../../jobs/queue.js';
+import { openQueue, openRedis } from '../../jobs/queue.js';
 import { walkLeaseGuard } from '../../jobs/walk-lease.js';
 import { emptyResult, type ResourceResult } from '../../src/sync/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import { startHarness } from '../support/harness.js';
+import { startTestRedis } from '../support/redis.js';
 import { useTestRedis } from '../support/use-redis.js';
 import { cliEnv, startCli, waitFor } from './helpers.js';
 
@@ -18,17 +19,13 @@ function interrupted(): ResourceResult {
 }
 
 describe('connections', () => {
-  it('report a lost Redis once in the log and never print ioredis or BullMQ errors raw on stderr', async () => {
+  it('say nothing while a connection never became ready (its one failure says it), and never print ioredis or BullMQ errors raw on stderr', async () => {
     const warnings: string[] = [];
     const log = { warn: (_: object, message: string) => warnings.push(message), info: () => undefined };
-    // Nothing listens on port 1: every attempt is refused until the client gives up.
-    const client = connectRedisBriefly('redis://127.0.0.1:1', log);
-    const ended = new Promise((resolve) => client.once('end', resolve));
-    await expect(client.ping()).rejects.toThrow();
-    await ended;
-    expect(warnings).toEqual(['lost the connection to Redis; reconnecting']);
-    // An 'error' event nobody listens to is what ioredis and BullMQ print on stderr.
-    expect(client.listenerCount('error')).toBeGreaterThan(0);
+    // Nothing listens on port 1: every attempt is refused until the timeout.
+    await expect(openRedis('redis://127.0.0.1:1', { timeoutMs: 500, log })).rejects.toMatchObject({ code: 'redis_unavailable' });
+    expect(warnings).toEqual([]);
+    // An 'error' event nobody listens to is what BullMQ prints on stderr (a connection's own: redis-connection.test.ts).
     const queue = openQueue(redis.connect(), `${redis.prefix}-errors`);
     expect(queue.listenerCount('error')).toBeGreaterThan(0);
     await queue.close();
@@ -80,5 +77,38 @@ describe('worker and a Redis restart', () => {
     // 0 when its leases survived the restart's timing, else the one line naming the lost lease.
     if (code !== 0) expect(worker.output()).toMatch(/^salesync: worker_lease_lost: lost the lease on .+$/m);
     await harness.close();
+  }, 60_000);
+});
+
+describe('worker and a Redis that goes for good', () => {
+  it('a worker whose Redis stays away longer than SALESYNC_REDIS_TIMEOUT exits 1 with one redis_unavailable line, for its supervisor to restart it', async () => {
+    // A server of this test's own, stopped and never started again.
+    const gone = await startTestRedis();
+    expect(gone.owned, 'needs redis-server on PATH, to stop it').toBe(true);
+    const harness = await startHarness({ size: { deals: 5, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 } });
+    const env = cliEnv(harness.url, harness.config.warehousePath, gone.url, `${gone.prefix}-gone`, { SALESYNC_REDIS_TIMEOUT: '2s' });
+    const worker = startCli(['worker'], env);
+    let stderr = '';
+    worker.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    let stopped = false;
+    try {
+      await waitFor(async () => worker.output(), (output) => output.includes('"msg":"worker started"'), 30_000, 'the worker to start');
+      const stoppedAt = Date.now();
+      stopped = true; // TestRedis.stop() waits for ever when called twice
+      await gone.stop();
+      const code = await Promise.race([worker.exited, sleep(30_000, 'still running' as const)]);
+      const took = Date.now() - stoppedAt;
+      expect(code, worker.output()).toBe(1);
+      // It rode out the first 2 s (a restart would have been survived), then gave up.
+      expect(took).toBeGreaterThanOrEqual(2000);
+      expect(took).toBeLessThan(15_000);
+      expect(stderr).toMatch(
+        new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${gone.url.replace(/[.]/g, '\\.')} \\(lost the connection, then connection refused[^\\n]*; gave up after [0-9.]+s \\(SALESYNC_REDIS_TIMEOUT\\)\\)\\n$`),
+      );
+    } finally {
+      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+      if (!stopped) await gone.stop();
+      await harness.close();
+    }
   }, 60_000);
 });

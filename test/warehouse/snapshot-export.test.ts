@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PropertyDefinition, ServiceRecord, WalkCheckpoint } from '../../src/core/types.js';
+import { createExportDirectory, exportAccessFor, OWNER_ONLY_EXPORT, shareExport } from '../../src/warehouse/export.js';
 import { openWarehouse, type PageBatch, type Warehouse } from '../../src/warehouse/index.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
@@ -110,6 +111,74 @@ describe('parquet export', () => {
     } finally {
       connection.closeSync();
       instance.closeSync();
+    }
+  });
+});
+
+describe('who may read an export', () => {
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  /** Under the usual umask 022, which would make DuckDB's files 0644 and mkdir's 0755. */
+  async function underUmask022<T>(body: () => Promise<T>): Promise<T> {
+    const previous = process.umask(0o022);
+    try {
+      return await body();
+    } finally {
+      process.umask(previous);
+    }
+  }
+
+  it('an export is owner-only: the directories it creates 0700, its files 0600, and no partial file is left', async () => {
+    const out = join(dir, 'exports', 'today');
+    const files = await underUmask022(() => warehouse.exportParquet(out));
+    expect(files.length).toBeGreaterThan(0);
+    expect(modeOf(join(dir, 'exports')).toString(8)).toBe('700');
+    expect(modeOf(out).toString(8)).toBe('700');
+    for (const { file } of files) expect(modeOf(file).toString(8), file).toBe('600');
+    expect(readdirSync(out).filter((f) => !f.endsWith('.parquet'))).toEqual([]);
+  });
+
+  it('a directory that already exists is the operator\'s: left as it is, and a replaced file is owner-only again', async () => {
+    const out = join(dir, 'shared');
+    mkdirSync(out);
+    chmodSync(out, 0o755); // this process's umask is the writer's 077 by now
+    const first = await underUmask022(() => warehouse.exportParquet(out));
+    await shareExport(first, { mode: 0o644, group: null });
+    expect(modeOf(first[0]!.file).toString(8)).toBe('644');
+    const again = await underUmask022(() => warehouse.exportParquet(out));
+    expect(modeOf(out).toString(8)).toBe('755');
+    for (const { file } of again) expect(modeOf(file).toString(8), file).toBe('600');
+  });
+
+  it('follows the published warehouse once the operator opened it up: its mode and group, directories with the matching x bits', async () => {
+    expect(exportAccessFor({ mode: 0o640, group: null })).toEqual(OWNER_ONLY_EXPORT);
+    expect(exportAccessFor({ mode: 0o644, group: null })).toEqual({ mode: 0o644, group: null });
+    expect(exportAccessFor({ mode: 0o640, group: 'analysts' })).toEqual({ mode: 0o640, group: 'analysts' });
+
+    const everyone = join(dir, 'for-everyone', 'out');
+    const access = exportAccessFor({ mode: 0o644, group: null });
+    await underUmask022(async () => {
+      await createExportDirectory(everyone, access);
+      await shareExport(await warehouse.exportParquet(everyone), access);
+    });
+    expect(modeOf(join(dir, 'for-everyone')).toString(8)).toBe('755');
+    expect(modeOf(everyone).toString(8)).toBe('755');
+    for (const f of readdirSync(everyone)) expect(modeOf(join(everyone, f)).toString(8), f).toBe('644');
+  });
+
+  // Handing a file to another group needs root (or membership of that group).
+  it.skipIf(process.getuid?.() !== 0)('gives files and created directories SALESYNC_PUBLISH_GROUP, group-readable only', async () => {
+    const gid = 65534;
+    const analysts = join(dir, 'for-analysts');
+    const access = exportAccessFor({ mode: 0o640, group: String(gid) });
+    await createExportDirectory(analysts, access);
+    const files = await warehouse.exportParquet(analysts);
+    await shareExport(files, access);
+    expect(statSync(analysts).gid).toBe(gid);
+    expect(modeOf(analysts).toString(8)).toBe('750');
+    for (const { file } of files) {
+      expect(statSync(file).gid, file).toBe(gid);
+      expect(modeOf(file).toString(8), file).toBe('640');
     }
   });
 });

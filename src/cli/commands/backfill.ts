@@ -2,7 +2,7 @@ import { resourceDescriptor } from '../../core/resources.js';
 import type { ResourceResult } from '../../sync/index.js';
 import { backfillRequest, processBackfillJob } from '../../../jobs/backfill-job.js';
 import { createJobEnvironment } from '../../../jobs/job-environment.js';
-import { connectRedisBriefly, deduplicationId, openQueue } from '../../../jobs/queue.js';
+import { deduplicationId, openQueue, openRedis } from '../../../jobs/queue.js';
 import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
 import { connectShared } from '../command-environment.js';
@@ -24,7 +24,8 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
   const request = backfillRequest(resource, flags.since, flags.until);
   const { config } = runtime;
   if (!flags.wait && config.redisUrl) {
-    const redis = connectRedisBriefly(config.redisUrl);
+    // A short command's connection, like status and schedule: ready, or `redis_unavailable` within SALESYNC_REDIS_TIMEOUT.
+    const redis = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal: runtime.signal, brief: true });
     const queue = openQueue(redis, config.redisPrefix);
     try {
       const job = await queue.add('backfill', request, { deduplication: { id: deduplicationId('backfill', request.resource) } });

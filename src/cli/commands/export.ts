@@ -1,6 +1,7 @@
 import { ConfigError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
 import { assertReadableIfPresent } from '../../warehouse/index.js';
+import { createExportDirectory, exportAccessFor, shareExport } from '../../warehouse/export.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 
@@ -15,7 +16,11 @@ export async function exportCommand(runtime: CliRuntime, options: { format: stri
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
     throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
   }
+  // Owner-only unless the operator opened the published warehouse up; then as open as it, for the same readers.
+  const access = exportAccessFor({ mode: runtime.config.publishMode, group: runtime.config.publishGroup });
+  await createExportDirectory(options.out, access);
   const files = await createWarehouse(runtime.config, runtime.logger).exportParquet(options.out);
+  await shareExport(files, access);
   if (options.json) {
     runtime.out(JSON.stringify(files, null, 2));
     return;
