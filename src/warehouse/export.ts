@@ -9,14 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier } from './identifiers.js';
 import { applyPublishAccess, DEFAULT_PUBLISH_MODE, directoryModeFor } from './snapshot.js';
-
-export interface ExportedFile {
-  /** The table or view exported. */
-  relation: string;
-  kind: 'table' | 'view';
-  file: string;
-  rows: number;
-}
+import type { ExportedFile } from './types.js';
 
 /** Tables and views of the main schema, in name order. */
 export async function exportableRelations(connection: DuckDBConnection): Promise<{ name: string; kind: 'table' | 'view' }[]> {

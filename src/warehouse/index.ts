@@ -23,7 +23,7 @@ export { DEFAULT_PUBLISH_MODE } from './snapshot.js';
 export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 export { sqlTypeFor, type SqlType } from './column-types.js';
 export type { SnapshotResult } from './snapshot.js';
-export type { ExportedFile } from './export.js';
+export type { ExportedFile } from './types.js';
 export { dbtSourcesYaml, type CatalogColumn, type CatalogRelation, type DbtSourcesOptions } from './dbt-sources.js';
 export { resourceViewName, DEAL_STAGE_HISTORY_VIEW } from './views.js';
 export { historyTableName } from './history.js';

@@ -9,7 +9,6 @@ import type {
   WalkMode,
 } from '../core/types.js';
 import type { CatalogRelation } from './dbt-sources.js';
-import type { ExportedFile } from './export.js';
 import type { SnapshotResult } from './snapshot.js';
 
 /** Where a writer publishes its file, and for whom. */
@@ -137,6 +136,15 @@ export interface SummariesDue {
    * read), doubled for each read since that found them unchanged (`last_read_at + recheckMs × 2^unchanged_reads`).
    */
   recheckMs: number;
+}
+
+/** One file `exportParquet` wrote. */
+export interface ExportedFile {
+  /** The table or view exported. */
+  relation: string;
+  kind: 'table' | 'view';
+  file: string;
+  rows: number;
 }
 
 export interface CommitResult {
