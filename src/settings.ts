@@ -121,7 +121,7 @@ export const SETTINGS = {
   timezone: setting({ variable: 'SALESYNC_TIMEZONE', schema: text, default: 'UTC', meaning: 'time zone of the reconcile cron pattern' }),
   leaseTtlMs: setting({ variable: 'SALESYNC_LEASE_TTL', schema: duration, default: 30_000, defaultText: '`30s`', meaning: 'how long a lease outlives a crashed holder' }),
   leaseWaitMs: setting({ variable: 'SALESYNC_LEASE_WAIT', schema: duration, default: 2 * MINUTE, defaultText: '`2m`', meaning: 'how long a manual run waits for a resource another process walks' }),
-  redisTimeoutMs: setting({ variable: 'SALESYNC_REDIS_TIMEOUT', schema: positiveDuration, default: 10_000, defaultText: '`10s`', meaning: 'how long a command or a starting worker waits for Redis (`redis_unavailable`)' }),
+  redisTimeoutMs: setting({ variable: 'SALESYNC_REDIS_TIMEOUT', schema: positiveDuration, default: 10_000, defaultText: '`10s`', meaning: 'how long a command or worker waits for Redis, at start or after losing it (`redis_unavailable`)' }),
   dashboardHost: setting({ variable: 'SALESYNC_DASHBOARD_HOST', schema: host, default: '127.0.0.1', meaning: 'address bull-board listens on' }),
   metricsHost: setting({ variable: 'SALESYNC_METRICS_HOST', schema: host, default: '127.0.0.1', meaning: 'address `/metrics` listens on' }),
   dashboardWrite: setting({ variable: 'SALESYNC_DASHBOARD_WRITE', schema: flag, default: false, meaning: '`true` lets bull-board retry, delete and edit jobs' }),

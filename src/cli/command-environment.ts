@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { SalesyncError } from '../core/errors.js';
 import { createSyncEnvironment, type SyncEnvironment, type WalkGuard } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { CliRuntime } from './runtime.js';
@@ -17,11 +18,11 @@ export interface SharedRedis {
  * SALESYNC_REDIS_TIMEOUT. The modules load only then: a command run without Redis never loads BullMQ (the lease
  * keys are named beside the queue's).
  */
-export async function connectShared(runtime: CliRuntime): Promise<SharedRedis | null> {
+export async function connectShared(runtime: CliRuntime, onLost?: (failure: SalesyncError) => void): Promise<SharedRedis | null> {
   const { config, logger, signal } = runtime;
   if (!config.redisUrl) return null;
   const [{ openRedis }, { walkLeaseGuard }] = await Promise.all([import('../../jobs/queue.js'), import('../../jobs/walk-lease.js')]);
-  const redis = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, log: logger });
+  const redis = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, log: logger, ...(onLost ? { onLost } : {}) });
   return {
     redis,
     guard: (warehouse) =>
@@ -43,17 +44,24 @@ export async function withSyncEnvironment<T>(
   options: { lane?: 'summaries' },
   body: (env: SyncEnvironment, guard: WalkGuard | undefined) => Promise<T>,
 ): Promise<T> {
-  const shared = await connectShared(runtime);
+  // Redis gone for longer than SALESYNC_REDIS_TIMEOUT mid-run: the walks stop as on a signal, committing what
+  // they fetched, and the command fails with the connection's own redis_unavailable line.
+  const lost = new AbortController();
+  const shared = await connectShared(runtime, (failure) => lost.abort(failure));
   try {
     const env = createSyncEnvironment(runtime.config, {
       logger: runtime.logger,
-      signal: runtime.signal,
+      signal: AbortSignal.any([runtime.signal, lost.signal]),
       ...options,
       ...(runtime.display ? { progress: runtime.display } : {}),
       ...(shared ? { redis: shared.redis } : {}),
     });
     try {
-      return await body(env, shared?.guard(env.warehouse));
+      const result = await body(env, shared?.guard(env.warehouse));
+      if (lost.signal.aborted) throw lost.signal.reason;
+      return result;
+    } catch (error) {
+      throw lost.signal.aborted ? lost.signal.reason : error;
     } finally {
       await env.close();
     }

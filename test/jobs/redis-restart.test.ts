@@ -94,7 +94,7 @@ describe('worker and a Redis that goes for good', () => {
     try {
       await waitFor(async () => worker.output(), (output) => output.includes('"msg":"worker started"'), 30_000, 'the worker to start');
       const stoppedAt = Date.now();
-      stopped = true; // TestRedis.stop() waits for ever when called twice
+      stopped = true;
       await gone.stop();
       const code = await Promise.race([worker.exited, sleep(30_000, 'still running' as const)]);
       const took = Date.now() - stoppedAt;
@@ -108,6 +108,35 @@ describe('worker and a Redis that goes for good', () => {
     } finally {
       if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
       if (!stopped) await gone.stop();
+      await harness.close();
+    }
+  }, 60_000);
+
+  it('a sync whose Redis goes away for good mid-walk commits what it fetched and exits 1 with one redis_unavailable line, soon after SALESYNC_REDIS_TIMEOUT', async () => {
+    const gone = await startTestRedis();
+    expect(gone.owned, 'needs redis-server on PATH, to stop it').toBe(true);
+    // Slow answers: the walk is still under way when Redis goes.
+    const harness = await startHarness({ seed: 5, size: { deals: 3000, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 }, faults: { latencyMs: 600 } });
+    const env = cliEnv(harness.url, harness.config.warehousePath, gone.url, `${gone.prefix}-sync`, { SALESYNC_REDIS_TIMEOUT: '2s', SALESYNC_FLUSH_ROWS: '200' });
+    const sync = startCli(['sync', 'deals'], env);
+    let stderr = '';
+    sync.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await waitFor(async () => sync.output(), (output) => output.includes('"msg":"walk started"'), 30_000, 'the walk to start');
+      await sleep(1500);
+      const stoppedAt = Date.now();
+      await gone.stop();
+      const code = await Promise.race([sync.exited, sleep(30_000, 'still running' as const)]);
+      const took = Date.now() - stoppedAt;
+      expect(code, sync.output()).toBe(1);
+      expect(took).toBeLessThan(15_000);
+      expect(stderr).toMatch(new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${gone.url.replace(/[.]/g, '\\.')}[^\\n]*\\n$`));
+      // What was fetched before is kept: the rerun resumes (checked by its watermark-free checkpoint).
+      const { walk } = await harness.env().warehouse.readState('deals');
+      expect(walk?.cursor ?? null).not.toBeNull();
+    } finally {
+      if (sync.child.exitCode === null) sync.child.kill('SIGKILL');
+      await gone.stop();
       await harness.close();
     }
   }, 60_000);

@@ -68,7 +68,8 @@ export async function startTestRedis(): Promise<TestRedis> {
       await waitForPing(url, 10_000);
     };
     const halt = async () => {
-      if (!child || child.exitCode !== null) return;
+      // A killed child has a signal and no exit code: either means it is gone (a second stop() returns at once).
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child!.once('exit', resolve));
       child.kill('SIGKILL');
       await exited;
