@@ -16,4 +16,10 @@ describe('formatTable', () => {
   it('right-aligns numeric columns and shows missing values as -', () => {
     expect(formatTable(['name', 'n'], [['a', 1000], ['bb', null]])).toBe('name      n\n----  -----\na     1,000\nbb        -');
   });
+  it('lays out a result of 300,000 rows, as `salesync query` may print one', () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => [`row ${i}`, i]);
+    const table = formatTable(['name', 'n'], rows);
+    expect(table.split('\n')).toHaveLength(300_002);
+    expect(table.split('\n')[2]).toBe('row 0             0');
+  });
 });
