@@ -7,7 +7,7 @@ import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
 import { connectShared } from '../command-environment.js';
 import { commandFailure } from '../outcome.js';
-import { formatDuration } from '../table.js';
+import { formatCount, formatDuration } from '../table.js';
 
 export interface BackfillFlags {
   since?: string;
@@ -49,8 +49,8 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
     const result = await processBackfillJob({ ...jobs.backfillDeps, ...(line ? { progress: line } : {}) }, jobs.env.settings, request, guard);
     line?.stop();
     runtime.out(
-      `backfill of ${result.resource}: ${result.outcome}${result.resumed ? ' (resumed)' : ''}, ${result.pages} pages, ${result.written} written, ` +
-        `${result.requests} requests in ${formatDuration(result.durationMs)}`,
+      `backfill of ${result.resource}: ${result.outcome}${result.resumed ? ' (resumed)' : ''}, ${formatCount(result.pages, 'page')}, ${formatCount(result.written, 'record')} written, ` +
+        `${formatCount(result.requests, 'request')} in ${formatDuration(result.durationMs)}`,
     );
     const failure = commandFailure([result]);
     if (failure) throw failure;

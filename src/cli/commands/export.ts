@@ -3,7 +3,7 @@ import { createWarehouse } from '../../sync/index.js';
 import { assertReadableIfPresent } from '../../warehouse/index.js';
 import { createExportDirectory, exportAccessFor, shareExport } from '../../warehouse/export.js';
 import type { CliRuntime } from '../runtime.js';
-import { formatTable } from '../table.js';
+import { formatCount, formatTable } from '../table.js';
 
 export const EXPORT_FORMATS = ['parquet'] as const;
 
@@ -26,5 +26,5 @@ export async function exportCommand(runtime: CliRuntime, options: { format: stri
     return;
   }
   runtime.out(formatTable(['relation', 'kind', 'rows', 'file'], files.map((f) => [f.relation, f.kind, f.rows, f.file])));
-  runtime.out(`(${files.length} files in ${options.out})`);
+  runtime.out(`(${formatCount(files.length, 'file')} in ${options.out})`);
 }

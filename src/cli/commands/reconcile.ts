@@ -1,7 +1,7 @@
 import { runReconcile, type ReconcileReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
-import { formatDuration, formatTable } from '../table.js';
+import { formatCount, formatDuration, formatTable } from '../table.js';
 import { commandFailure } from '../outcome.js';
 import { parseResources } from './sync.js';
 
@@ -49,5 +49,5 @@ export function formatReconcileReport(report: ReconcileReport): string {
       formatDuration(r.durationMs),
     ]),
   );
-  return `${table}\n\n${report.requests.toLocaleString('en-US')} requests in ${formatDuration(report.durationMs)}`;
+  return `${table}\n\n${formatCount(report.requests, 'request')} in ${formatDuration(report.durationMs)}`;
 }

@@ -2,7 +2,7 @@ import { refreshSummaries, type SummariesResult } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
 import { commandFailure } from '../outcome.js';
-import { formatDuration } from '../table.js';
+import { formatCount, formatDuration, formatNumber } from '../table.js';
 
 /** @defaultValue of `summaries --recheck`. */
 export const POLL_RECHECK_MS = 5 * 60_000;
@@ -21,8 +21,8 @@ export async function summariesCommand(runtime: CliRuntime, options: { recheck?:
   runtime.display?.stop();
   if (runtime.interactive) {
     runtime.out(
-      `${result.outcome}: ${result.candidates} logs due for a re-read, ${result.details} fetched, ` +
-        `${result.summariesChanged} changed, ${result.vanished} gone; ${result.requests} requests in ${formatDuration(result.durationMs)}`,
+      `${result.outcome}: ${formatCount(result.candidates, 'log')} due for a re-read, ${formatNumber(result.details)} fetched, ` +
+        `${formatNumber(result.summariesChanged)} changed, ${formatNumber(result.vanished)} gone; ${formatCount(result.requests, 'request')} in ${formatDuration(result.durationMs)}`,
     );
   }
   const failure = commandFailure([result]);

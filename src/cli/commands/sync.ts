@@ -4,7 +4,7 @@ import { runSync, type SyncReport } from '../../sync/index.js';
 import { commandFailure } from '../outcome.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
-import { formatDuration, formatTable } from '../table.js';
+import { formatCount, formatDuration, formatTable } from '../table.js';
 
 export function parseResources(names: string[]): ResourceName[] {
   if (names.length === 0) return [...RESOURCE_NAMES];
@@ -51,5 +51,5 @@ export function formatReport(report: SyncReport): string {
       formatDuration(r.durationMs),
     ]),
   );
-  return `${table}\n\n${report.requests.toLocaleString('en-US')} requests in ${formatDuration(report.durationMs)}`;
+  return `${table}\n\n${formatCount(report.requests, 'request')} in ${formatDuration(report.durationMs)}`;
 }
