@@ -1,7 +1,8 @@
 /**
  * One load process for the limiter benchmark and the cross-process acceptance test: loops cheap list requests
- * (`GET /v1/deals/?page_size=1`) through createSalesApi and the chosen limiter for a fixed time, recording
- * when each token was granted and each pause asked for, then prints one JSON line (WorkerReport) on stdout.
+ * (`GET /v1/deals/?page_size=1`) through createSalesApi and the chosen limiter for a fixed time, in one rate
+ * lane (the schedule's unless told), recording when each token was granted and each pause asked for, then
+ * prints one JSON line (WorkerReport) on stdout.
  *
  *   node dist/bench/limiter-worker.js '<WorkerSpec as JSON>'
  */
@@ -13,8 +14,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createSalesApi } from '../src/api/index.js';
 import type { RequestStats } from '../src/api/types.js';
-import type { RateLimiter } from '../src/core/rate-limiter.js';
-import { createLimiter } from '../src/limiter/index.js';
+import type { RateLane, RateLimiter } from '../src/core/rate-limiter.js';
+import { createLimiter, type LaneShares } from '../src/limiter/index.js';
 
 export interface WorkerSpec {
   baseUrl: string;
@@ -30,6 +31,10 @@ export interface WorkerSpec {
   stopAt: number;
   /** Requests in flight at once. */
   concurrency: number;
+  /** The lane every request spends. @defaultValue 'sync' */
+  lane?: RateLane;
+  /** The lanes' shares, as SALESYNC_BACKFILL_SHARE / SALESYNC_SUMMARIES_SHARE set them. @defaultValue the limiter's */
+  laneShares?: Partial<LaneShares>;
 }
 
 export interface WorkerReport {
@@ -46,7 +51,12 @@ export interface WorkerReport {
 export async function runWorker(spec: WorkerSpec): Promise<WorkerReport> {
   const redis = spec.redisUrl ? new Redis(spec.redisUrl, { maxRetriesPerRequest: null }) : null;
   const inner = createLimiter(
-    { perKeyPerMinute: spec.perKeyPerMinute, perOrgPerMinute: spec.perOrgPerMinute, prefix: spec.prefix },
+    {
+      perKeyPerMinute: spec.perKeyPerMinute,
+      perOrgPerMinute: spec.perOrgPerMinute,
+      prefix: spec.prefix,
+      ...(spec.laneShares ? { laneShares: spec.laneShares } : {}),
+    },
     redis,
   );
   const grants: number[] = [];
@@ -67,6 +77,7 @@ export async function runWorker(spec: WorkerSpec): Promise<WorkerReport> {
     baseUrl: spec.baseUrl,
     apiKeys: spec.apiKeys,
     limiter,
+    ...(spec.lane ? { lane: spec.lane } : {}),
     logger: pino({ level: 'silent' }),
     retry: { limit: 5, baseDelayMs: 100 },
   });

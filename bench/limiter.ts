@@ -1,7 +1,9 @@
 /**
  * How close the limiter gets to a limit without crossing it: the simulator at `--limit` requests/min per key,
  * hammered by 1 process (in-process bucket), by 3 processes sharing one key through Redis (the Lua GCRA), and
- * by 1 process with a pool of 3 keys against an organization limit of 2 × `--limit` (the org binds).
+ * by 1 process with a pool of 3 keys against an organization limit of 2 × `--limit` (the org binds). Then the
+ * lanes, through Redis on one key: a backfill alone (it may use the whole budget, not only its share), and a
+ * sync process beside a backfill process, both flat out (the sync keeps at least 1 − the backfill's share).
  * `npm run bench` runs the same scenarios as its `limiter` section.
  *
  *   npm run bench:limiter -- [--limit 600] [--seconds 65] [--concurrency 8]
@@ -13,6 +15,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/core/paths.js';
+import type { RateLane } from '../src/core/rate-limiter.js';
+import { DEFAULT_LANE_SHARES } from '../src/limiter/index.js';
 import { DEFAULT_KEYS, createSimulator } from '../src/simulator/index.js';
 import { startTestRedis, type TestRedis } from '../test/support/redis.js';
 import { spawnLimiterWorker, type WorkerReport } from './limiter-worker.js';
@@ -32,8 +36,14 @@ export interface LimiterBenchRow {
   limitPerMinute: number;
   seconds: number;
   requests: number;
-  /** Steady rate (after the first 5 s) ÷ limit. */
+  /** The lane of each process, when the run is about lanes (one process per entry); else every process is `sync`. */
+  lanes?: RateLane[];
+  /** The backfill lane's share in a lanes run (SALESYNC_BACKFILL_SHARE). */
+  backfillShare?: number;
+  /** Steady rate (after the first 5 s) ÷ limit, all processes together. */
   rateRatio: number;
+  /** In a lanes run: each lane's steady rate ÷ limit. */
+  laneRateRatio?: Partial<Record<RateLane, number>>;
   /** Most requests in any 60 s window ÷ limit: above 1 would have been answered 429. */
   maxWindowRatio: number;
   /** 429s the simulator's rate limit answered. */
@@ -54,7 +64,13 @@ function parseFlags(argv: string[]): Flags {
   return flags;
 }
 
-async function scenario(flags: Flags, processes: number, redis: TestRedis | null, keyCount = 1): Promise<LimiterBenchRow> {
+async function scenario(
+  flags: Flags,
+  processes: number,
+  redis: TestRedis | null,
+  keyCount = 1,
+  lanes?: RateLane[],
+): Promise<LimiterBenchRow> {
   // One key: the org limit is far above the key's, so the key is what is measured. A pool: the org limit is
   // below the keys' sum, so the organization is.
   const pool = keyCount > 1;
@@ -71,9 +87,10 @@ async function scenario(flags: Flags, processes: number, redis: TestRedis | null
   try {
     const startAt = Date.now() + 1500;
     const stopAt = startAt + flags.seconds * 1000;
-    const prefix = `${redis?.prefix ?? 'bench'}-${processes}`;
+    // A prefix of its own per scenario: no bucket carries debt from one run into the next.
+    const prefix = `${redis?.prefix ?? 'bench'}-${processes}${lanes ? `-${lanes.join('-')}` : ''}`;
     const reports: WorkerReport[] = await Promise.all(
-      Array.from({ length: processes }, () =>
+      Array.from({ length: processes }, (_, i) =>
         spawnLimiterWorker({
           baseUrl: url,
           apiKeys: keys,
@@ -84,11 +101,17 @@ async function scenario(flags: Flags, processes: number, redis: TestRedis | null
           startAt,
           stopAt,
           concurrency: flags.concurrency,
+          ...(lanes ? { lane: lanes[i]! } : {}),
         }),
       ),
     );
     const grants = reports.flatMap((r) => r.grants);
     const summary = summarizeWindow(grants, measured, { startedAt: startAt, endedAt: stopAt });
+    const laneRateRatio: Partial<Record<RateLane, number>> = {};
+    for (const lane of new Set(lanes)) {
+      const own = reports.filter((_, i) => lanes![i] === lane).flatMap((r) => r.grants);
+      laneRateRatio[lane] = round(summarizeWindow(own, measured, { startedAt: startAt, endedAt: stopAt }).utilisation);
+    }
     return {
       processes,
       shared: redis ? 'redis' : 'in-process',
@@ -96,6 +119,7 @@ async function scenario(flags: Flags, processes: number, redis: TestRedis | null
       limitPerMinute: measured,
       seconds: flags.seconds,
       requests: summary.requests,
+      ...(lanes ? { lanes, backfillShare: DEFAULT_LANE_SHARES.backfill, laneRateRatio } : {}),
       rateRatio: round(summary.utilisation),
       maxWindowRatio: round(summary.maxWindowRatio),
       rateLimited: sim.admin.stats().rateLimited,
@@ -111,11 +135,12 @@ function round(value: number): number {
 }
 
 function table(rows: LimiterBenchRow[]): string {
-  const head = ['processes', 'limiter', 'keys', 'limit/min', 'requests', 'rate/min ÷ limit', 'max 60 s ÷ limit', '429s', 'failed'];
+  const head = ['processes', 'limiter', 'keys', 'lanes (rate/min ÷ limit)', 'limit/min', 'requests', 'rate/min ÷ limit', 'max 60 s ÷ limit', '429s', 'failed'];
   const body = rows.map((r) => [
     String(r.processes),
     r.shared,
     String(r.keys),
+    describeLanes(r),
     String(r.limitPerMinute),
     String(r.requests),
     r.rateRatio.toFixed(3),
@@ -127,16 +152,27 @@ function table(rows: LimiterBenchRow[]): string {
   return [head, ...body].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')).join('\n');
 }
 
-/** Every scenario: one process on one key, three processes sharing it through Redis, one pool of three keys. */
+/** `sync 0.512 + backfill 0.471`: each lane's rate, or `sync` when the run is not about lanes. */
+export function describeLanes(row: LimiterBenchRow): string {
+  if (!row.lanes) return 'sync';
+  return [...new Set(row.lanes)].map((lane) => `${lane} ${(row.laneRateRatio?.[lane] ?? 0).toFixed(3)}`).join(' + ');
+}
+
+/**
+ * Every scenario: one process on one key, three processes sharing it through Redis, one pool of three keys; then,
+ * through Redis on one key, a backfill alone and a sync beside a backfill (one process each).
+ */
 export async function benchLimiter(flags: Flags): Promise<LimiterBenchRow[]> {
   const rows: LimiterBenchRow[] = [await scenario(flags, 1, null)];
   const redis = await startTestRedis();
   try {
     rows.push(await scenario(flags, 3, redis));
+    rows.push(await scenario(flags, 1, null, 3));
+    rows.push(await scenario(flags, 1, redis, 1, ['backfill']));
+    rows.push(await scenario(flags, 2, redis, 1, ['sync', 'backfill']));
   } finally {
     await redis.stop();
   }
-  rows.push(await scenario(flags, 1, null, 3));
   return rows;
 }
 

@@ -14,8 +14,9 @@ export interface RateLimitObservation {
 }
 
 /**
- * Who is asking. `sync` (scheduled and manual incremental walks, reconciles) may use the whole budget; the
- * other lanes are capped at a share of it, so a long backfill or a summaries sweep never starves the schedule.
+ * Who is asking. `sync` (scheduled and manual incremental walks, reconciles) may use the whole budget. The other
+ * lanes may too while the schedule leaves it, but are held to their share while it asks: a long backfill or a
+ * summaries sweep never starves the schedule, and alone it is not slowed by a cap.
  */
 export type RateLane = 'sync' | 'backfill' | 'summaries';
 
@@ -35,7 +36,7 @@ export interface Grant {
 export interface RateLimiter {
   /**
    * Wait until one request may be sent on one of `keyIds` (key fingerprints) and take its token, from that
-   * key's bucket, the organization's bucket and the lane's bucket together. Rejects with the signal's reason
+   * key's bucket and the organization's bucket (and, for a lane within its share, the lane's bucket). Rejects with the signal's reason
    * when aborted.
    */
   acquire(keyIds: readonly string[], options?: AcquireOptions): Promise<Grant>;

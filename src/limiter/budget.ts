@@ -1,15 +1,26 @@
 import type { RateLane } from '../core/rate-limiter.js';
 import { gcraParams, type GcraParams } from './gcra.js';
 
-/** The lanes that are capped; `sync` never is. */
+/**
+ * The lanes with a share of their own, held to it while the schedule wants the rest; `sync` (the schedule) has
+ * none and is never held back by a lane.
+ */
 export type CappedLane = Exclude<RateLane, 'sync'>;
 
-/** Fraction (0–1] of the organization's rate each capped lane may spend at most. */
+/**
+ * Fraction (0–1] of the organization's rate (of what the keys in use can spend) each non-sync lane is limited
+ * to while the schedule wants the rest. Within its share a lane's requests stand level with the schedule's
+ * (first come, first served); beyond it the lane only takes tokens nobody standing level is waiting for. So a
+ * lane alone uses the whole budget; a schedule that starts asking is served at once and keeps at least 1 − the
+ * shares of the lanes running beside it (shares adding up past 1 leave it nothing reserved); what the schedule
+ * leaves unused a lane may take; and of two lanes, each keeps its share (within-share requests go before the
+ * other lane's beyond-share ones).
+ */
 export type LaneShares = Record<CappedLane, number>;
 
 /**
- * A backfill may take half the organization's budget and a summaries sweep a quarter, so the scheduled syncs
- * always keep the rest however long those run.
+ * Beside a schedule that wants everything, a backfill is held to half the budget and a summaries sweep to a
+ * quarter, so the schedule keeps the rest however long those run; alone, either uses the whole budget.
  */
 export const DEFAULT_LANE_SHARES: LaneShares = { backfill: 0.5, summaries: 0.25 };
 
@@ -32,8 +43,10 @@ export interface LimiterBudgetOptions {
    */
   burst?: number;
   /**
-   * Share of the organization's rate each non-sync lane may use at most (its own bucket, on top of the key
-   * and organization buckets). Partial: unnamed lanes keep their default.
+   * Share of the organization's rate each non-sync lane is limited to while the schedule is running, and within
+   * which it stands level with the schedule (its own bucket; beyond it the lane yields, see LaneShares). Alone,
+   * or beside a schedule that leaves tokens unused, a lane may use the whole budget. Partial: unnamed lanes keep
+   * their default.
    * @defaultValue DEFAULT_LANE_SHARES (backfill 0.5, summaries 0.25)
    */
   laneShares?: Partial<LaneShares>;
@@ -63,10 +76,12 @@ export function resolveBudget(options: LimiterBudgetOptions): ResolvedBudget {
 }
 
 /**
- * The lane's own bucket, or null for `sync` (limited only by its keys and the organization). A share is of what
- * the keys in use can actually spend, min(organization, keys × per key): with one key at 1000/min a backfill
- * gets 500/min, not half of the organization's 5000 (which one key could never reach, leaving the schedule
- * nothing reserved).
+ * The lane's own bucket, its share, or null for `sync` (limited only by its keys and the organization). A
+ * request that finds a token in it stands level with the schedule; one that does not yields (gcraYielding) and
+ * leaves this bucket alone, so a lane running alone does not run up a debt here that would hold it back once
+ * the schedule starts. A share is of what the keys in use can actually spend, min(organization, keys × per
+ * key): with one key at 1000/min a backfill keeps 500/min, not half of the organization's 5000 (which one key
+ * could never reach, leaving the schedule nothing reserved).
  */
 export function laneParams(budget: ResolvedBudget, lane: RateLane, keyCount = 1): GcraParams | null {
   if (lane === 'sync') return null;

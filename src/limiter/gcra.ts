@@ -36,6 +36,19 @@ export function gcraWait(state: GcraState, params: GcraParams, now: number): num
   return wait > 1e-6 ? wait : 0;
 }
 
+/**
+ * The same bucket as a request that yields sees it: the same rate, but only the first half of the burst (a burst
+ * of 10 leaves 5 to the yielding request). A request standing level (the schedule, or a lane within its share)
+ * therefore always finds the other half free and goes first, while a yielding request alone still keeps the
+ * bucket at its full rate (what it may not use is burst, never rate). With a burst of 1 there is nothing to keep
+ * back and both stand alike. Pure.
+ */
+export function gcraYielding(params: GcraParams): GcraParams {
+  const burst = Math.round(params.toleranceMs / params.intervalMs) + 1;
+  const kept = Math.floor(burst / 2);
+  return { intervalMs: params.intervalMs, toleranceMs: Math.max(0, params.toleranceMs - kept * params.intervalMs) };
+}
+
 /** The bucket after one request is sent at `now` (call only when gcraWait is 0). Pure. */
 export function gcraTake(state: GcraState, params: GcraParams, now: number): GcraState {
   return { tat: Math.max(state.tat, now) + params.intervalMs };

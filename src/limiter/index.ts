@@ -1,7 +1,7 @@
 export type { AcquireOptions, Grant, RateLane, RateLimiter, RateLimitObservation } from '../core/rate-limiter.js';
 export { TokenBucketLimiter, unlimited } from './token-bucket.js';
 export type { TokenBucketOptions } from './token-bucket.js';
-export { gcraParams, gcraTake, gcraWait, gcraLimitAvailable } from './gcra.js';
+export { gcraParams, gcraTake, gcraWait, gcraLimitAvailable, gcraYielding } from './gcra.js';
 export type { GcraParams, GcraState } from './gcra.js';
 export { DEFAULT_LANE_SHARES, laneParams, resolveBudget } from './budget.js';
 export type { CappedLane, LaneShares, LimiterBudgetOptions, ResolvedBudget } from './budget.js';

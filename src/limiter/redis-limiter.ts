@@ -1,7 +1,10 @@
 /**
  * The shared limiter: every process of a fleet (workers, schedulers, a manual CLI run with REDIS_URL) takes its
  * tokens from the same GCRA buckets in Redis, so together they never exceed the service's per-key and
- * per-organization limits. Each token is taken by one atomic Lua script (lua/acquire.lua) on Redis's clock.
+ * per-organization limits. Each token is taken by one atomic Lua script (lua/acquire.lua) on Redis's clock, which
+ * also applies the lanes' rules exactly as the in-process TokenBucketLimiter does: a sync request, or a lane's
+ * within its share, stands level; a lane beyond its share yields (half the burst), so it runs at the full rate
+ * alone and gives way to a sync in any process at once.
  *
  * Waiting is local: one waiter loop per process asks Redis for the head of each lane's FIFO queue, and when
  * nothing may go it sleeps for the wait hint the script returned, so a thousand queued requests cost one Redis
@@ -15,7 +18,7 @@ import { SalesyncError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
 import { laneParams, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
-import { gcraParams, type GcraParams } from './gcra.js';
+import { gcraParams, gcraYielding, type GcraParams } from './gcra.js';
 
 /** The little a limiter says: pino's Logger fits. */
 export interface LimiterLogger {
@@ -256,12 +259,13 @@ class RedisRateLimiter implements ClosableRateLimiter {
     const args: Array<string | number> = [
       this.orgParams.intervalMs,
       this.orgParams.toleranceMs,
+      gcraYielding(this.orgParams).toleranceMs,
       lane?.intervalMs ?? 0,
       lane?.toleranceMs ?? 0,
     ];
     for (const keyId of waiter.keyIds) {
       const params = this.paramsOf(keyId);
-      args.push(params.intervalMs, params.toleranceMs);
+      args.push(params.intervalMs, params.toleranceMs, gcraYielding(params).toleranceMs);
     }
     // ioredis may hold a command while it reconnects (maxRetriesPerRequest: null): bound the wait so the
     // loop keeps its own account of how long Redis has been away.

@@ -1,6 +1,6 @@
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
 import { laneParams, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
-import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, type GcraParams, type GcraState } from './gcra.js';
+import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, gcraYielding, type GcraParams, type GcraState } from './gcra.js';
 
 export { gcraParams, gcraTake, gcraWait } from './gcra.js';
 export type { GcraParams, GcraState } from './gcra.js';
@@ -19,6 +19,12 @@ interface KeyBucket extends Bucket {
   pausedUntil: number;
 }
 
+interface Choice {
+  key: KeyBucket;
+  keyId: string;
+  wait: number;
+}
+
 interface Waiter {
   keyIds: readonly string[];
   lane: RateLane;
@@ -31,9 +37,13 @@ interface Waiter {
 
 /**
  * The in-process limiter: correct for one process (the CLI without Redis). Every request takes one token from
- * the key it is sent on, from the organization's bucket and, outside the `sync` lane, from its lane's bucket.
- * Waiters are served in arrival order within a lane (a backfill waiting on its share never holds back a sync
- * behind it), with one timer for all of them, so a thousand waiting requests cost no polling.
+ * the key it is sent on and from the organization's bucket. A `sync` request stands level: it may use those
+ * buckets' whole burst. A backfill or summaries request stands level too while its lane's bucket (its share)
+ * has a token, and takes it; beyond its share it yields: it may use only half the burst (gcraYielding), so a
+ * sync asking beside it goes first and a backfill alone still runs at the full rate. The same rules as
+ * `lua/acquire.lua`, for the shared limiter. Waiters are served in arrival order within a lane (a backfill
+ * waiting on its share never holds back a sync behind it), with one timer for all of them, so a thousand
+ * waiting requests cost no polling.
  */
 export class TokenBucketLimiter implements RateLimiter {
   private readonly keys = new Map<string, KeyBucket>();
@@ -118,15 +128,51 @@ export class TokenBucketLimiter implements RateLimiter {
     return bucket;
   }
 
-  /** The key whose token comes first (ties: the one with most tokens left, so a pool spreads), and the wait. */
-  private choose(waiter: Waiter, now: number): { key: KeyBucket; keyId: string; wait: number } {
-    let best: { key: KeyBucket; keyId: string; wait: number } | null = null;
+  /**
+   * The key whose token comes first for a request standing level or yielding (ties: the one with most tokens
+   * left, so a pool spreads), and the wait, the organization's included.
+   */
+  private choose(waiter: Waiter, now: number, yielding: boolean): Choice {
+    const view = (params: GcraParams) => (yielding ? gcraYielding(params) : params);
+    let best: Choice | null = null;
     for (const keyId of waiter.keyIds) {
       const key = this.keyBucket(keyId);
-      const wait = Math.max(key.pausedUntil - now, gcraWait(key.gcra, key.params, now), 0);
+      const wait = Math.max(key.pausedUntil - now, gcraWait(key.gcra, view(key.params), now), 0);
       if (!best || wait < best.wait || (wait === best.wait && key.gcra.tat < best.key.gcra.tat)) best = { key, keyId, wait };
     }
+    best!.wait = Math.max(best!.wait, gcraWait(this.org.gcra, view(this.org.params), now));
     return best!;
+  }
+
+  /**
+   * Grants the waiter now if it may go, level (within its lane's share, or sync) before yielding; else says how
+   * long until it could, either way.
+   */
+  private tryGrant(waiter: Waiter, now: number): number {
+    const lane = this.laneBucket(waiter.lane, waiter.keyIds.length);
+    const level = this.choose(waiter, now, false);
+    const levelWait = Math.max(level.wait, lane ? gcraWait(lane.gcra, lane.params, now) : 0);
+    if (levelWait === 0) {
+      if (lane) lane.gcra = gcraTake(lane.gcra, lane.params, now);
+      this.grant(waiter, level, now);
+      return 0;
+    }
+    if (!lane) return levelWait;
+    // Beyond its share: only what the schedule leaves, and its lane's bucket is left alone.
+    const yielding = this.choose(waiter, now, true);
+    if (yielding.wait === 0) {
+      this.grant(waiter, yielding, now);
+      return 0;
+    }
+    return Math.min(levelWait, yielding.wait);
+  }
+
+  private grant(waiter: Waiter, choice: Choice, now: number): void {
+    choice.key.gcra = gcraTake(choice.key.gcra, choice.key.params, now);
+    this.org.gcra = gcraTake(this.org.gcra, this.org.params, now);
+    this.waiters.splice(this.waiters.indexOf(waiter), 1);
+    waiter.cleanup();
+    waiter.resolve({ keyId: choice.keyId, waitedMs: now - waiter.started });
   }
 
   /** Grants every waiter that may go now, then sleeps until the soonest of the rest could. */
@@ -143,21 +189,12 @@ export class TokenBucketLimiter implements RateLimiter {
         i += 1;
         continue;
       }
-      const lane = this.laneBucket(waiter.lane, waiter.keyIds.length);
-      const choice = this.choose(waiter, now);
-      const wait = Math.max(choice.wait, gcraWait(this.org.gcra, this.org.params, now), lane ? gcraWait(lane.gcra, lane.params, now) : 0);
-      if (wait > 0) {
-        blockedLanes.add(waiter.lane);
-        soonest = Math.min(soonest, wait);
-        i += 1;
-        continue;
-      }
-      choice.key.gcra = gcraTake(choice.key.gcra, choice.key.params, now);
-      this.org.gcra = gcraTake(this.org.gcra, this.org.params, now);
-      if (lane) lane.gcra = gcraTake(lane.gcra, lane.params, now);
-      this.waiters.splice(i, 1);
-      waiter.cleanup();
-      waiter.resolve({ keyId: choice.keyId, waitedMs: now - waiter.started });
+      const wait = this.tryGrant(waiter, now);
+      // Granted: the waiter left the list, and the next one moved up to `i`.
+      if (wait === 0) continue;
+      blockedLanes.add(waiter.lane);
+      soonest = Math.min(soonest, wait);
+      i += 1;
     }
     if (soonest !== Infinity) {
       this.timer = setTimeout(() => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import type { RateLane } from '../../src/core/rate-limiter.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RateLane, RateLimiter } from '../../src/core/rate-limiter.js';
 import { createLimiter, createRedisLimiter, TokenBucketLimiter, type ClosableRateLimiter, type RedisLimiterOptions } from '../../src/limiter/index.js';
 import { useTestRedis } from '../support/use-redis.js';
 import { maxInWindow } from '../../bench/window-stats.js';
@@ -18,14 +18,14 @@ function pair(options: Omit<RedisLimiterOptions, 'redis' | 'prefix'>): [Closable
   ];
 }
 
-/** Loops acquire on `limiter` for `ms` real milliseconds with `inFlight` loops; returns grant times and keys. */
+/** Loops acquire on `limiter` for `ms` real milliseconds with `inFlight` loops; returns grant times, keys and waits. */
 async function hammer(
-  limiter: ClosableRateLimiter,
+  limiter: RateLimiter,
   keys: string[],
   ms: number,
   options: { lane?: RateLane; inFlight?: number } = {},
-): Promise<Array<{ at: number; keyId: string }>> {
-  const grants: Array<{ at: number; keyId: string }> = [];
+): Promise<Array<{ at: number; keyId: string; waitedMs: number }>> {
+  const grants: Array<{ at: number; keyId: string; waitedMs: number }> = [];
   const stop = AbortSignal.timeout(ms);
   // Every waiter listens to the one signal.
   setMaxListeners(0, stop);
@@ -34,7 +34,7 @@ async function hammer(
       for (;;) {
         const grant = await limiter.acquire(keys, { lane: options.lane, signal: stop }).catch(() => null);
         if (!grant) return;
-        grants.push({ at: Date.now(), keyId: grant.keyId });
+        grants.push({ at: Date.now(), keyId: grant.keyId, waitedMs: grant.waitedMs });
       }
     }),
   );
@@ -164,5 +164,61 @@ describe('Redis limiter', () => {
     const [limiter] = pair({ perKeyPerMinute: 600, perOrgPerMinute: 100_000 });
     const grants = await hammer(limiter, ['k'], 2500, { inFlight: 8 });
     expect(maxInWindow(grants.map((g) => g.at), 1000)).toBeLessThanOrEqual(10 + 11);
+  });
+});
+
+/**
+ * The lanes' rules, the same for both limiters: the in-process bucket, and two processes sharing Redis through
+ * lua/acquire.lua. Organization 1200/min (20/s), backfill share 0.25 (5/s). One run of 8 s per limiter: a backfill
+ * flat out throughout (8 loops); a sync (4 loops) asking from 2.5 s to 5.5 s only.
+ */
+const lanesOf: Array<[string, (options: Omit<RedisLimiterOptions, 'redis' | 'prefix'>) => [RateLimiter, RateLimiter]]> = [
+  ['in-process', (options) => {
+    const limiter = new TokenBucketLimiter(options);
+    return [limiter, limiter];
+  }],
+  ['Redis, two processes', (options) => pair(options)],
+];
+
+describe.each(lanesOf)('lanes reserve, they do not cap: %s', (_, make) => {
+  let started = 0;
+  let backfill: Array<{ at: number; waitedMs: number }> = [];
+  let sync: Array<{ at: number; waitedMs: number }> = [];
+  /** Grants in [fromMs, toMs) of the run. */
+  const count = (grants: Array<{ at: number }>, fromMs: number, toMs: number) =>
+    grants.filter((g) => g.at - started >= fromMs && g.at - started < toMs).length;
+
+  beforeAll(async () => {
+    const [backfiller, syncer] = make({ perKeyPerMinute: 100_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.25 } });
+    started = Date.now();
+    [backfill, sync] = await Promise.all([
+      hammer(backfiller, ['k'], 8000, { lane: 'backfill', inFlight: 8 }),
+      new Promise((resolve) => setTimeout(resolve, 2500)).then(() => hammer(syncer, ['k'], 3000)),
+    ]);
+    await Promise.all([backfiller.close?.(), syncer.close?.()]);
+  }, 30_000);
+
+  it('lets a backfill alone use the whole budget, not only its share', () => {
+    // 10 burst + 2.5 s × 1190/min ≈ 59; its share alone would allow 10 + 2.5 s × 290/min ≈ 22.
+    expect(count(backfill, 0, 2500)).toBeGreaterThanOrEqual(40);
+    expect(count(backfill, 0, 2500)).toBeLessThanOrEqual(62);
+  });
+
+  it('serves a sync at once when it starts asking beside a busy backfill', () => {
+    // Its four loops' first requests: half the burst was left free for it.
+    expect(Math.max(...sync.slice(0, 4).map((g) => g.waitedMs))).toBeLessThan(100);
+  });
+
+  it('holds the backfill to its share while sync asks, and sync gets the rest', () => {
+    // 2.5 s at 300/min ≈ 12.5 (the lane's own tokens); anything past its share would go to sync first.
+    expect(count(backfill, 3000, 5500)).toBeLessThanOrEqual(16);
+    // Sync: ≈ 3 s × (1190 − 290)/min ≈ 45 plus half a burst. A loaded machine grants late, never more.
+    expect(count(sync, 0, 8000)).toBeGreaterThanOrEqual(36);
+    expect(count(sync, 3000, 5500)).toBeGreaterThanOrEqual(2 * count(backfill, 3000, 5500));
+  });
+
+  it('gives the backfill the whole budget back within a second of sync going quiet', () => {
+    // 2 s × 1190/min ≈ 40.
+    expect(count(backfill, 6000, 8000)).toBeGreaterThanOrEqual(30);
   });
 });

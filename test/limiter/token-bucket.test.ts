@@ -1,10 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RateLane } from '../../src/core/rate-limiter.js';
-import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, TokenBucketLimiter } from '../../src/limiter/index.js';
+import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, gcraYielding, TokenBucketLimiter, type GcraParams } from '../../src/limiter/index.js';
 
-/** Sends as fast as the buckets allow over `minutes` of simulated time; returns send times. */
-function drive(perMinute: number, burst: number, minutes: number): number[] {
-  const params = gcraParams(perMinute, burst);
+/**
+ * Sends as fast as the buckets allow over `minutes` of simulated time; returns send times. `view` is how the
+ * sender sees the bucket (gcraYielding: a request beyond its lane's share).
+ */
+function drive(perMinute: number, burst: number, minutes: number, view = (p: GcraParams) => p): number[] {
+  const bucket = gcraParams(perMinute, burst);
+  const params = view(bucket);
   let state = { tat: 0 };
   let now = 0;
   const sent: number[] = [];
@@ -14,7 +18,7 @@ function drive(perMinute: number, burst: number, minutes: number): number[] {
       now += wait;
       continue;
     }
-    state = gcraTake(state, params, now);
+    state = gcraTake(state, bucket, now);
     sent.push(now);
   }
   return sent;
@@ -52,6 +56,34 @@ describe('GCRA token bucket', () => {
     expect(sent).toBe(4);
     // Never loosens: a larger remaining leaves an emptier bucket as it is.
     expect(gcraLimitAvailable(state, params, 1_000_000, 9)).toEqual(state);
+  });
+
+  it('lets a yielding request keep the full rate alone, never past the limit', () => {
+    const sent = drive(1000, 10, 5, gcraYielding);
+    expect(sent.length / 5).toBeGreaterThanOrEqual(980);
+    expect(maxInAnyWindow(sent, 60_000)).toBeLessThanOrEqual(1000);
+  });
+
+  it('leaves half the burst to whoever stands level when a yielding request has taken all it may', () => {
+    const params = gcraParams(1000, 10);
+    let state = { tat: 0 };
+    let yielded = 0;
+    while (gcraWait(state, gcraYielding(params), 1_000_000) === 0) {
+      state = gcraTake(state, params, 1_000_000);
+      yielded += 1;
+    }
+    let level = 0;
+    while (gcraWait(state, params, 1_000_000) === 0) {
+      state = gcraTake(state, params, 1_000_000);
+      level += 1;
+    }
+    expect([yielded, level]).toEqual([5, 5]);
+    // And a yielding request waits for the level one to be served first: half a burst of intervals later.
+    expect(gcraWait(state, gcraYielding(params), 1_000_000) - gcraWait(state, params, 1_000_000)).toBeCloseTo(5 * params.intervalMs, 6);
+  });
+
+  it('keeps nothing back from a yielding request when the burst is 1: there is nothing to keep', () => {
+    expect(gcraYielding(gcraParams(1000, 1))).toEqual(gcraParams(1000, 1));
   });
 
   it('lets a burst through at once after an idle spell', () => {
@@ -99,31 +131,60 @@ describe('TokenBucketLimiter', () => {
   });
 });
 
+/** One kind of caller for driveLimiter. */
+interface Client {
+  keys: string[];
+  lane?: RateLane;
+  /** Acquire loops running at once. @defaultValue 4 */
+  inFlight?: number;
+  /** When it starts asking, in simulated ms. @defaultValue 0 */
+  fromMs?: number;
+  /** When it stops asking (goes quiet). @defaultValue the whole run */
+  untilMs?: number;
+  /** Pause after each grant, per loop: a caller that wants only so much. @defaultValue 0 */
+  everyMs?: number;
+}
+
 /**
- * Drives `limiter` under fake timers: each client loops acquire → record for `ms` of simulated time, as
- * many loops as it has `inFlight`. Returns every grant with its simulated time.
+ * Drives `limiter` under fake timers: each client loops acquire → record (→ pause `everyMs`) from `fromMs` to
+ * `untilMs` of simulated time, as many loops as it has `inFlight`. Returns every grant with its simulated time.
  */
 async function driveLimiter(
   limiter: TokenBucketLimiter,
-  clients: Array<{ keys: string[]; lane?: RateLane; inFlight?: number }>,
+  clients: Client[],
   ms: number,
-): Promise<Array<{ at: number; keyId: string; lane: RateLane }>> {
-  const grants: Array<{ at: number; keyId: string; lane: RateLane }> = [];
-  const stop = new AbortController();
+): Promise<Array<{ at: number; keyId: string; lane: RateLane; waitedMs: number }>> {
+  const grants: Array<{ at: number; keyId: string; lane: RateLane; waitedMs: number }> = [];
   const started = Date.now();
-  const loops = clients.flatMap((client) =>
-    Array.from({ length: client.inFlight ?? 4 }, async () => {
-      for (;;) {
-        const grant = await limiter.acquire(client.keys, { lane: client.lane, signal: stop.signal }).catch(() => null);
+  // Cut short when the caller stops, so no loop is left sleeping past the end of the simulated time.
+  const sleep = (delay: number, stop: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      stop.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  const loops = clients.flatMap((client) => {
+    // A faked timer (AbortSignal.timeout runs on a real one), and the end of the run stops it at the latest.
+    const controller = new AbortController();
+    const stop = controller.signal;
+    setTimeout(() => controller.abort(new Error('quiet')), Math.min(client.untilMs ?? ms, ms));
+    return Array.from({ length: client.inFlight ?? 4 }, async () => {
+      if (client.fromMs) await sleep(client.fromMs, stop);
+      while (!stop.aborted) {
+        const grant = await limiter.acquire(client.keys, { lane: client.lane, signal: stop }).catch(() => null);
         if (!grant) return;
-        grants.push({ at: Date.now() - started, keyId: grant.keyId, lane: client.lane ?? 'sync' });
+        grants.push({ at: Date.now() - started, keyId: grant.keyId, lane: client.lane ?? 'sync', waitedMs: grant.waitedMs });
+        if (client.everyMs) await sleep(client.everyMs, stop);
       }
-    }),
-  );
+    });
+  });
   await vi.advanceTimersByTimeAsync(ms);
-  stop.abort(new Error('done'));
   await Promise.all(loops);
   return grants.filter((g) => g.at < ms);
+}
+
+/** Grants of `lane` in [fromMs, toMs). */
+function between(grants: Array<{ at: number; lane: RateLane }>, lane: RateLane, fromMs: number, toMs: number): number {
+  return grants.filter((g) => g.lane === lane && g.at >= fromMs && g.at < toMs).length;
 }
 
 describe('TokenBucketLimiter: key pool, organization and lanes', () => {
@@ -173,14 +234,70 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
   });
 
-  it('lets a backfill use its whole share when sync is idle, and caps summaries at their default quarter', async () => {
+  it('lets a backfill running alone use the whole budget, not only its share', async () => {
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.25 }, now: () => Date.now() });
+    const grants = await driveLimiter(limiter, [{ keys: ['a', 'b'], lane: 'backfill', inFlight: 8 }], 120_000);
+    // The organization's 1190/min sustained (1200 less the burst), not the share's 300.
+    expect(grants.length / 2).toBeGreaterThanOrEqual(1180);
+    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
+  });
+
+  it('lets a summaries sweep (reconcile --deep) running alone use the whole of its one key', async () => {
+    // The issue's case: 247/min on a 1000/min key, held to the summaries' quarter with nothing else running.
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 1000, perOrgPerMinute: 5000, now: () => Date.now() });
+    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'summaries', inFlight: 8 }], 60_000);
+    expect(grants.length).toBeGreaterThanOrEqual(980);
+    expect(grants.length).toBeLessThanOrEqual(1000);
+  });
+
+  it('keeps backfill and summaries each their share when both want more, and lets them split the rest', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
-    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill' }, { keys: ['a'], lane: 'summaries' }], 60_000);
+    // Summaries with half the loops of the backfill: a plain first-come split would give it a third, not less.
+    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill', inFlight: 8 }, { keys: ['a'], lane: 'summaries', inFlight: 2 }], 60_000);
     const byLane = countBy(grants, (g) => g.lane);
-    expect(byLane.backfill).toBeLessThanOrEqual(600);
-    expect(byLane.backfill).toBeGreaterThanOrEqual(580);
-    expect(byLane.summaries).toBeLessThanOrEqual(300);
-    expect(byLane.summaries).toBeGreaterThanOrEqual(280);
+    expect(byLane.backfill).toBeGreaterThanOrEqual(0.5 * 1200 - 15);
+    expect(byLane.summaries).toBeGreaterThanOrEqual(0.25 * 1200 - 15);
+    expect(byLane.backfill! + byLane.summaries!).toBeGreaterThanOrEqual(1180);
+    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
+  });
+
+  it('gives way to a sync at once: its first requests beside a busy backfill wait for nothing', async () => {
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
+    const backfill = driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill', inFlight: 8 }], 20_000);
+    await vi.advanceTimersByTimeAsync(10_000);
+    // The backfill has been running flat out for 10 s: still, half the burst is there for the schedule.
+    const first = await Promise.all(Array.from({ length: 5 }, () => limiter.acquire(['a'])));
+    expect(first.map((g) => g.waitedMs)).toEqual([0, 0, 0, 0, 0]);
+    await backfill;
+  });
+
+  it('holds a backfill to its share while sync asks, and gives it the whole budget back as soon as sync goes quiet', async () => {
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.25 }, now: () => Date.now() });
+    const grants = await driveLimiter(
+      limiter,
+      [
+        { keys: ['a'], lane: 'backfill', inFlight: 8 },
+        { keys: ['a'], fromMs: 30_000, untilMs: 90_000 },
+      ],
+      150_000,
+    );
+    // Alone: the whole 1190/min. Beside sync: its 300/min share (the lane's own burst of 10 on top, at most).
+    expect(between(grants, 'backfill', 0, 30_000)).toBeGreaterThanOrEqual(580);
+    expect(between(grants, 'backfill', 30_000, 90_000)).toBeLessThanOrEqual(300 + 10);
+    expect(between(grants, 'sync', 30_000, 90_000)).toBeGreaterThanOrEqual(0.75 * 1200 - 15);
+    // Quiet from 90 s: within a second the backfill runs at the whole rate again.
+    expect(between(grants, 'backfill', 91_000, 150_000)).toBeGreaterThanOrEqual((59 / 60) * 1190 - 5);
+  });
+
+  it('lets a backfill take whatever a light sync leaves, and the light sync never waits', async () => {
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
+    // Sync wants 60/min (one loop, a request a second): the backfill may use the other 1130, far past its half.
+    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill', inFlight: 8 }, { keys: ['a'], inFlight: 1, everyMs: 1000 }], 60_000);
+    const byLane = countBy(grants, (g) => g.lane);
+    expect(byLane.sync).toBeGreaterThanOrEqual(59);
+    expect(Math.max(...grants.filter((g) => g.lane === 'sync').map((g) => g.waitedMs))).toBe(0);
+    expect(byLane.backfill).toBeGreaterThanOrEqual(1190 - 60 - 15);
+    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
   });
 
   it('reserves the schedule its share even when one key, not the organization, is the limit', async () => {
@@ -193,16 +310,24 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
   });
 
   it('never lets a waiting backfill hold back a sync request behind it', async () => {
-    // 6/min for the backfill: its burst is 3 (half its limit), so 3 grants empty its lane but not the org.
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.005 }, now: () => Date.now() });
-    for (let i = 0; i < 3; i++) await limiter.acquire(['a'], { lane: 'backfill' });
+    // Take every token a backfill may take now (its share's burst of 3, then what it may of the organization's).
+    let taken = 0;
     let backfillDone = false;
-    const backfill = limiter.acquire(['a'], { lane: 'backfill' }).then(() => (backfillDone = true));
-    const sync = await limiter.acquire(['a']);
-    expect(sync.waitedMs).toBe(0);
-    expect(backfillDone).toBe(false);
+    let backfill: Promise<unknown> = Promise.resolve();
+    do {
+      if (backfillDone) taken += 1;
+      backfillDone = false;
+      backfill = limiter.acquire(['a'], { lane: 'backfill' }).then(() => (backfillDone = true));
+      await vi.advanceTimersByTimeAsync(0);
+    } while (backfillDone);
+    expect(taken).toBeGreaterThanOrEqual(3);
+    let syncDone = false;
+    const sync = limiter.acquire(['a']).then(() => (syncDone = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect([syncDone, backfillDone]).toEqual([true, false]);
     await vi.advanceTimersByTimeAsync(20_000);
-    await backfill;
+    await Promise.all([sync, backfill]);
   });
 
   it('serves one lane first come, first served', async () => {
