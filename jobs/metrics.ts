@@ -2,8 +2,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimiter } from '../src/core/rate-limiter.js';
 import type { ResourceName } from '../src/core/resources.js';
 import { parseInstantMicros } from '../src/core/time.js';
+import { registerHealthGauges, type HealthGauges } from '../src/status/health-metrics.js';
 import type { ResourceResult } from '../src/sync/index.js';
-import { registerHealthGauges, type HealthGauges } from './health-metrics.js';
 
 /**
  * A worker's Prometheus metrics, in a registry of its own (never prom-client's global default, so two workers

@@ -1,10 +1,7 @@
 import type { Queue } from 'bullmq';
+import type { ResourceJobs } from '../src/status/index.js';
 
 /** Jobs per resource that are waiting (queued or delayed) or running. */
-export interface ResourceJobs {
-  queued: number;
-  active: number;
-}
 
 /** At most this many jobs are inspected: a queue that deep has bigger problems than an exact count. */
 const SCAN_LIMIT = 1000;

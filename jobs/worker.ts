@@ -4,14 +4,15 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
 import { SalesyncError } from '../src/core/errors.js';
-import { acquireLease, type Lease } from '../src/lease/index.js';
+import { acquireLease, warehouseLeaseKey, type Lease } from '../src/lease/index.js';
 import { serveDashboard, serveMetrics, type DashboardOptions, type Served } from './dashboard.js';
 import { createJobEnvironment } from './job-environment.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
-import { openQueue, openRedis, QUEUE_NAME, warehouseLeaseKey } from './queue.js';
-import { walkLeaseGuard } from './walk-lease.js';
-import { collectStatus, type ResourceStatus } from './warehouse-status.js';
+import { openQueue, QUEUE_NAME } from './queue.js';
+import { openRedis } from '../src/redis/index.js';
+import { collectStatus, type ResourceStatus } from '../src/status/index.js';
+import { walkLeaseGuard } from '../src/sync/index.js';
 
 export interface RunWorkerOptions {
   config: Config & { redisUrl: string };

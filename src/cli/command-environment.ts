@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { SalesyncError } from '../core/errors.js';
-import { createSyncEnvironment, type SyncEnvironment, type WalkGuard } from '../sync/index.js';
+import { createSyncEnvironment, walkLeaseGuard, type SyncEnvironment, type WalkGuard } from '../sync/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { CliRuntime } from './runtime.js';
 
@@ -21,7 +21,7 @@ export interface SharedRedis {
 export async function connectShared(runtime: CliRuntime, onLost?: (failure: SalesyncError) => void): Promise<SharedRedis | null> {
   const { config, logger, signal } = runtime;
   if (!config.redisUrl) return null;
-  const [{ openRedis }, { walkLeaseGuard }] = await Promise.all([import('../../jobs/queue.js'), import('../../jobs/walk-lease.js')]);
+  const { openRedis } = await import('../redis/index.js');
   const redis = await openRedis(config.redisUrl, { timeoutMs: config.redisTimeoutMs, signal, log: logger, ...(onLost ? { onLost } : {}) });
   return {
     redis,

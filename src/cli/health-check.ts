@@ -1,7 +1,7 @@
 import { ConfigError, SalesyncError } from '../core/errors.js';
 import { isResourceName, RESOURCE_NAMES } from '../core/resources.js';
 import { parseDurationMs } from '../core/time.js';
-import { FAILED_OUTCOMES, type ResourceStatus } from '../../jobs/warehouse-status.js';
+import { FAILED_OUTCOMES, type ResourceStatus } from '../status/index.js';
 import { formatDuration } from './table.js';
 
 /**

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { SalesyncError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RESOURCE_NAMES } from '../core/resources.js';
-import { explainRedisError } from '../../jobs/redis-connection.js';
+import { explainRedisError } from '../redis/connection.js';
 import { CHECK_FAILED, EXIT_UNHEALTHY, parseMaxAge, type MaxAges } from './health-check.js';
 import { duration, listenHost, logLevel, maxAge, port, positiveInt, positiveNumber, usageFailure } from './option-parsers.js';
 import { exitCodeFor } from './outcome.js';

@@ -1,7 +1,7 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { Gauge, Registry } from 'prom-client';
-import { registerHealthGauges } from '../../jobs/health-metrics.js';
-import type { ResourceStatus } from '../../jobs/warehouse-status.js';
+import { registerHealthGauges } from '../status/health-metrics.js';
+import type { ResourceStatus } from '../status/index.js';
 
 /**
  * SALESYNC_METRICS_TEXTFILE: the metrics of CLI runs for node_exporter's textfile collector

@@ -51,7 +51,7 @@ export async function reportRun(runtime: CliRuntime, outcome: RunOutcome, wants:
 async function writeRunTextfile(runtime: CliRuntime, path: string, outcome: RunOutcome): Promise<void> {
   const [{ writeTextfile }, { collectStatus }, { createWarehouse }] = await Promise.all([
     import('./metrics-textfile.js'),
-    import('../../jobs/warehouse-status.js'),
+    import('../status/index.js'),
     import('../sync/index.js'),
   ]);
   const { config, logger } = runtime;

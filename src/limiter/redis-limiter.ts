@@ -10,12 +10,10 @@
  * nothing may go it sleeps for the wait hint the script returned, so a thousand queued requests cost one Redis
  * call per grant or per hint, never a polling storm.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { SalesyncError } from '../core/errors.js';
-import { projectRoot } from '../core/paths.js';
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
 import { laneParams, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
 import { gcraParams, gcraYielding, type GcraParams } from './gcra.js';
@@ -72,14 +70,9 @@ const CALL_TIMEOUT_MS = 5000;
 
 const SCRIPTS = { salesyncLimiterAcquire: 'acquire.lua', salesyncLimiterPause: 'pause.lua', salesyncLimiterObserve: 'observe.lua' };
 
-/**
- * A script's source: next to this module under vitest (`src/limiter/lua/`), or from the project's `src/` when
- * running the build (`dist/src/limiter/` has no .lua files: tsc copies none).
- */
+/** A script's source, beside this module (`npm run build` copies the scripts into `dist/`). */
 export function readLimiterScript(name: string): string {
-  const beside = fileURLToPath(new URL(`./lua/${name}`, import.meta.url));
-  const path = existsSync(beside) ? beside : join(projectRoot(import.meta.url), 'src', 'limiter', 'lua', name);
-  return readFileSync(path, 'utf8');
+  return readFileSync(fileURLToPath(new URL(`./lua/${name}`, import.meta.url)), 'utf8');
 }
 
 export function createRedisLimiter(options: RedisLimiterOptions): ClosableRateLimiter {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { ConfigError, SalesyncError } from '../src/core/errors.js';
+import { ConfigError, SalesyncError } from '../core/errors.js';
 
 /**
  * Bounded waits on Redis. ioredis retries a refused connection, and a wrong password, for ever: a command that

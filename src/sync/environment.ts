@@ -24,8 +24,8 @@ export interface EnvironmentOptions {
   logger: Logger;
   progress?: ProgressSink;
   signal?: AbortSignal;
-  /** A limiter made elsewhere; otherwise one is made from the config (see `redis`). */
-  limiter?: RateLimiter;
+  /** Wraps the limiter the environment makes (the worker counts the time requests wait for tokens). */
+  meter?: (limiter: RateLimiter) => RateLimiter;
   /**
    * With a client (workers, and the CLI when REDIS_URL is set), the limiter is the one every process shares
    * through Redis; without, the in-process token bucket. The caller owns and closes the client.
@@ -78,7 +78,8 @@ export function limiterOptions(config: Config, logger?: Logger): LimiterOptions 
 export function createSyncEnvironment(config: Config, options: EnvironmentOptions): SyncEnvironment {
   const service = requireService(config);
   for (const line of baseUrlWarnings(service.baseUrl)) options.logger.warn({ setting: 'SALES_API_BASE_URL' }, line);
-  const limiter = options.limiter ?? createLimiter(limiterOptions(config, options.logger), options.redis ?? null);
+  const shared = createLimiter(limiterOptions(config, options.logger), options.redis ?? null);
+  const limiter = options.meter ? options.meter(shared) : shared;
   const makeApi = (lane: RateLane | undefined = options.lane): SalesApi =>
     createSalesApi({
       baseUrl: service.baseUrl,
@@ -93,9 +94,10 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
   makeApi();
   const warehouse = createWarehouse(config, options.logger, { forRun: true });
   return {
+    // In order: the warehouse (its last commit and publish), then the limiter; the caller closes Redis.
     close: async () => {
       await warehouse.close();
-      await (limiter as { close?: () => Promise<void> }).close?.();
+      await shared.close();
     },
     limiter,
     warehouse,

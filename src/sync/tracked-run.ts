@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { SalesApi } from '../api/types.js';
 import type { RateLane } from '../core/rate-limiter.js';
 import type { ResourceName } from '../core/resources.js';
-import type { RunFinish } from '../warehouse/types.js';
+import type { RunFinish, Warehouse } from '../warehouse/types.js';
 import { emptyResult, type ResourceResult, type RunMode, type SyncDeps } from './context.js';
 import { toSalesyncError } from './errors.js';
 import { trackProgress, type ResourcePhase, type ResourceProgress } from './progress.js';
@@ -111,4 +111,17 @@ function tell<R extends ResourceResult>(log: Logger, spec: RunSpec<R>, result: R
   if (warning) log.warn(line, warning);
   else if (result.rejected > 0) log.warn(line, `${spec.name} finished with ${result.rejected} record(s) in quarantine: see rejected_records`);
   else log.info(line, `${spec.name} finished`);
+}
+
+/**
+ * A run that did not take place because another process was walking the resource: recorded in `sync_runs` as
+ * `skipped` (`walk_in_progress`), with the others, so `status` and the history show why nothing was fetched.
+ */
+export async function recordSkippedRun(warehouse: Warehouse, resource: ResourceName, mode: RunMode, message: string): Promise<ResourceResult> {
+  const runId = await warehouse.startRun({ resource, mode, startedAt: new Date() });
+  await warehouse.finishRun(runId, {
+    finishedAt: new Date(), pages: 0, records: 0, requests: 0, retries: 0, rateLimited: 0, outcome: 'skipped',
+    errorCode: 'walk_in_progress', errorMessage: message,
+  });
+  return emptyResult(resource, mode, 'skipped');
 }

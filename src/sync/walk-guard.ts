@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { SalesyncError } from '../src/core/errors.js';
-import type { ResourceName } from '../src/core/resources.js';
-import { acquireLease } from '../src/lease/index.js';
-import { emptyResult, type ResourceResult, type WalkGuard } from '../src/sync/index.js';
-import type { Warehouse } from '../src/warehouse/types.js';
-import { resourceLeaseKey } from './queue.js';
+import { SalesyncError } from '../core/errors.js';
+import type { ResourceName } from '../core/resources.js';
+import { acquireLease, resourceLeaseKey } from '../lease/index.js';
+import type { ResourceResult } from './context.js';
+import type { WalkGuard } from './run-sync.js';
+import { recordSkippedRun } from './tracked-run.js';
+import type { Warehouse } from '../warehouse/types.js';
 
 export interface WalkLeaseOptions {
   redis: Redis;
@@ -48,7 +49,12 @@ export function walkLeaseGuard(options: WalkLeaseOptions): WalkGuard {
         );
       },
     });
-    if (!lease) return recordSkipped(options, resource, mode, holder);
+    if (!lease) {
+      const runMode = resource === 'users' && mode !== 'backfill' && mode !== 'reconcile' ? 'refresh' : mode;
+      const message = `skipped: ${holder} was walking ${resource}`;
+      options.logger.warn({ resource, holder, mode: runMode }, message);
+      return recordSkippedRun(options.warehouse, resource, runMode, message);
+    }
     try {
       // Losing the lease (Redis lost it, or this process stalled past its ttl) stops the walk at its next page.
       const result = await walk(lease.lost);
@@ -72,17 +78,4 @@ function leaseLost(options: WalkLeaseOptions, resource: ResourceName, result: Re
   );
   options.logger.warn({ resource, code: error.code }, error.message);
   return { ...result, error };
-}
-
-async function recordSkipped(options: WalkLeaseOptions, resource: ResourceName, mode: Parameters<WalkGuard>[1], holder: string): Promise<ResourceResult> {
-  const runMode = resource === 'users' && mode !== 'backfill' && mode !== 'reconcile' ? 'refresh' : mode;
-  const message = `skipped: ${holder} was walking ${resource}`;
-  options.logger.warn({ resource, holder, mode: runMode }, message);
-  const now = new Date();
-  const runId = await options.warehouse.startRun({ resource, mode: runMode, startedAt: now });
-  await options.warehouse.finishRun(runId, {
-    finishedAt: new Date(), pages: 0, records: 0, requests: 0, retries: 0, rateLimited: 0, outcome: 'skipped',
-    errorCode: 'walk_in_progress', errorMessage: message,
-  });
-  return emptyResult(resource, runMode, 'skipped');
 }

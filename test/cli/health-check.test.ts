@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findProblems, parseMaxAge, problemLine, type MaxAges } from '../../src/cli/health-check.js';
-import { ageOf, type ResourceStatus, type RunSummary } from '../../jobs/warehouse-status.js';
+import { ageOf, type ResourceStatus, type RunSummary } from '../../src/status/index.js';
 
 const NOW = Date.parse('2026-11-25T12:00:00Z');
 const HOUR = 3_600_000;

@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { processBackfillJob } from '../../jobs/backfill-job.js';
-import { openQueue, resourceLeaseKey } from '../../jobs/queue.js';
+import { openQueue } from '../../jobs/queue.js';
+import { resourceLeaseKey } from '../../src/lease/index.js';
 import { defaultSchedules, listSchedules, registerSchedules, removeSchedules } from '../../jobs/schedules.js';
 import { runWorker } from '../../jobs/worker.js';
 import { DEFAULT_CONFIG } from '../../src/config.js';

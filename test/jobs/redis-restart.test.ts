@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { openQueue, openRedis } from '../../jobs/queue.js';
-import { walkLeaseGuard } from '../../jobs/walk-lease.js';
+import { openQueue } from '../../jobs/queue.js';
+import { openRedis } from '../../src/redis/index.js';
+import { walkLeaseGuard } from '../../src/sync/index.js';
 import { emptyResult, type ResourceResult } from '../../src/sync/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import { startHarness } from '../support/harness.js';

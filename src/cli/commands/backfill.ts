@@ -1,8 +1,7 @@
 import { resourceDescriptor } from '../../core/resources.js';
 import type { ResourceResult } from '../../sync/index.js';
-import { backfillRequest, processBackfillJob } from '../../../jobs/backfill-job.js';
-import { createJobEnvironment } from '../../../jobs/job-environment.js';
-import { deduplicationId, openQueue, openRedis } from '../../../jobs/queue.js';
+import { backfillRequest, createJobEnvironment, deduplicationId, openQueue, processBackfillJob } from '../../../jobs/index.js';
+import { openRedis } from '../../redis/index.js';
 import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
 import { connectShared } from '../command-environment.js';

@@ -1,6 +1,6 @@
 import { ConfigError } from '../../core/errors.js';
-import { openQueue, openRedis } from '../../../jobs/queue.js';
-import { defaultSchedules, listSchedules, registerSchedules, removeSchedules, validateSchedules, type ScheduleRow } from '../../../jobs/schedules.js';
+import { defaultSchedules, listSchedules, openQueue, registerSchedules, removeSchedules, validateSchedules, type ScheduleRow } from '../../../jobs/index.js';
+import { openRedis } from '../../redis/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 

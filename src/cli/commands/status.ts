@@ -1,15 +1,14 @@
 import { ConfigError, SalesyncError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
 import { assertReadableIfPresent } from '../../warehouse/index.js';
-import { openQueue, openRedis } from '../../../jobs/queue.js';
-import { jobsPerResource, type ResourceJobs } from '../../../jobs/queue-status.js';
-import { redisFailureReason, redisUnavailable } from '../../../jobs/redis-connection.js';
-import { collectStatus as readStatus, type ResourceStatus } from '../../../jobs/warehouse-status.js';
+import { jobsPerResource, openQueue } from '../../../jobs/index.js';
+import { openRedis, redisFailureReason, redisUnavailable } from '../../redis/index.js';
+import { collectStatus as readStatus, type ResourceJobs, type ResourceStatus } from '../../status/index.js';
 import { checkFailure, findProblems, problemLine, type MaxAges, type Problem } from '../health-check.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
 
-export type { ResourceStatus } from '../../../jobs/warehouse-status.js';
+export type { ResourceStatus } from '../../status/index.js';
 
 export interface StatusOptions {
   json?: boolean;

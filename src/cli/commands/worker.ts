@@ -1,5 +1,5 @@
 import { ConfigError } from '../../core/errors.js';
-import { runWorker } from '../../../jobs/worker.js';
+import { runWorker } from '../../../jobs/index.js';
 import type { CliRuntime } from '../runtime.js';
 
 /** `salesync worker`: run jobs until SIGTERM/SIGINT (then exit 0 once the walks have committed what they hold). */

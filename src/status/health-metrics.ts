@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { parseInstantMicros } from '../src/core/time.js';
+import { parseInstantMicros } from '../core/time.js';
 import { FAILED_OUTCOMES, type ResourceStatus } from './warehouse-status.js';
 
 /**

@@ -1,7 +1,12 @@
-import { RESOURCES } from '../src/core/resources.js';
-import { parseInstantMicros } from '../src/core/time.js';
-import type { RunRow, Warehouse } from '../src/warehouse/types.js';
-import type { ResourceJobs } from './queue-status.js';
+import { RESOURCES } from '../core/resources.js';
+import { parseInstantMicros } from '../core/time.js';
+import type { RunRow, Warehouse } from '../warehouse/types.js';
+
+/** Jobs of one resource waiting in the queue or running (from `jobs/`, when there is a queue). */
+export interface ResourceJobs {
+  queued: number;
+  active: number;
+}
 
 /**
  * What the warehouse says of each resource: rows, freshness, quarantine and its last runs. One reader for
