@@ -54,7 +54,7 @@ module.exports = {
     },
     {
       name: 'status-reads-runs',
-      comment: 'src/status reads the warehouse\'s runs: core and warehouse types only, light enough for every command',
+      comment: "src/status reads the warehouse's runs: core and warehouse types only, light enough for every command",
       severity: 'error',
       from: { path: '^src/status/' },
       to: { path: '^(src|jobs|bench|test)/', pathNot: ['^src/status/', '^src/core/', '^src/warehouse/types\\.ts$'] },
@@ -68,7 +68,8 @@ module.exports = {
     },
     {
       name: 'upper-layers-through-sync-index',
-      comment: 'the CLI and jobs/ use what sync offers (src/sync/index.ts; progress.ts, which the live display needs without loading DuckDB), never its internals',
+      comment:
+        'the CLI and jobs/ use what sync offers (src/sync/index.ts; progress.ts, which the live display needs without loading DuckDB), never its internals',
       severity: 'error',
       from: { path: '^(src/cli|src/demo|jobs)/' },
       to: { path: '^src/sync/', pathNot: ['^src/sync/index\\.ts$', '^src/sync/progress\\.ts$'] },

@@ -28,11 +28,16 @@ export interface DuckdbBatchedSpec {
 
 /** Export `table` as NDJSON files of `batchRows` rows each under `dir` (DuckDB writes them: nothing held in JS). */
 export async function exportBatches(connection: DuckDBConnection, table: string, dir: string, batchRows: number): Promise<BatchedTable> {
-  const described = (await connection.runAndReadAll(`DESCRIBE ${q(table)}`)).getRowObjectsJson() as Array<{ column_name: string; column_type: string }>;
+  const described = (await connection.runAndReadAll(`DESCRIBE ${q(table)}`)).getRowObjectsJson() as Array<{
+    column_name: string;
+    column_type: string;
+  }>;
   await mkdir(dir, { recursive: true });
   // Numbered once, then cut (COPY … FORMAT json has no PARTITION_BY).
   const numbered = q(`_bench_${table}`);
-  await connection.run(`CREATE OR REPLACE TEMP TABLE ${numbered} AS SELECT *, (row_number() OVER () - 1) // ${batchRows} AS _batch FROM ${q(table)}`);
+  await connection.run(
+    `CREATE OR REPLACE TEMP TABLE ${numbered} AS SELECT *, (row_number() OVER () - 1) // ${batchRows} AS _batch FROM ${q(table)}`,
+  );
   const count = Number((await connection.runAndReadAll(`SELECT count(DISTINCT _batch) AS n FROM ${numbered}`)).getRowObjects()[0]!.n);
   const batches: string[] = [];
   for (let i = 0; i < count; i += 1) {
@@ -48,7 +53,9 @@ export async function exportBatches(connection: DuckDBConnection, table: string,
 export async function createBatchedTables(connection: DuckDBConnection, tables: readonly BatchedTable[]): Promise<void> {
   for (const t of tables) {
     await connection.run(`CREATE TABLE ${q(t.table)} (${t.columns.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
-    await connection.run(`CREATE TABLE ${q(`${t.table}_history`)} (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ)`);
+    await connection.run(
+      `CREATE TABLE ${q(`${t.table}_history`)} (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ)`,
+    );
   }
 }
 

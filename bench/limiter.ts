@@ -135,7 +135,18 @@ function round(value: number): number {
 }
 
 function table(rows: LimiterBenchRow[]): string {
-  const head = ['processes', 'limiter', 'keys', 'lanes (rate/min ÷ limit)', 'limit/min', 'requests', 'rate/min ÷ limit', 'max 60 s ÷ limit', '429s', 'failed'];
+  const head = [
+    'processes',
+    'limiter',
+    'keys',
+    'lanes (rate/min ÷ limit)',
+    'limit/min',
+    'requests',
+    'rate/min ÷ limit',
+    'max 60 s ÷ limit',
+    '429s',
+    'failed',
+  ];
   const body = rows.map((r) => [
     String(r.processes),
     r.shared,

@@ -56,13 +56,21 @@ export async function benchLoadSpeed(options: {
 }): Promise<LoadSpeedResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-load-'));
   try {
-    const sim = createSimulator({ seed: 42, size: { deals: options.rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 } });
+    const sim = createSimulator({
+      seed: 42,
+      size: { deals: options.rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 },
+    });
     const truth = sim.admin.truth();
     const records = truth.records.deals as ServiceRecord[];
     const definitions = truth.properties.deals as PropertyDefinition[];
     const path = join(dir, 'warehouse.duckdb');
     // Opened as a sync opens it (the file lingers between commits, the same memory limit).
-    const warehouse = openWarehouse({ path, logger: pino({ level: 'silent' }), lingerMs: options.lingerMs, memoryLimit: options.memoryLimit });
+    const warehouse = openWarehouse({
+      path,
+      logger: pino({ level: 'silent' }),
+      lingerMs: options.lingerMs,
+      memoryLimit: options.memoryLimit,
+    });
     await warehouse.ensureSchema();
     await warehouse.applyPropertyDefinitions('deals', definitions);
 
@@ -106,7 +114,12 @@ export async function benchLoadSpeed(options: {
 
     // Timed from the first statement to the last checkpoint, in a fresh file: DuckDB's own defaults for the
     // one-shot load (the physical limit), the warehouse's memory limit and checkpoint threshold for the batches.
-    const load = async (name: string, table: BatchedTable, withHistory: boolean, settings: { memoryLimit: string } | null): Promise<number> => {
+    const load = async (
+      name: string,
+      table: BatchedTable,
+      withHistory: boolean,
+      settings: { memoryLimit: string } | null,
+    ): Promise<number> => {
       const instance = await DuckDBInstance.create(join(dir, name), settings ? { memory_limit: settings.memoryLimit } : {});
       const c = await instance.connect();
       if (settings) await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it

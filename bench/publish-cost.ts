@@ -25,7 +25,10 @@ export interface PublishCostResult {
  * for an incremental sync after `changeShare` of the records changed. Unthrottled service: the sync's time is
  * as short as it gets, so the share is the worst case.
  */
-export async function benchPublishCost(options: { size: NonNullable<SimulatorOptions['size']>; changeShare: number }): Promise<PublishCostResult[]> {
+export async function benchPublishCost(options: {
+  size: NonNullable<SimulatorOptions['size']>;
+  changeShare: number;
+}): Promise<PublishCostResult[]> {
   const service = await startUnthrottledService(19, options.size, 'publish');
   const { sim, config } = service;
   let publishes = 0;
@@ -57,7 +60,9 @@ export async function benchPublishCost(options: { size: NonNullable<SimulatorOpt
     return { phase, records, publishes, publishMs, syncMs, ratio: publishMs / syncMs, bytes: (await stat(config.warehousePath)).size };
   };
   try {
-    const total = Object.entries(options.size).filter(([k]) => k !== 'users').reduce((sum, [, v]) => sum + (v ?? 0), 0);
+    const total = Object.entries(options.size)
+      .filter(([k]) => k !== 'users')
+      .reduce((sum, [, v]) => sum + (v ?? 0), 0);
     const first = await sync('first', total);
     const changes = Math.max(1, Math.round(total * options.changeShare));
     sim.admin.mutateRandom(changes, 5, ['update', 'create']);

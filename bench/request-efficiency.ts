@@ -20,7 +20,10 @@ const PAGE = 200;
  * Requests a sync spends ÷ the fewest the service's interface allows for the same result, for a first full
  * sync and for an incremental sync after a known set of changes. Counted by the simulator, not by us.
  */
-export async function benchRequestEfficiency(options: { size: NonNullable<SimulatorOptions['size']>; changes: number }): Promise<EfficiencyResult[]> {
+export async function benchRequestEfficiency(options: {
+  size: NonNullable<SimulatorOptions['size']>;
+  changes: number;
+}): Promise<EfficiencyResult[]> {
   const service = await startUnthrottledService(7, options.size, 'eff');
   const { sim, config } = service;
   const sync = async () => {
@@ -59,7 +62,12 @@ export async function benchRequestEfficiency(options: { size: NonNullable<Simula
     sim.admin.resetStats();
     await sync();
     const incremental = minimum(since);
-    results.push({ phase: 'incremental', ...incremental, requests: sim.admin.stats().total, ratio: sim.admin.stats().total / incremental.minimum });
+    results.push({
+      phase: 'incremental',
+      ...incremental,
+      requests: sim.admin.stats().total,
+      ratio: sim.admin.stats().total / incremental.minimum,
+    });
     return results;
   } finally {
     await service.close();

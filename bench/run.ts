@@ -41,13 +41,25 @@ const memoryLimit = config.warehouseMemoryLimit ?? automaticMemoryLimit(0);
 
 if (wanted('efficiency')) {
   say('request efficiency: full and incremental sync against the minimum the interface allows ...');
-  for (const r of await benchRequestEfficiency({ size: { deals: n(20_000), companies: n(5_000), contacts: n(20_000), contactActivities: n(5_000), meetingLogs: 400, users: 40 }, changes: 500 })) {
-    rows.push({ section: 'efficiency', measure: `requests ÷ minimum, ${r.phase} sync`, value: fixed(r.ratio), goal: '≤ 1.05', met: r.ratio <= 1.05, detail: `${r.requests} requests, minimum ${r.minimum} for ${r.records} records` });
+  for (const r of await benchRequestEfficiency({
+    size: { deals: n(20_000), companies: n(5_000), contacts: n(20_000), contactActivities: n(5_000), meetingLogs: 400, users: 40 },
+    changes: 500,
+  })) {
+    rows.push({
+      section: 'efficiency',
+      measure: `requests ÷ minimum, ${r.phase} sync`,
+      value: fixed(r.ratio),
+      goal: '≤ 1.05',
+      met: r.ratio <= 1.05,
+      detail: `${r.requests} requests, minimum ${r.minimum} for ${r.records} records`,
+    });
   }
 }
 
 if (wanted('limiter')) {
-  say('rate-limit use: 1 process, 3 processes sharing a key through Redis, a pool of 3 keys, a backfill alone and a sync beside a backfill through Redis (about 6 min) ...');
+  say(
+    'rate-limit use: 1 process, 3 processes sharing a key through Redis, a pool of 3 keys, a backfill alone and a sync beside a backfill through Redis (about 6 min) ...',
+  );
   for (const r of await benchLimiter(DEFAULT_LIMITER_FLAGS)) {
     const detail = `${r.rateLimited} × 429; busiest 60 s ${r.maxWindowRatio} × ${r.limitPerMinute}/min; ${r.requests} requests in ${r.seconds} s`;
     if (r.lanes?.includes('sync') && r.lanes.includes('backfill')) {
@@ -55,33 +67,65 @@ if (wanted('limiter')) {
       const reserved = fixed(1 - (r.backfillShare ?? 0));
       const sync = r.laneRateRatio?.sync ?? 0;
       const met = sync >= reserved && r.rateLimited === 0;
-      rows.push({ section: 'limiter', measure: 'sync requests/min ÷ limit, sync beside a flat-out backfill on a key (Redis)', value: sync, goal: `≥ ${reserved} (1 − backfill share), no 429`, met, detail: `${describeLanes(r)}, together ${r.rateRatio}; ${detail}` });
+      rows.push({
+        section: 'limiter',
+        measure: 'sync requests/min ÷ limit, sync beside a flat-out backfill on a key (Redis)',
+        value: sync,
+        goal: `≥ ${reserved} (1 − backfill share), no 429`,
+        met,
+        detail: `${describeLanes(r)}, together ${r.rateRatio}; ${detail}`,
+      });
       continue;
     }
     const who = r.lanes
       ? `a ${r.lanes.join(' + ')} alone on a key (Redis; share ${r.backfillShare})`
-      : r.keys > 1 ? `${r.keys}-key pool against the organization limit` : r.processes > 1 ? `${r.processes} processes sharing a key (Redis)` : '1 process';
+      : r.keys > 1
+        ? `${r.keys}-key pool against the organization limit`
+        : r.processes > 1
+          ? `${r.processes} processes sharing a key (Redis)`
+          : '1 process';
     const met = r.rateRatio >= 0.95 && r.rateLimited === 0;
     rows.push({ section: 'limiter', measure: `requests/min ÷ limit, ${who}`, value: r.rateRatio, goal: '≥ 0.95, no 429', met, detail });
   }
 }
 
 if (wanted('load')) {
-  say('load speed: our upsert path against DuckDB\'s own bulk load of the same rows ...');
+  say("load speed: our upsert path against DuckDB's own bulk load of the same rows ...");
   const r = await benchLoadSpeed({ rows: n(200_000), batchRows: config.flushRows, memoryLimit, lingerMs: config.lingerMs });
   const k = (rowsPerSec: number) => `${(rowsPerSec / 1000).toFixed(1)}k`;
   const detail =
     `${r.rows} rows in batches of ${r.batchRows}; DuckDB read_json ${k(r.duckdbRowsPerSec)} rows/s` +
     ` (${k(r.duckdbBatchedRowsPerSec)} committed per batch, ${k(r.duckdbBatchedWithHistoryRowsPerSec)} with history)`;
-  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, first load', value: fixed(r.firstLoadRatio), goal: '≥ 0.8', met: r.firstLoadRatio >= 0.8, detail: `${k(r.firstLoadRowsPerSec)} rows/s; ${detail}` });
-  rows.push({ section: 'load', measure: 'rows/s ÷ DuckDB bulk load, upsert over existing', value: fixed(r.upsertRatio), goal: '≥ 0.8', met: r.upsertRatio >= 0.8, detail: `${k(r.upsertRowsPerSec)} rows/s; ${detail}` });
+  rows.push({
+    section: 'load',
+    measure: 'rows/s ÷ DuckDB bulk load, first load',
+    value: fixed(r.firstLoadRatio),
+    goal: '≥ 0.8',
+    met: r.firstLoadRatio >= 0.8,
+    detail: `${k(r.firstLoadRowsPerSec)} rows/s; ${detail}`,
+  });
+  rows.push({
+    section: 'load',
+    measure: 'rows/s ÷ DuckDB bulk load, upsert over existing',
+    value: fixed(r.upsertRatio),
+    goal: '≥ 0.8',
+    met: r.upsertRatio >= 0.8,
+    detail: `${k(r.upsertRowsPerSec)} rows/s; ${detail}`,
+  });
 }
 
 if (wanted('memory')) {
   for (const records of [n(100_000), n(1_000_000)]) {
     say(`memory: peak RSS of a full sync of ${records} records ...`);
     const r = await benchMemory(records, { flushRows: config.flushRows, memoryLimit });
-    rows.push({ section: 'memory', measure: `peak RSS (MB), full sync of ${r.records} records`, value: Math.round(r.maxRssMb), goal: '< 300, flat', met: r.maxRssMb < 300, detail: `JS heap peak ${Math.round(r.maxHeapMb)} MB; ${(r.elapsedMs / 1000).toFixed(0)} s; DuckDB alone, the same rows in the same committed batches with history: ${Math.round(r.duckdbAloneMaxRssMb)} MB` });
+    rows.push({
+      section: 'memory',
+      measure: `peak RSS (MB), full sync of ${r.records} records`,
+      value: Math.round(r.maxRssMb),
+      goal: '< 300, flat',
+      met: r.maxRssMb < 300,
+      detail: `JS heap peak ${Math.round(r.maxHeapMb)} MB; ${(r.elapsedMs / 1000).toFixed(0)} s; DuckDB alone, the same rows in the same committed batches with history: ${Math.round(r.duckdbAloneMaxRssMb)} MB`,
+    });
   }
 }
 
@@ -89,22 +133,46 @@ if (wanted('e2e')) {
   const records = n(1_000_000);
   say(`end to end: full sync of ${records} records with 50 ms latency ...`);
   const r = await benchEndToEnd({ records, latencyMs: 50, keys: 5, perKeyPerMinute: 1000, perOrgPerMinute: 5000, walks: 3 });
-  rows.push({ section: 'e2e', measure: 'requests/s ÷ min(rate limit, walks ÷ latency)', value: fixed(r.ratio), goal: '≥ 0.9', met: r.ratio >= 0.9, detail: `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms)` });
+  rows.push({
+    section: 'e2e',
+    measure: 'requests/s ÷ min(rate limit, walks ÷ latency)',
+    value: fixed(r.ratio),
+    goal: '≥ 0.9',
+    met: r.ratio >= 0.9,
+    detail: `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms)`,
+  });
 }
 
 if (wanted('publish')) {
   const records = n(1_000_000);
   say(`publish: time spent publishing WAREHOUSE_PATH ÷ sync time, first sync of ${records} records and an incremental sync of 1 % ...`);
-  const size = { deals: Math.round(records * 0.3), companies: Math.round(records * 0.1), contacts: Math.round(records * 0.4), contactActivities: Math.round(records * 0.2), meetingLogs: 200, users: 40 };
+  const size = {
+    deals: Math.round(records * 0.3),
+    companies: Math.round(records * 0.1),
+    contacts: Math.round(records * 0.4),
+    contactActivities: Math.round(records * 0.2),
+    meetingLogs: 200,
+    users: 40,
+  };
   for (const r of await benchPublishCost({ size, changeShare: 0.01 })) {
-    rows.push({ section: 'publish', measure: `publishing ÷ sync time, ${r.phase} sync`, value: fixed(r.ratio), goal: '≤ 0.1', met: r.ratio <= 0.1, detail: `${r.publishes} publishes of ${(r.bytes / 2 ** 20).toFixed(0)} MB in ${(r.publishMs / 1000).toFixed(1)} s of a ${(r.syncMs / 1000).toFixed(1)} s sync of ${r.records} records` });
+    rows.push({
+      section: 'publish',
+      measure: `publishing ÷ sync time, ${r.phase} sync`,
+      value: fixed(r.ratio),
+      goal: '≤ 0.1',
+      met: r.ratio <= 0.1,
+      detail: `${r.publishes} publishes of ${(r.bytes / 2 ** 20).toFixed(0)} MB in ${(r.publishMs / 1000).toFixed(1)} s of a ${(r.syncMs / 1000).toFixed(1)} s sync of ${r.records} records`,
+    });
   }
 }
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 process.stdout.write(`\nsalesync benchmarks (scale ${scale}) on ${machine}\n\n`);
 process.stdout.write(
-  `${formatTable(['measure', 'value', 'goal', 'met', 'detail'], rows.map((r) => [r.measure, String(r.value), r.goal, r.met ? 'yes' : 'NO', r.detail]))}\n`,
+  `${formatTable(
+    ['measure', 'value', 'goal', 'met', 'detail'],
+    rows.map((r) => [r.measure, String(r.value), r.goal, r.met ? 'yes' : 'NO', r.detail]),
+  )}\n`,
 );
 const out = join(projectRoot(import.meta.url), 'bench', 'results');
 await mkdir(out, { recursive: true });

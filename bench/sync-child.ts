@@ -13,7 +13,11 @@ let maxHeapMb = 0;
 const sampler = setInterval(() => {
   maxHeapMb = Math.max(maxHeapMb, process.memoryUsage().heapUsed / 2 ** 20);
 }, 100);
-const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: config.resourceConcurrency });
+const report = await runSync(env.deps, env.settings, {
+  resources: RESOURCE_NAMES,
+  mode: 'incremental',
+  concurrency: config.resourceConcurrency,
+});
 await env.close();
 clearInterval(sampler);
 const elapsedMs = performance.now() - started;

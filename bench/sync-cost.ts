@@ -38,7 +38,12 @@ export async function benchMemory(
   settings: { flushRows: number; memoryLimit: string },
 ): Promise<MemoryResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-mem-'));
-  const sim = await startChildSimulator({ seed: 11, size: spreadSize(records), perKeyPerMinute: 100_000_000, perOrgPerMinute: 100_000_000 });
+  const sim = await startChildSimulator({
+    seed: 11,
+    size: spreadSize(records),
+    perKeyPerMinute: 100_000_000,
+    perOrgPerMinute: 100_000_000,
+  });
   try {
     const warehousePath = join(dir, 'w.duckdb');
     const result = await runChildSync(sim.url, warehousePath, {
@@ -48,7 +53,13 @@ export async function benchMemory(
     assertOk(result);
     await sim.stop();
     const alone = await duckdbAlone(warehousePath, dir, settings);
-    return { records: result.records, maxRssMb: result.maxRssMb, maxHeapMb: result.maxHeapMb, elapsedMs: result.elapsedMs, duckdbAloneMaxRssMb: alone.maxRssMb };
+    return {
+      records: result.records,
+      maxRssMb: result.maxRssMb,
+      maxHeapMb: result.maxHeapMb,
+      elapsedMs: result.elapsedMs,
+      duckdbAloneMaxRssMb: alone.maxRssMb,
+    };
   } finally {
     await sim.stop();
     await rm(dir, { recursive: true, force: true });
@@ -56,7 +67,11 @@ export async function benchMemory(
 }
 
 /** The synced record tables cut into the sync's batches, then loaded again by DuckDB alone in a process of its own. */
-async function duckdbAlone(warehousePath: string, dir: string, settings: { flushRows: number; memoryLimit: string }): Promise<{ maxRssMb: number }> {
+async function duckdbAlone(
+  warehousePath: string,
+  dir: string,
+  settings: { flushRows: number; memoryLimit: string },
+): Promise<{ maxRssMb: number }> {
   const instance = await DuckDBInstance.create(warehousePath);
   const tables: BatchedTable[] = [];
   try {
@@ -91,7 +106,14 @@ export interface EndToEndResult {
  * A full sync with simulated latency against the physical bound: the rate limit of the keys used (capped by
  * the organization's), or what `walks` sequential walkers can do at that latency, whichever is lower.
  */
-export async function benchEndToEnd(options: { records: number; latencyMs: number; keys: number; perKeyPerMinute: number; perOrgPerMinute: number; walks: number }): Promise<EndToEndResult> {
+export async function benchEndToEnd(options: {
+  records: number;
+  latencyMs: number;
+  keys: number;
+  perKeyPerMinute: number;
+  perOrgPerMinute: number;
+  walks: number;
+}): Promise<EndToEndResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-e2e-'));
   const keys = Array.from({ length: options.keys }, (_, i) => `sk_Bench${String(i).padStart(2, '0')}${'x'.repeat(40)}`);
   const sim = await startChildSimulator({

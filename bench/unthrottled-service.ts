@@ -13,7 +13,11 @@ export interface UnthrottledService {
 }
 
 /** For benches that measure the sync itself: the service's limit must never be what they see. */
-export async function startUnthrottledService(seed: number, size: NonNullable<SimulatorOptions['size']>, name: string): Promise<UnthrottledService> {
+export async function startUnthrottledService(
+  seed: number,
+  size: NonNullable<SimulatorOptions['size']>,
+  name: string,
+): Promise<UnthrottledService> {
   const sim = createSimulator({ seed, size, perKeyPerMinute: 10_000_000, perOrgPerMinute: 10_000_000 });
   const { url } = await sim.listen(0);
   const dir = await mkdtemp(join(tmpdir(), `salesync-bench-${name}-`));

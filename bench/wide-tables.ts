@@ -22,7 +22,11 @@ import { CommitQueue } from '../src/sync/commit-queue.js';
 const BATCH_ROWS = 2000;
 
 const { values } = parseArgs({
-  options: { memory: { type: 'string', default: 'auto' }, columns: { type: 'string', default: '200,250' }, batches: { type: 'string', default: '10' } },
+  options: {
+    memory: { type: 'string', default: 'auto' },
+    columns: { type: 'string', default: '200,250' },
+    batches: { type: 'string', default: '10' },
+  },
 });
 const memoryLimit = values.memory === 'auto' ? undefined : values.memory;
 const batches = Number(values.batches);
@@ -30,7 +34,11 @@ const batches = Number(values.batches);
 /** Both passes, two commits in flight as a walk hands them over; the first failure ends the trial. */
 async function trial(width: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-wide-'));
-  const warehouse = openWarehouse({ path: join(dir, 'warehouse.duckdb'), logger: pino({ level: 'silent' }), ...(memoryLimit ? { memoryLimit } : {}) });
+  const warehouse = openWarehouse({
+    path: join(dir, 'warehouse.duckdb'),
+    logger: pino({ level: 'silent' }),
+    ...(memoryLimit ? { memoryLimit } : {}),
+  });
   try {
     const defs = wideDefinitions(width);
     await warehouse.applyPropertyDefinitions('deals', defs);
@@ -57,5 +65,7 @@ async function trial(width: number): Promise<string> {
 }
 
 for (const width of values.columns.split(',').map(Number)) {
-  process.stdout.write(`${width} property columns at ${memoryLimit ?? `the automatic limit (${automaticMemoryLimit(recordColumns([]).length + width)})`}, ${batches} batches of ${BATCH_ROWS} twice: ${await trial(width)}\n`);
+  process.stdout.write(
+    `${width} property columns at ${memoryLimit ?? `the automatic limit (${automaticMemoryLimit(recordColumns([]).length + width)})`}, ${batches} batches of ${BATCH_ROWS} twice: ${await trial(width)}\n`,
+  );
 }

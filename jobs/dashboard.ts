@@ -38,16 +38,24 @@ export function listenFailure(error: unknown, settings: ListenSettings): Error {
   const host = settings.host ?? DEFAULT_HOST;
   const change = `choose another with ${settings.portFlag} or ${settings.portEnv} (0 disables it)`;
   if (code === 'EADDRINUSE') {
-    return new ConfigError('port_in_use', `port ${settings.port} on ${host} is already in use, so ${settings.what} cannot listen: ${change}`, {
-      port: settings.port,
-      option: settings.portFlag,
-    });
+    return new ConfigError(
+      'port_in_use',
+      `port ${settings.port} on ${host} is already in use, so ${settings.what} cannot listen: ${change}`,
+      {
+        port: settings.port,
+        option: settings.portFlag,
+      },
+    );
   }
   if (code === 'EACCES') {
-    return new ConfigError('port_forbidden', `${settings.what} may not listen on port ${settings.port} (below 1024 needs privileges): ${change}`, {
-      port: settings.port,
-      option: settings.portFlag,
-    });
+    return new ConfigError(
+      'port_forbidden',
+      `${settings.what} may not listen on port ${settings.port} (below 1024 needs privileges): ${change}`,
+      {
+        port: settings.port,
+        option: settings.portFlag,
+      },
+    );
   }
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new ConfigError(
@@ -57,9 +65,13 @@ export function listenFailure(error: unknown, settings: ListenSettings): Error {
     );
   }
   if (code === 'ERR_SOCKET_BAD_PORT') {
-    return new ConfigError('invalid_option', `${settings.portFlag} / ${settings.portEnv} must be a port number from 0 to 65535 (got ${settings.port})`, {
-      option: settings.portFlag,
-    });
+    return new ConfigError(
+      'invalid_option',
+      `${settings.portFlag} / ${settings.portEnv} must be a port number from 0 to 65535 (got ${settings.port})`,
+      {
+        option: settings.portFlag,
+      },
+    );
   }
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -6,7 +6,15 @@ import type { RunWorkerOptions } from './worker.js';
 
 export { openQueue, deduplicationId, QUEUE_NAME, type JobKind, type RealJobKind } from './queue.js';
 export { jobsPerResource } from './queue-status.js';
-export { defaultSchedules, listSchedules, registerSchedules, removeSchedules, validateSchedules, type ScheduleDefinition, type ScheduleRow } from './schedules.js';
+export {
+  defaultSchedules,
+  listSchedules,
+  registerSchedules,
+  removeSchedules,
+  validateSchedules,
+  type ScheduleDefinition,
+  type ScheduleRow,
+} from './schedules.js';
 export { backfillRequest, processBackfillJob, type BackfillJobData } from './backfill-job.js';
 export { createJobEnvironment, type JobEnvironment } from './job-environment.js';
 export type { RunWorkerOptions } from './worker.js';

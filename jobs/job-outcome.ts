@@ -31,7 +31,11 @@ export function verdictFor(results: readonly Pick<ResourceResult, 'outcome' | 'e
 export function verdictForError(error: SalesyncError, now: number): JobVerdict {
   if (error.code === 'rate_limited') {
     const retryAfterMs = Number(error.context.retryAfterMs ?? 60_000);
-    return { action: 'delay', at: now + retryAfterMs, reason: `rate limited: the service asked to wait ${Math.ceil(retryAfterMs / 1000)} s` };
+    return {
+      action: 'delay',
+      at: now + retryAfterMs,
+      reason: `rate limited: the service asked to wait ${Math.ceil(retryAfterMs / 1000)} s`,
+    };
   }
   return error.disposition === 'fatal' ? { action: 'fail', error } : { action: 'retry', error };
 }

@@ -27,11 +27,35 @@ export type MeteredResult = Pick<ResourceResult, 'resource' | 'outcome' | 'writt
 export function createWorkerMetrics(now: () => number = Date.now): WorkerMetrics {
   const registry = new Registry();
   const labels = ['resource', 'kind'] as const;
-  const requests = new Counter({ name: 'salesync_requests_total', help: 'Requests sent to the service', labelNames: labels, registers: [registry] });
-  const rateLimited = new Counter({ name: 'salesync_rate_limited_total', help: '429 answers from the service', labelNames: labels, registers: [registry] });
-  const written = new Counter({ name: 'salesync_records_written_total', help: 'Records committed to the warehouse', labelNames: labels, registers: [registry] });
-  const runs = new Counter({ name: 'salesync_runs_total', help: 'Walks finished, by outcome', labelNames: [...labels, 'outcome'], registers: [registry] });
-  const tokensWaited = new Counter({ name: 'salesync_tokens_waited_ms_total', help: 'Milliseconds spent waiting for rate-limit tokens', registers: [registry] });
+  const requests = new Counter({
+    name: 'salesync_requests_total',
+    help: 'Requests sent to the service',
+    labelNames: labels,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'salesync_rate_limited_total',
+    help: '429 answers from the service',
+    labelNames: labels,
+    registers: [registry],
+  });
+  const written = new Counter({
+    name: 'salesync_records_written_total',
+    help: 'Records committed to the warehouse',
+    labelNames: labels,
+    registers: [registry],
+  });
+  const runs = new Counter({
+    name: 'salesync_runs_total',
+    help: 'Walks finished, by outcome',
+    labelNames: [...labels, 'outcome'],
+    registers: [registry],
+  });
+  const tokensWaited = new Counter({
+    name: 'salesync_tokens_waited_ms_total',
+    help: 'Milliseconds spent waiting for rate-limit tokens',
+    registers: [registry],
+  });
   const durations = new Histogram({
     name: 'salesync_run_duration_seconds',
     help: 'How long walks took',

@@ -39,8 +39,13 @@ function jobProgress(job: Job): SyncDeps['progress'] {
       lastWritten = p.written;
       void job
         .updateProgress({
-          phase: p.phase, pages: p.pages, records: p.records, written: p.written, requests: p.requests,
-          expected: p.expected ?? null, etaMs: final ? null : estimateRemainingMs(p.records, p.expected, now - p.startedAtMs),
+          phase: p.phase,
+          pages: p.pages,
+          records: p.records,
+          written: p.written,
+          requests: p.requests,
+          expected: p.expected ?? null,
+          etaMs: final ? null : estimateRemainingMs(p.records, p.expected, now - p.startedAtMs),
         })
         .catch(() => undefined);
     },
@@ -73,7 +78,11 @@ export function createProcessor(options: ProcessorOptions) {
           break;
         case 'reconcile': {
           const data = job.data as ReconcileJobData;
-          const report = await processReconcileJob({ ...jobs.env, deps: deps(data.deep ? jobs.summariesDeps : jobs.env.deps) }, data, guard);
+          const report = await processReconcileJob(
+            { ...jobs.env, deps: deps(data.deep ? jobs.summariesDeps : jobs.env.deps) },
+            data,
+            guard,
+          );
           results = report.results;
           break;
         }
@@ -94,11 +103,14 @@ export function createProcessor(options: ProcessorOptions) {
     }
     for (const result of results) metrics.recordResult(kind, result);
     const verdict = verdictFor(results, Date.now());
-    if (verdict.action !== 'complete') log.info({ action: verdict.action, reason: 'reason' in verdict ? verdict.reason : verdict.error.code }, 'job not complete');
+    if (verdict.action !== 'complete')
+      log.info({ action: verdict.action, reason: 'reason' in verdict ? verdict.reason : verdict.error.code }, 'job not complete');
     await settleJob(job, token, verdict);
     return results.map((r) => ({ resource: r.resource, outcome: r.outcome, written: r.written, requests: r.requests }));
   };
 }
 
 /** What every kind's walk reports, as far as the queue and the metrics need it. */
-type JobResult = ResourceResult | (Pick<ResourceResult, 'resource' | 'outcome' | 'written' | 'requests' | 'rateLimited' | 'durationMs'> & { error?: SalesyncError });
+type JobResult =
+  | ResourceResult
+  | (Pick<ResourceResult, 'resource' | 'outcome' | 'written' | 'requests' | 'rateLimited' | 'durationMs'> & { error?: SalesyncError });

@@ -17,5 +17,10 @@ export interface ReconcileJobData {
 
 /** `guard` is the resource's lease: a sweep never overlaps a sync or backfill of the same resource. */
 export async function processReconcileJob(env: SyncEnvironment, data: ReconcileJobData, guard?: WalkGuard): Promise<ReconcileReport> {
-  return runReconcile(env.deps, env.settings, { resources: [data.resource], deep: data.deep === true, concurrency: 1, ...(guard ? { guard } : {}) });
+  return runReconcile(env.deps, env.settings, {
+    resources: [data.resource],
+    deep: data.deep === true,
+    concurrency: 1,
+    ...(guard ? { guard } : {}),
+  });
 }

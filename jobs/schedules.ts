@@ -26,7 +26,11 @@ export function defaultSchedules(config: Config): ScheduleDefinition[] {
       repeat: { every: config.syncEveryMs },
       tick: { kind: 'sync' as const, data: { resource, mode: 'incremental' as const } },
     })),
-    { id: `${SCHEDULE_PREFIX}sync:users`, repeat: { every: config.usersEveryMs }, tick: { kind: 'sync', data: { resource: 'users', mode: 'incremental' } } },
+    {
+      id: `${SCHEDULE_PREFIX}sync:users`,
+      repeat: { every: config.usersEveryMs },
+      tick: { kind: 'sync', data: { resource: 'users', mode: 'incremental' } },
+    },
     ...RECORD_RESOURCE_NAMES.map((resource) => ({
       id: `${SCHEDULE_PREFIX}reconcile:${resource}`,
       repeat: { pattern: config.reconcileCron, tz: config.timezone },
@@ -54,7 +58,9 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
   for (const { id, repeat } of schedules) {
     if ('every' in repeat) {
       if (!(Number.isFinite(repeat.every) && repeat.every >= 1000)) {
-        throw new ConfigError('invalid_config', `${id}: an interval must be at least 1s (--sync-every, --users-every, --summaries-every)`, { schedule: id });
+        throw new ConfigError('invalid_config', `${id}: an interval must be at least 1s (--sync-every, --users-every, --summaries-every)`, {
+          schedule: id,
+        });
       }
       continue;
     }
@@ -88,7 +94,10 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
  * `schedule` twice, or from every deploy, leaves the same schedulers. Schedulers of ours no longer in the list
  * (a resource dropped from the configuration) are removed.
  */
-export async function registerSchedules(queue: Queue, schedules: readonly ScheduleDefinition[]): Promise<{ upserted: string[]; removed: string[] }> {
+export async function registerSchedules(
+  queue: Queue,
+  schedules: readonly ScheduleDefinition[],
+): Promise<{ upserted: string[]; removed: string[] }> {
   validateSchedules(schedules);
   for (const schedule of schedules) {
     await queue.upsertJobScheduler(schedule.id, schedule.repeat, {

@@ -12,6 +12,10 @@ export interface SyncJobData {
 }
 
 /** `guard` is the per-resource lease when Redis is in use. */
-export async function processSyncJob(env: Pick<SyncEnvironment, 'deps' | 'settings'>, data: SyncJobData, guard?: WalkGuard): Promise<SyncReport> {
+export async function processSyncJob(
+  env: Pick<SyncEnvironment, 'deps' | 'settings'>,
+  data: SyncJobData,
+  guard?: WalkGuard,
+): Promise<SyncReport> {
   return runSync(env.deps, env.settings, { resources: [data.resource], mode: data.mode, concurrency: 1, ...(guard ? { guard } : {}) });
 }

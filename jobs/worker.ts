@@ -22,7 +22,12 @@ export interface RunWorkerOptions {
   /** How long `worker.close()` may wait for active jobs before it is forced. @defaultValue 30000 */
   closeTimeoutMs?: number;
   /** Called once the worker owns the warehouse and takes jobs (tests wait for it). */
-  onReady?: (info: { dashboardPort: number | null; metricsPort: number | null; dashboardHost: string | null; metricsHost: string | null }) => void;
+  onReady?: (info: {
+    dashboardPort: number | null;
+    metricsPort: number | null;
+    dashboardHost: string | null;
+    metricsHost: string | null;
+  }) => void;
 }
 
 /** How long a BullMQ job lock lives without renewal: a SIGKILLed worker's job is taken over after it. */
@@ -76,7 +81,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     // Ports first: a port in use is the operator's to fix, said before this worker takes a lease or a job.
     const dashboard = config.dashboardPort > 0 ? await serveDashboard(queue, dashboardOptions(config)) : null;
     if (dashboard) served.push(dashboard);
-    const metricsServer = config.metricsPort > 0 ? await serveMetrics(metrics.registry, { port: config.metricsPort, host: config.metricsHost }) : null;
+    const metricsServer =
+      config.metricsPort > 0 ? await serveMetrics(metrics.registry, { port: config.metricsPort, host: config.metricsHost }) : null;
     if (metricsServer) served.push(metricsServer);
     warnIfExposed(config, logger);
 
@@ -85,11 +91,22 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     // The walks stop on shutdown, when the warehouse lease is lost (another worker may already own the file), and
     // when Redis stayed away too long.
     const stop = AbortSignal.any([signal, lease.lost, redisLost.signal]);
-    lease.lost.addEventListener('abort', () => logger.error({ warehouse: config.warehousePath }, 'lost the warehouse lease: stopping'), { once: true });
+    lease.lost.addEventListener('abort', () => logger.error({ warehouse: config.warehousePath }, 'lost the warehouse lease: stopping'), {
+      once: true,
+    });
 
     const jobs = createJobEnvironment(config, { logger, signal: stop, redis, meter: metrics.meter });
     await jobs.env.warehouse.ensureSchema();
-    const guard = walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse: jobs.env.warehouse, warehousePath: config.warehousePath, logger, ttlMs: config.leaseTtlMs, waitMs: 0, signal: stop });
+    const guard = walkLeaseGuard({
+      redis,
+      prefix: config.redisPrefix,
+      warehouse: jobs.env.warehouse,
+      warehousePath: config.warehousePath,
+      logger,
+      ttlMs: config.leaseTtlMs,
+      waitMs: 0,
+      signal: stop,
+    });
     const processor = createProcessor({ queue, jobs, guard, metrics, logger, shutdown: stop });
     const health = healthRefresher(() => collectStatus(jobs.env.warehouse), metrics, logger);
     health.refresh();
@@ -98,7 +115,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     const track: typeof processor = (job, token, jobSignal) => {
       const run = processor(job, token, jobSignal);
       running.add(run);
-      void run.finally(() => running.delete(run)).finally(() => health.refresh()).catch(() => undefined);
+      void run
+        .finally(() => running.delete(run))
+        .finally(() => health.refresh())
+        .catch(() => undefined);
       return run;
     };
     const worker = new Worker(QUEUE_NAME, track, {
@@ -109,7 +129,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       stalledInterval: LOCK_DURATION_MS / 2,
       maxStalledCount: 2,
     });
-    worker.on('failed', (job, error) => logger.warn({ job: job?.id, kind: job?.name, err: error.message, attempts: job?.attemptsMade }, 'job failed'));
+    worker.on('failed', (job, error) =>
+      logger.warn({ job: job?.id, kind: job?.name, err: error.message, attempts: job?.attemptsMade }, 'job failed'),
+    );
     worker.on('error', (error) => logger.error({ err: error.message }, 'worker error'));
 
     const ready = {
@@ -118,7 +140,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       metricsPort: metricsServer?.port ?? null,
       metricsHost: metricsServer?.host ?? null,
     };
-    logger.info({ warehouse: config.warehousePath, concurrency: config.workerConcurrency, ...ready, dashboardWrite: config.dashboardWrite }, 'worker started');
+    logger.info(
+      { warehouse: config.warehousePath, concurrency: config.workerConcurrency, ...ready, dashboardWrite: config.dashboardWrite },
+      'worker started',
+    );
     options.onReady?.(ready);
 
     await new Promise<void>((resolve) => (stop.aborted ? resolve() : stop.addEventListener('abort', () => resolve(), { once: true })));
@@ -135,7 +160,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       // BullMQ's close also waits for its blocking connection, which never ends when close finds it reconnecting
       // (right after a Redis restart, BullMQ 6 parks it there), and close(true) only returns the close already
       // under way. Cut the worker's connections instead; its timers may linger (the CLI exits regardless).
-      if (ended === 'timeout') logger.warn({ closeTimeoutMs }, 'active jobs did not finish in time: closing anyway (their locks lapse and another worker resumes them)');
+      if (ended === 'timeout')
+        logger.warn(
+          { closeTimeoutMs },
+          'active jobs did not finish in time: closing anyway (their locks lapse and another worker resumes them)',
+        );
       else logger.warn('the jobs are done but the queue connection did not close: cutting it');
       await Promise.race([worker.disconnect(), sleep(1000, undefined, { ref: false })]).catch(() => undefined);
     }
@@ -165,7 +194,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         waitMs: Number.POSITIVE_INFINITY,
         signal: AbortSignal.any([signal, redisLost.signal]),
         onHeld: (holder) =>
-          logger.info({ warehouse: config.warehousePath, holder }, `standby: ${config.warehousePath} is owned by the worker ${holder}; taking over when its lease lapses`),
+          logger.info(
+            { warehouse: config.warehousePath, holder },
+            `standby: ${config.warehousePath} is owned by the worker ${holder}; taking over when its lease lapses`,
+          ),
       });
     } catch (error) {
       if (signal.aborted) return null;
@@ -191,7 +223,10 @@ function warnIfExposed(config: Config, logger: Logger): void {
   if (config.dashboardPort > 0 && !LOOPBACK.test(config.dashboardHost)) {
     const auth = config.dashboardUser ? 'behind basic auth' : 'with no login (set SALESYNC_DASHBOARD_USER and SALESYNC_DASHBOARD_PASSWORD)';
     const mode = config.dashboardWrite ? 'and can retry, delete and edit jobs' : 'read-only';
-    logger.warn({ host: config.dashboardHost, port: config.dashboardPort }, `bull-board listens on ${config.dashboardHost}, ${auth}, ${mode}`);
+    logger.warn(
+      { host: config.dashboardHost, port: config.dashboardPort },
+      `bull-board listens on ${config.dashboardHost}, ${auth}, ${mode}`,
+    );
   }
   if (config.metricsPort > 0 && !LOOPBACK.test(config.metricsHost)) {
     logger.info({ host: config.metricsHost, port: config.metricsPort }, `metrics listen on ${config.metricsHost}`);
@@ -202,7 +237,11 @@ function warnIfExposed(config: Config, logger: Logger): void {
  * Keeps the health gauges current: re-read after every job (one read at a time; a request during a read asks
  * for one more), so a scrape never opens the warehouse itself.
  */
-function healthRefresher(read: () => Promise<ResourceStatus[]>, metrics: WorkerMetrics, logger: Logger): { refresh(): void; settled(): Promise<void> } {
+function healthRefresher(
+  read: () => Promise<ResourceStatus[]>,
+  metrics: WorkerMetrics,
+  logger: Logger,
+): { refresh(): void; settled(): Promise<void> } {
   let reading: Promise<void> | null = null;
   let again = false;
   let stopped = false;
@@ -218,7 +257,10 @@ function healthRefresher(read: () => Promise<ResourceStatus[]>, metrics: WorkerM
         try {
           metrics.health.update(await read());
         } catch (error) {
-          logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read the warehouse for the health metrics');
+          logger.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'could not read the warehouse for the health metrics',
+          );
         }
       } while (again && !stopped);
     })().finally(() => {

@@ -61,27 +61,40 @@ export function readConfigFile(path: string, readFile: (path: string) => string)
     text = readFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new ConfigError('invalid_config_file', `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): check its permissions`, { path });
+    throw new ConfigError(
+      'invalid_config_file',
+      `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): check its permissions`,
+      { path },
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError('invalid_config_file', `${path} is not valid JSON (${(error as Error).message}): fix it, or move it away`, { path });
+    throw new ConfigError('invalid_config_file', `${path} is not valid JSON (${(error as Error).message}): fix it, or move it away`, {
+      path,
+    });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError('invalid_config_file', `${path} must hold one JSON object of settings, e.g. {"SALESYNC_CONCURRENCY": 4}`, { path });
+    throw new ConfigError('invalid_config_file', `${path} must hold one JSON object of settings, e.g. {"SALESYNC_CONCURRENCY": 4}`, {
+      path,
+    });
   }
   const known = new Set(Object.values(SETTINGS).map((s) => s.variable));
   const values: Record<string, string> = {};
   for (const [key, value] of Object.entries(parsed)) {
     if (!known.has(key)) {
       const nearest = nearestVariable(key);
-      throw new ConfigError('invalid_config_file', `${path}: unknown setting "${key}"${nearest ? `: did you mean "${nearest}"?` : ': the README\'s configuration table lists them'}`, { path, key });
+      throw new ConfigError(
+        'invalid_config_file',
+        `${path}: unknown setting "${key}"${nearest ? `: did you mean "${nearest}"?` : ": the README's configuration table lists them"}`,
+        { path, key },
+      );
     }
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') values[key] = String(value);
     else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) values[key] = value.join(',');
-    else if (value !== null) throw new ConfigError('invalid_config_file', `${path}: ${key} must be a string, a number or true/false`, { path, key });
+    else if (value !== null)
+      throw new ConfigError('invalid_config_file', `${path}: ${key} must be a string, a number or true/false`, { path, key });
   }
   return values;
 }
@@ -140,6 +153,9 @@ export function requireService(config: Config): { baseUrl: string; apiKey: strin
     );
   }
   // Several keys, comma-separated: a pool of the same organization (each key's format is checked by the client).
-  const apiKeys = config.apiKey.split(',').map((key) => key.trim()).filter((key) => key.length > 0);
+  const apiKeys = config.apiKey
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key.length > 0);
   return { baseUrl: config.baseUrl.replace(/\/+$/, ''), apiKey: apiKeys[0] ?? config.apiKey, apiKeys };
 }

@@ -103,7 +103,9 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { limiter } = options;
   const log = options.logger.child(
-    fingerprints.length === 1 ? { component: 'sales-api', keyFingerprint: fingerprint } : { component: 'sales-api', keyFingerprints: fingerprints },
+    fingerprints.length === 1
+      ? { component: 'sales-api', keyFingerprint: fingerprint }
+      : { component: 'sales-api', keyFingerprints: fingerprints },
   );
   // The key an attempt went out on, for a pool only: with one key the logger's own binding names it already.
   const keyField = (keyId: string) => (fingerprints.length > 1 ? { keyFingerprint: keyId } : {});
@@ -171,7 +173,10 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     const tooLong = waitTooLong(retryAfterMs, observation, now, retry);
     if (tooLong) {
       setAside.set(keyId, { untilMs: now + tooLong.ms, source: tooLong.source, seenOn: `${status} ${request.method} ${request.path}` });
-      log.warn({ waitMs: tooLong.ms, source: tooLong.source, ...keyField(keyId) }, 'sales api key told to wait longer than maxRetryAfterMs: set aside');
+      log.warn(
+        { waitMs: tooLong.ms, source: tooLong.source, ...keyField(keyId) },
+        'sales api key told to wait longer than maxRetryAfterMs: set aside',
+      );
     }
     limiter.observe(keyId, tooLong ? { ...observation, resetAt: undefined } : observation);
     return { retryAfterMs, tooLong };
@@ -434,7 +439,10 @@ export function keyPool(options: Pick<SalesApiOptions, 'apiKey' | 'apiKeys'>): A
       assertApiKeyFormat(key);
     } catch (error) {
       if (given.length > 1 && error instanceof ConfigError) {
-        throw new ConfigError(error.code, `key ${index + 1} of ${given.length}: ${error.message}`, { ...error.context, keyPosition: index + 1 });
+        throw new ConfigError(error.code, `key ${index + 1} of ${given.length}: ${error.message}`, {
+          ...error.context,
+          keyPosition: index + 1,
+        });
       }
       throw error;
     }
@@ -508,7 +516,10 @@ export function baseUrlWarnings(baseUrl: string): string[] {
 
 /** localhost (and `*.localhost`), 127.0.0.0/8 and ::1 (IPv4-mapped 127/8 included), as `URL#hostname` spells them. */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   return (
     host === 'localhost' ||
     host.endsWith('.localhost') ||

@@ -20,13 +20,7 @@ export const KNOWN_SERVICE_CODES = [
   'internal_error',
 ] as const;
 
-const FATAL_CODES: ReadonlySet<string> = new Set([
-  'unauthorized',
-  'forbidden',
-  'validation_error',
-  'invalid_request',
-  'not_found',
-]);
+const FATAL_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'validation_error', 'invalid_request', 'not_found']);
 const RETRIABLE_CODES: ReadonlySet<string> = new Set(['rate_limited', 'internal_error']);
 
 /** Known codes by what they mean; unknown codes by status, since codes may be added (spec: Versioning). */
@@ -84,8 +78,8 @@ export function formatWait(ms: number): string {
 function waitTooLongAdvice(maxRetryAfterMs: number): string {
   return (
     `longer than the ${formatWait(maxRetryAfterMs)} the client waits by itself (SALES_API_MAX_WAIT). The run stops ` +
-    'here rather than hang; the next run resumes from its checkpoint. If something else spends the key\'s or the ' +
-    'organization\'s budget, give this sync its own key.'
+    "here rather than hang; the next run resumes from its checkpoint. If something else spends the key's or the " +
+    "organization's budget, give this sync its own key."
   );
 }
 
@@ -188,7 +182,7 @@ function salesApiErrorMessage(d: SalesApiErrorDetails): string {
     case 'unauthorized':
       return (
         `the service rejected the API key ${d.keyFingerprint} (${d.status} ${request}: ${said}). ` +
-        'Check SALES_API_KEY: the key may be mistyped or revoked, or this machine\'s IP address may not be allowed.'
+        "Check SALES_API_KEY: the key may be mistyped or revoked, or this machine's IP address may not be allowed."
       );
     case 'forbidden':
       return (
@@ -224,7 +218,7 @@ function salesApiErrorMessage(d: SalesApiErrorDetails): string {
       const tooLong = `it was still answering 429 after ${d.attempts} attempts`;
       return (
         `the service is rate-limiting key ${d.keyFingerprint} on ${request} (${d.status}: ${said}): ${tooLong}. ` +
-        'Something else is spending the key\'s or the organization\'s budget: run again later, or give this sync its own key.'
+        "Something else is spending the key's or the organization's budget: run again later, or give this sync its own key."
       );
     }
     case 'internal_error':
@@ -236,7 +230,7 @@ function salesApiErrorMessage(d: SalesApiErrorDetails): string {
       const advice =
         d.status >= 500
           ? 'It looks like a fault on the service side: run again later.'
-          : 'Check the request and the service\'s status page; salesync may need an update for this code.';
+          : "Check the request and the service's status page; salesync may need an update for this code.";
       const what = d.serviceMessage === null ? `${d.status} (${said})` : `${d.status} code "${d.code}" (${said})`;
       return `the service answered ${request} with ${what} after ${d.attempts} attempts. ${advice}`;
     }
@@ -368,13 +362,7 @@ export class InvalidResponseError extends SalesyncError {
   /** The first problem found, e.g. `results[3].id: must match ^[A-Za-z0-9]{18}$`. */
   readonly detail: string;
 
-  constructor(d: {
-    method: string;
-    path: string;
-    detail: string;
-    attempts: number;
-    disposition: ErrorDisposition;
-  }) {
+  constructor(d: { method: string; path: string; detail: string; attempts: number; disposition: ErrorDisposition }) {
     super(
       'invalid_response',
       `the service's answer to ${d.method} ${d.path} is not what the spec describes: ${d.detail} ` +

@@ -15,7 +15,7 @@ export function assertApiKeyFormat(apiKey: string): void {
   throw new ConfigError(
     'invalid_api_key_format',
     `the API key does not look like a Sales Records Service key (${hint}): a key is "sk_" followed by at least 40 ` +
-      'letters and digits (A-Z, a-z, 0-9), as issued once in the service\'s administration screen. ' +
+      "letters and digits (A-Z, a-z, 0-9), as issued once in the service's administration screen. " +
       'Set SALES_API_KEY to the whole key, without quotes or spaces.',
     { setting: 'SALES_API_KEY' },
   );

@@ -26,11 +26,7 @@ export const MAX_CURSOR_REPEATS = 3;
  * asked for that page (the fetch may then yield a turn so that request leaves first). It may call `onCursor` more than
  * once (a retried page); only the first call per walk step can be taken.
  */
-export type FetchPage<T> = (
-  after: string | null,
-  signal: AbortSignal,
-  onCursor: (cursor: string) => boolean,
-) => Promise<ListPage<T>>;
+export type FetchPage<T> = (after: string | null, signal: AbortSignal, onCursor: (cursor: string) => boolean) => Promise<ListPage<T>>;
 
 export interface FollowCursorsOptions {
   /** Cursor to continue from (a resumed walk); counts as given by the service. @defaultValue null: the first page */

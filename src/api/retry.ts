@@ -66,9 +66,7 @@ export interface RetryState {
   rateLimitedRetries: number;
 }
 
-export type RetryDecision =
-  | { retry: true; delayMs: number; rateLimited: boolean; reason: string }
-  | { retry: false; reason: string };
+export type RetryDecision = { retry: true; delayMs: number; rateLimited: boolean; reason: string } | { retry: false; reason: string };
 
 /**
  * Exponential backoff with full jitter: a uniform delay in [0, min(maxDelayMs, baseDelayMs · 2^(attempt-1))].
@@ -151,15 +149,9 @@ export interface ServiceWait {
  * The longer of what one answer asks a key to wait: its Retry-After, and the reset of a window it reports empty
  * (`X-RateLimit-Remaining: 0`; the observation's `resetAt` already on the local clock). Null when it asks nothing.
  */
-export function serviceWait(
-  retryAfterMs: number | null,
-  observation: RateLimitObservation,
-  localNow: number,
-): ServiceWait | null {
+export function serviceWait(retryAfterMs: number | null, observation: RateLimitObservation, localNow: number): ServiceWait | null {
   const resetMs =
-    observation.remaining === 0 && observation.resetAt !== undefined
-      ? Math.max(0, observation.resetAt * 1000 - localNow)
-      : null;
+    observation.remaining === 0 && observation.resetAt !== undefined ? Math.max(0, observation.resetAt * 1000 - localNow) : null;
   if (resetMs !== null && (retryAfterMs === null || resetMs > retryAfterMs)) return { ms: resetMs, source: 'X-RateLimit-Reset' };
   return retryAfterMs === null ? null : { ms: retryAfterMs, source: 'Retry-After' };
 }
@@ -223,9 +215,7 @@ export function describeFailure(failure: AttemptFailure): string {
     case 'status':
       return `status ${failure.status}`;
     case 'rate_limited':
-      return failure.retryAfterMs === null
-        ? 'rate limited (no Retry-After)'
-        : `rate limited (Retry-After ${failure.retryAfterMs} ms)`;
+      return failure.retryAfterMs === null ? 'rate limited (no Retry-After)' : `rate limited (Retry-After ${failure.retryAfterMs} ms)`;
     case 'invalid_body':
       return `invalid body: ${failure.detail}`;
   }

@@ -6,14 +6,7 @@
  * Date would drop microseconds and offsets.
  */
 import { z } from 'zod';
-import type {
-  MeetingLogRecord,
-  MeetingLogSummary,
-  PropertyDefinition,
-  PropertyValue,
-  ServiceRecord,
-  ServiceUser,
-} from '../core/types.js';
+import type { MeetingLogRecord, MeetingLogSummary, PropertyDefinition, PropertyValue, ServiceRecord, ServiceUser } from '../core/types.js';
 
 export const RECORD_ID_PATTERN = /^[A-Za-z0-9]{18}$/;
 
@@ -52,10 +45,15 @@ export function classifyDateTime(value: string): 'instant' | 'unstorable' | 'inv
   const offsetMinute = zulu ? 0 : digits(value.length - 2, 2);
   const daysInMonth = month === 2 ? (isLeapYear(year) ? 29 : 28) : DAYS_IN_MONTH[month - 1]!;
   const valid =
-    month >= 1 && month <= 12 &&
-    day >= 1 && day <= daysInMonth &&
-    digits(11, 2) <= 23 && digits(14, 2) <= 59 && second <= 60 && // 60: a leap second is legal in RFC 3339
-    offsetHour <= 23 && offsetMinute <= 59;
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    digits(11, 2) <= 23 &&
+    digits(14, 2) <= 59 &&
+    second <= 60 && // 60: a leap second is legal in RFC 3339
+    offsetHour <= 23 &&
+    offsetMinute <= 59;
   if (!valid) return 'invalid';
   return second === 60 || year === 0 ? 'unstorable' : 'instant';
 }

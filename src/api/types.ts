@@ -1,11 +1,5 @@
 import type { RecordResourceName } from '../core/resources.js';
-import type {
-  MeetingLogRecord,
-  PropertyDefinition,
-  RejectedRecord,
-  ServiceRecord,
-  ServiceUser,
-} from '../core/types.js';
+import type { MeetingLogRecord, PropertyDefinition, RejectedRecord, ServiceRecord, ServiceUser } from '../core/types.js';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import type { Logger } from 'pino';
 
@@ -44,10 +38,30 @@ export interface ListOptions {
 }
 
 export type FilterOperator =
-  | 'contains' | 'not_contains' | 'equals' | 'not_equals' | 'is_empty' | 'is_not_empty'
-  | 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'range' | 'is_null' | 'is_not_null'
-  | 'date_eq' | 'date_ne' | 'date_after' | 'date_before' | 'date_on_or_before' | 'date_on_or_after' | 'date_range'
-  | 'in' | 'not_in';
+  | 'contains'
+  | 'not_contains'
+  | 'equals'
+  | 'not_equals'
+  | 'is_empty'
+  | 'is_not_empty'
+  | 'eq'
+  | 'ne'
+  | 'gt'
+  | 'gte'
+  | 'lt'
+  | 'lte'
+  | 'range'
+  | 'is_null'
+  | 'is_not_null'
+  | 'date_eq'
+  | 'date_ne'
+  | 'date_after'
+  | 'date_before'
+  | 'date_on_or_before'
+  | 'date_on_or_after'
+  | 'date_range'
+  | 'in'
+  | 'not_in';
 
 export interface FilterCondition {
   field: string;

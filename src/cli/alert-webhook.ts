@@ -41,7 +41,8 @@ export function alertPayload(facts: {
 }): AlertPayload {
   const host = facts.host ?? hostname();
   const event = facts.code === 'check_failed' ? 'check_failed' : 'run_failed';
-  const what = event === 'check_failed' ? `salesync status --check found problems on ${host}` : `salesync ${facts.command} failed on ${host}`;
+  const what =
+    event === 'check_failed' ? `salesync status --check found problems on ${host}` : `salesync ${facts.command} failed on ${host}`;
   return {
     source: 'salesync',
     event,

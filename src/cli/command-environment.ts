@@ -26,11 +26,21 @@ export async function connectShared(runtime: CliRuntime, onLost?: (failure: Sale
   return {
     redis,
     guard: (warehouse) =>
-      walkLeaseGuard({ redis, prefix: config.redisPrefix, warehouse, warehousePath: config.warehousePath, logger, ttlMs: config.leaseTtlMs, waitMs: config.leaseWaitMs, signal }),
-    close: () => redis.quit().then(
-      () => undefined,
-      () => redis.disconnect(),
-    ),
+      walkLeaseGuard({
+        redis,
+        prefix: config.redisPrefix,
+        warehouse,
+        warehousePath: config.warehousePath,
+        logger,
+        ttlMs: config.leaseTtlMs,
+        waitMs: config.leaseWaitMs,
+        signal,
+      }),
+    close: () =>
+      redis.quit().then(
+        () => undefined,
+        () => redis.disconnect(),
+      ),
   };
 }
 

@@ -36,18 +36,26 @@ export interface MaxAges {
  * Throws `invalid_option` naming what is accepted.
  */
 export function parseMaxAge(value: string, previous: MaxAges): MaxAges {
-  const [left, right] = value.includes('=') ? value.split('=', 2) as [string, string] : [null, value];
+  const [left, right] = value.includes('=') ? (value.split('=', 2) as [string, string]) : [null, value];
   const resource = left?.trim() ?? null;
   if (resource !== null && !isResourceName(resource)) {
-    throw new ConfigError('invalid_option', `--max-age ${value}: unknown resource "${resource}"; choose from ${RESOURCE_NAMES.join(', ')}`, { option: '--max-age' });
+    throw new ConfigError(
+      'invalid_option',
+      `--max-age ${value}: unknown resource "${resource}"; choose from ${RESOURCE_NAMES.join(', ')}`,
+      { option: '--max-age' },
+    );
   }
   const text = right.trim();
   const off = /^(off|none)$/i.test(text);
   const ms = off ? null : parseDurationMs(text);
   if (!off && (ms === null || ms < 1)) {
-    throw new ConfigError('invalid_option', `--max-age must be a duration such as 90m or 1h, resource=duration such as deals=2h, or off (got "${value}")`, {
-      option: '--max-age',
-    });
+    throw new ConfigError(
+      'invalid_option',
+      `--max-age must be a duration such as 90m or 1h, resource=duration such as deals=2h, or off (got "${value}")`,
+      {
+        option: '--max-age',
+      },
+    );
   }
   return resource === null ? { ...previous, default: ms } : { ...previous, perResource: { ...previous.perResource, [resource]: ms } };
 }
@@ -78,7 +86,10 @@ export function findProblems(statuses: readonly ResourceStatus[], maxAges: MaxAg
     }
     for (const [mode, run] of Object.entries(s.lastRuns)) {
       if (!FAILED_OUTCOMES.includes(run.outcome)) continue;
-      const why = run.outcome === 'abandoned' ? 'its process ended without finishing it (killed or crashed)' : `it failed with ${run.error ?? 'an error'}`;
+      const why =
+        run.outcome === 'abandoned'
+          ? 'its process ended without finishing it (killed or crashed)'
+          : `it failed with ${run.error ?? 'an error'}`;
       problems.push({
         resource: s.resource,
         kind: 'failed',

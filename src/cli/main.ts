@@ -101,7 +101,11 @@ async function run(
     process.exitCode = exitCode(failure, runtime?.signal.aborted === true);
   }
   if (runtime && (options.textfile || options.alert)) {
-    await reportRun(runtime, { command, startedAt, exitCode: Number(process.exitCode ?? 0), error: failure }, { textfile: options.textfile === true, alert: options.alert === true });
+    await reportRun(
+      runtime,
+      { command, startedAt, exitCode: Number(process.exitCode ?? 0), error: failure },
+      { textfile: options.textfile === true, alert: options.alert === true },
+    );
   }
 }
 
@@ -158,20 +162,32 @@ export function buildProgram(): Command {
   program
     .command('summaries')
     .description('re-read recent meeting logs whose summaries are due (sync does this too, hourly; env SALESYNC_SUMMARIES_WINDOW)')
-    .option('--recheck <duration>', 'spacing of re-reads after a change, doubled for each unchanged read (default 5m)', duration('--recheck'))
+    .option(
+      '--recheck <duration>',
+      'spacing of re-reads after a change, doubled for each unchanged read (default 5m)',
+      duration('--recheck'),
+    )
     .action(async (options: { recheck?: number }) =>
-      run(program, 'summaries', {}, async (rt) => (await commands.summaries()).summariesCommand(rt, options), { textfile: true, alert: true }),
+      run(program, 'summaries', {}, async (rt) => (await commands.summaries()).summariesCommand(rt, options), {
+        textfile: true,
+        alert: true,
+      }),
     );
 
   program
     .command('backfill')
-    .description('replay one resource from --since (default: everything) without moving its watermark: here, or queued for the workers when REDIS_URL is set')
+    .description(
+      'replay one resource from --since (default: everything) without moving its watermark: here, or queued for the workers when REDIS_URL is set',
+    )
     .argument('<resource>', `a record resource: ${RESOURCE_NAMES.filter((r) => r !== 'users').join(' ')}`)
     .option('--since <iso>', 'records updated at or after this instant (default: all)')
     .option('--until <iso>', 'the end of the window you care about (records updated later are true data and are written too)')
     .option('--wait', 'with REDIS_URL: run it here, in the foreground, instead of queueing a job')
     .action(async (resource: string, options: { since?: string; until?: string; wait?: boolean }) =>
-      run(program, 'backfill', {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options), { textfile: true, alert: true }),
+      run(program, 'backfill', {}, async (rt) => (await commands.backfill()).backfillCommand(rt, resource, options), {
+        textfile: true,
+        alert: true,
+      }),
     );
 
   program
@@ -179,23 +195,42 @@ export function buildProgram(): Command {
     .description('run scheduled and queued jobs from Redis (REDIS_URL) until SIGTERM; serves bull-board and Prometheus metrics')
     .option('--concurrency <n>', 'jobs run at once (env SALESYNC_WORKER_CONCURRENCY, default 3)', positiveInt('--concurrency'))
     .option('--dashboard-port <port>', 'bull-board port, 0 disables (env SALESYNC_DASHBOARD_PORT, default 3000)', port('--dashboard-port'))
-    .option('--dashboard-host <host>', 'address bull-board listens on (env SALESYNC_DASHBOARD_HOST, default 127.0.0.1: this host only)', listenHost('--dashboard-host'))
-    .option('--metrics-port <port>', 'Prometheus /metrics port, 0 disables (env SALESYNC_METRICS_PORT, default 9464)', port('--metrics-port'))
-    .option('--metrics-host <host>', 'address /metrics listens on (env SALESYNC_METRICS_HOST, default 127.0.0.1: this host only)', listenHost('--metrics-host'))
-    .action(async (options: { concurrency?: number; dashboardPort?: number; dashboardHost?: string; metricsPort?: number; metricsHost?: string }) =>
-      run(
-        program,
-        'worker',
-        {
-          ...(options.concurrency ? { workerConcurrency: options.concurrency } : {}),
-          ...(options.dashboardPort !== undefined ? { dashboardPort: options.dashboardPort } : {}),
-          ...(options.dashboardHost !== undefined ? { dashboardHost: options.dashboardHost } : {}),
-          ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
-          ...(options.metricsHost !== undefined ? { metricsHost: options.metricsHost } : {}),
-        },
-        async (rt) => (await commands.worker()).workerCommand(rt),
-        { stopIsSuccess: true, alert: true, stopGraceMs: WORKER_STOP_GRACE_MS },
-      ),
+    .option(
+      '--dashboard-host <host>',
+      'address bull-board listens on (env SALESYNC_DASHBOARD_HOST, default 127.0.0.1: this host only)',
+      listenHost('--dashboard-host'),
+    )
+    .option(
+      '--metrics-port <port>',
+      'Prometheus /metrics port, 0 disables (env SALESYNC_METRICS_PORT, default 9464)',
+      port('--metrics-port'),
+    )
+    .option(
+      '--metrics-host <host>',
+      'address /metrics listens on (env SALESYNC_METRICS_HOST, default 127.0.0.1: this host only)',
+      listenHost('--metrics-host'),
+    )
+    .action(
+      async (options: {
+        concurrency?: number;
+        dashboardPort?: number;
+        dashboardHost?: string;
+        metricsPort?: number;
+        metricsHost?: string;
+      }) =>
+        run(
+          program,
+          'worker',
+          {
+            ...(options.concurrency ? { workerConcurrency: options.concurrency } : {}),
+            ...(options.dashboardPort !== undefined ? { dashboardPort: options.dashboardPort } : {}),
+            ...(options.dashboardHost !== undefined ? { dashboardHost: options.dashboardHost } : {}),
+            ...(options.metricsPort !== undefined ? { metricsPort: options.metricsPort } : {}),
+            ...(options.metricsHost !== undefined ? { metricsHost: options.metricsHost } : {}),
+          },
+          async (rt) => (await commands.worker()).workerCommand(rt),
+          { stopIsSuccess: true, alert: true, stopGraceMs: WORKER_STOP_GRACE_MS },
+        ),
     );
 
   program
@@ -203,7 +238,11 @@ export function buildProgram(): Command {
     .description('register the Job Schedulers in Redis (idempotent): syncs every 15m, users hourly, reconcile nightly, summaries hourly')
     .option('--list', 'show the registered schedules and change nothing')
     .option('--remove', "remove salesync's schedules (jobs already queued still run)")
-    .option('--sync-every <duration>', 'incremental sync of each record resource (env SALESYNC_SYNC_EVERY, default 15m)', duration('--sync-every'))
+    .option(
+      '--sync-every <duration>',
+      'incremental sync of each record resource (env SALESYNC_SYNC_EVERY, default 15m)',
+      duration('--sync-every'),
+    )
     .option('--users-every <duration>', 'users refresh (env SALESYNC_USERS_EVERY, default 1h)', duration('--users-every'))
     .option('--summaries-every <duration>', 'summaries job (env SALESYNC_SUMMARIES_EVERY, default 1h)', duration('--summaries-every'))
     .option('--reconcile-cron <pattern>', 'reconcile sweep (env SALESYNC_RECONCILE_CRON, default "0 3 * * *")')
@@ -239,8 +278,15 @@ export function buildProgram(): Command {
     .command('status')
     .description('per resource: rows, watermark, freshness, quarantine and the last run; --check for cron and monitoring')
     .option('--json', 'print JSON instead of a table (with the problems --check would report)')
-    .option('--check', `exit ${EXIT_UNHEALTHY} with one line per problem when a resource is stale, its last run failed or records are in quarantine; 0 and silent otherwise`)
-    .option('--max-age <age>', 'stale past this: 1h (every resource), deals=2h (one; repeatable), or users=off (env SALESYNC_MAX_AGE, default 25h)', maxAge)
+    .option(
+      '--check',
+      `exit ${EXIT_UNHEALTHY} with one line per problem when a resource is stale, its last run failed or records are in quarantine; 0 and silent otherwise`,
+    )
+    .option(
+      '--max-age <age>',
+      'stale past this: 1h (every resource), deals=2h (one; repeatable), or users=off (env SALESYNC_MAX_AGE, default 25h)',
+      maxAge,
+    )
     .action(async (options: { json?: boolean; check?: boolean; maxAge?: string[] }) =>
       run(
         program,
@@ -261,7 +307,9 @@ export function buildProgram(): Command {
     .description('run one read-only SQL query against the warehouse and print the rows')
     .argument('<sql>', 'e.g. "SELECT stage, count(*) FROM deals GROUP BY stage"')
     .option('--json', 'print JSON instead of a table')
-    .action(async (sql: string, options: { json?: boolean }) => run(program, 'query', {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options)));
+    .action(async (sql: string, options: { json?: boolean }) =>
+      run(program, 'query', {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options)),
+    );
 
   program
     .command('export')
@@ -269,14 +317,16 @@ export function buildProgram(): Command {
     .requiredOption('--out <dir>', 'directory to write into (created when missing; files of the same name are replaced)')
     .option('--format <format>', 'file format: parquet', 'parquet')
     .option('--json', 'print JSON instead of a table')
-    .action(async (options: { out: string; format: string; json?: boolean }) => run(program, 'export', {}, async (rt) => (await commands.export()).exportCommand(rt, options)));
+    .action(async (options: { out: string; format: string; json?: boolean }) =>
+      run(program, 'export', {}, async (rt) => (await commands.export()).exportCommand(rt, options)),
+    );
 
   program
     .command('dbt-sources')
     .description('print a dbt sources.yml for dbt-duckdb: every table and column, display names, id tests, freshness')
     .option('--out <file>', 'write it to this file instead of stdout')
     .option('--source-name <name>', "the source's name in dbt ({{ source('<name>', 'deals') }})", 'salesync')
-    .option('--database <alias>', 'the name the dbt project attaches the warehouse under, when it is not the profile\'s own path')
+    .option('--database <alias>', "the name the dbt project attaches the warehouse under, when it is not the profile's own path")
     .action(async (options: { out?: string; sourceName: string; database?: string }) =>
       run(program, 'dbt-sources', {}, async (rt) => (await commands.dbtSources()).dbtSourcesCommand(rt, options)),
     );
@@ -286,9 +336,15 @@ export function buildProgram(): Command {
     .description('start the simulator, sync it into ./data/demo.duckdb, change records, sync again, and show the result')
     .action(async () =>
       // The demo deletes and rebuilds its file: never let WAREHOUSE_PATH point it at a real warehouse.
-      run(program, 'demo', { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' }, async (rt) => (await commands.demo()).demoCommand(rt), {
-        quiet: true,
-      }),
+      run(
+        program,
+        'demo',
+        { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' },
+        async (rt) => (await commands.demo()).demoCommand(rt),
+        {
+          quiet: true,
+        },
+      ),
     );
 
   program

@@ -22,7 +22,12 @@ export interface CliRunFacts {
   errorCode: string | null;
 }
 
-const RUN_SERIES = ['salesync_cli_last_run_timestamp_seconds', 'salesync_cli_last_run_duration_seconds', 'salesync_cli_last_run_exit_code', 'salesync_cli_last_run_success'] as const;
+const RUN_SERIES = [
+  'salesync_cli_last_run_timestamp_seconds',
+  'salesync_cli_last_run_duration_seconds',
+  'salesync_cli_last_run_exit_code',
+  'salesync_cli_last_run_success',
+] as const;
 
 /** The previous file's per-command lines: `series{command="x"} value`, by series then command. */
 export function previousRuns(text: string): Map<string, Map<string, number>> {
@@ -40,7 +45,12 @@ export function previousRuns(text: string): Map<string, Map<string, number>> {
 }
 
 /** The textfile's content (Prometheus text format 0.0.4). Pure but for the clock in `now`. */
-export async function renderTextfile(statuses: readonly ResourceStatus[] | null, run: CliRunFacts, previous: string, now: () => number = Date.now): Promise<string> {
+export async function renderTextfile(
+  statuses: readonly ResourceStatus[] | null,
+  run: CliRunFacts,
+  previous: string,
+  now: () => number = Date.now,
+): Promise<string> {
   const registry = new Registry();
   if (statuses) registerHealthGauges(registry, now).update(statuses);
   const help: Record<(typeof RUN_SERIES)[number], string> = {
@@ -49,10 +59,9 @@ export async function renderTextfile(statuses: readonly ResourceStatus[] | null,
     salesync_cli_last_run_exit_code: 'Exit code of the last CLI run (0 ok, 1 failed, 2 configuration, 3 quarantine, 130 interrupted)',
     salesync_cli_last_run_success: '1 when the last CLI run of the command exited 0',
   };
-  const gauges = Object.fromEntries(RUN_SERIES.map((name) => [name, new Gauge({ name, help: help[name], labelNames: ['command'], registers: [registry] })])) as Record<
-    (typeof RUN_SERIES)[number],
-    Gauge
-  >;
+  const gauges = Object.fromEntries(
+    RUN_SERIES.map((name) => [name, new Gauge({ name, help: help[name], labelNames: ['command'], registers: [registry] })]),
+  ) as Record<(typeof RUN_SERIES)[number], Gauge>;
   for (const [series, commands] of previousRuns(previous)) {
     const gauge = gauges[series as (typeof RUN_SERIES)[number]];
     if (!gauge) continue;

@@ -24,7 +24,8 @@ export function invalidOption(option: string, expected: string, value: string): 
 export function positiveInt(option: string): (value: string) => number {
   return (value) => {
     const n = Number(value.trim());
-    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw invalidOption(option, 'must be a whole number of at least 1, such as 3', value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+      throw invalidOption(option, 'must be a whole number of at least 1, such as 3', value);
     return n;
   };
 }
@@ -33,7 +34,8 @@ export function positiveInt(option: string): (value: string) => number {
 export function positiveNumber(option: string): (value: string) => number {
   return (value) => {
     const n = Number(value.trim());
-    if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw invalidOption(option, 'must be a number above 0, such as 1 or 0.5', value);
+    if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw invalidOption(option, 'must be a number above 0, such as 1 or 0.5', value);
     return n;
   };
 }
@@ -42,7 +44,8 @@ export function positiveNumber(option: string): (value: string) => number {
 export function port(option: string): (value: string) => number {
   return (value) => {
     const n = Number(value.trim());
-    if (!/^\s*\d+\s*$/.test(value) || n > 65_535) throw invalidOption(option, 'must be a port number from 1 to 65535, or 0 to disable it', value);
+    if (!/^\s*\d+\s*$/.test(value) || n > 65_535)
+      throw invalidOption(option, 'must be a port number from 1 to 65535, or 0 to disable it', value);
     return n;
   };
 }
@@ -51,7 +54,8 @@ export function port(option: string): (value: string) => number {
 export function listenHost(option: string): (value: string) => string {
   return (value) => {
     const host = value.trim();
-    if (!/^[A-Za-z0-9.:_-]+$/.test(host) || host.includes('://')) throw invalidOption(option, 'must be an address to listen on, such as 127.0.0.1 or 0.0.0.0', value);
+    if (!/^[A-Za-z0-9.:_-]+$/.test(host) || host.includes('://'))
+      throw invalidOption(option, 'must be an address to listen on, such as 127.0.0.1 or 0.0.0.0', value);
     return host;
   };
 }
@@ -67,7 +71,8 @@ export function duration(option: string): (value: string) => number {
 
 export function logLevel(value: string): string {
   const level = value.trim().toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw invalidOption('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`, value);
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    throw invalidOption('--log-level', `must be one of ${LOG_LEVELS.join(', ')}`, value);
   return level;
 }
 
@@ -90,6 +95,9 @@ const USAGE_CODES: Record<string, string> = {
  */
 export function usageFailure(error: CommanderError): ConfigError | null {
   if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return null;
-  const message = error.message.replace(/^error:\s*/i, '').replace(/\s*\n\s*/g, ' ').trim();
+  const message = error.message
+    .replace(/^error:\s*/i, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
   return new ConfigError(USAGE_CODES[error.code] ?? 'invalid_option', `${message} (see salesync --help, or salesync <command> --help)`);
 }

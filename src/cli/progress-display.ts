@@ -1,7 +1,12 @@
 import { createLogUpdate } from 'log-update';
 import { RESOURCE_NAMES } from '../core/resources.js';
 import {
-  estimateRemainingMs, isFinishedPhase, MAX_ETA_MS, type LiveProgress, type ProgressSink, type ResourceProgress,
+  estimateRemainingMs,
+  isFinishedPhase,
+  MAX_ETA_MS,
+  type LiveProgress,
+  type ProgressSink,
+  type ResourceProgress,
 } from '../sync/progress.js';
 import { formatDuration, formatNumber, noun } from './table.js';
 
@@ -41,7 +46,10 @@ export class ProgressDisplay implements ProgressSink {
   private onScreen = false;
   private stopped = false;
 
-  constructor(private readonly stream: NodeJS.WriteStream, private readonly now: () => number = () => Date.now()) {
+  constructor(
+    private readonly stream: NodeJS.WriteStream,
+    private readonly now: () => number = () => Date.now(),
+  ) {
     this.draw = createLogUpdate(stream);
     this.terminal = stream.isTTY === true;
   }
@@ -129,9 +137,19 @@ export class ProgressDisplay implements ProgressSink {
       'total',
       '',
       `${finished.length}/${rows.length} done`,
-      countCell(sum((p) => p.pages), 'page'),
-      countCell(sum((p) => p.records), 'record'),
-      countCell(sum((p) => p.written), 'written', 'written'),
+      countCell(
+        sum((p) => p.pages),
+        'page',
+      ),
+      countCell(
+        sum((p) => p.records),
+        'record',
+      ),
+      countCell(
+        sum((p) => p.written),
+        'written',
+        'written',
+      ),
       countCell(requests, 'request'),
       countCell(ratePerMinute(requests, elapsed), 'req/min', 'req/min'),
       { right: formatDuration(elapsed) },

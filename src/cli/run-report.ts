@@ -26,14 +26,20 @@ export async function reportRun(runtime: CliRuntime, outcome: RunOutcome, wants:
     try {
       await writeRunTextfile(runtime, config.metricsTextfile, outcome);
     } catch (error) {
-      logger.warn({ err: error instanceof Error ? error.message : String(error), path: config.metricsTextfile }, 'could not write the metrics textfile (SALESYNC_METRICS_TEXTFILE)');
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error), path: config.metricsTextfile },
+        'could not write the metrics textfile (SALESYNC_METRICS_TEXTFILE)',
+      );
     }
   }
   // An operator's own Ctrl-C is not an incident.
   if (wants.alert && config.alertUrl && outcome.exitCode !== 0 && outcome.exitCode !== 130) {
     const { alertPayload, postAlert } = await import('./alert-webhook.js');
     const { code, message } = describeError(outcome.error);
-    const problems = outcome.error instanceof SalesyncError ? (outcome.error.context.problems as { resource: string; kind: string; message: string }[] | undefined) : undefined;
+    const problems =
+      outcome.error instanceof SalesyncError
+        ? (outcome.error.context.problems as { resource: string; kind: string; message: string }[] | undefined)
+        : undefined;
     const payload = alertPayload({
       command: outcome.command,
       code,
@@ -43,7 +49,11 @@ export async function reportRun(runtime: CliRuntime, outcome: RunOutcome, wants:
       ...(problems ? { problems } : {}),
     });
     const failure = await postAlert(config.alertUrl, payload);
-    if (failure) logger.warn({ reason: failure, event: payload.event }, 'could not deliver the alert to SALESYNC_ALERT_URL (the run\'s exit code is unchanged)');
+    if (failure)
+      logger.warn(
+        { reason: failure, event: payload.event },
+        "could not deliver the alert to SALESYNC_ALERT_URL (the run's exit code is unchanged)",
+      );
     else logger.info({ event: payload.event, code }, 'alert sent to SALESYNC_ALERT_URL');
   }
 }

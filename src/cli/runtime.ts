@@ -50,7 +50,10 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
   // A person at a terminal sees warnings by default; a log shipper gets everything at LOG_LEVEL.
   const level = (interactive || options.quiet) && !options.env.LOG_LEVEL && !options.overrides.logLevel ? 'warn' : config.logLevel;
   const logger: Logger = display
-    ? pino({ level, base: { app: 'salesync' }, timestamp: pino.stdTimeFunctions.isoTime }, humanLogStream((line) => display.log(line)))
+    ? pino(
+        { level, base: { app: 'salesync' }, timestamp: pino.stdTimeFunctions.isoTime },
+        humanLogStream((line) => display.log(line)),
+      )
     : createLogger(level, pino.destination({ dest: 1, sync: true }));
   const controller = new AbortController();
   const exit = options.exit ?? ((code: number) => process.exit(code));
@@ -63,14 +66,23 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
   };
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) {
-      endNow(`stopped at once by a second ${signal}: pages not yet committed are fetched again by the next run, which resumes from the last checkpoint`);
+      endNow(
+        `stopped at once by a second ${signal}: pages not yet committed are fetched again by the next run, which resumes from the last checkpoint`,
+      );
       return;
     }
     logger.warn({ signal }, 'stopping: committing the pages already fetched (press again to quit at once)');
-    controller.abort(new SalesyncError('interrupted', `stopped by ${signal}: the pages fetched were committed; the next run resumes from its checkpoint`, { disposition: 'retriable' }));
+    controller.abort(
+      new SalesyncError('interrupted', `stopped by ${signal}: the pages fetched were committed; the next run resumes from its checkpoint`, {
+        disposition: 'retriable',
+      }),
+    );
     // A command stuck where no signal reaches (a library waiting on a connection) still ends: the grace is a bound.
     deadline = setTimeout(
-      () => endNow(`stopped by ${signal}, ending after ${Math.round(stopGraceMs / 1000)}s without waiting further: the next run resumes from the last checkpoint`),
+      () =>
+        endNow(
+          `stopped by ${signal}, ending after ${Math.round(stopGraceMs / 1000)}s without waiting further: the next run resumes from the last checkpoint`,
+        ),
       stopGraceMs,
     ).unref();
   };

@@ -2,13 +2,7 @@
  * A resource is data, not a subclass: its name as the service spells it in paths, the warehouse table
  * that mirrors it, and the quirks the sync must honour.
  */
-export type ResourceName =
-  | 'deals'
-  | 'companies'
-  | 'contacts'
-  | 'meeting-logs'
-  | 'contact-activities'
-  | 'users';
+export type ResourceName = 'deals' | 'companies' | 'contacts' | 'meeting-logs' | 'contact-activities' | 'users';
 
 export type RecordResourceName = Exclude<ResourceName, 'users'>;
 
@@ -44,9 +38,9 @@ export const RESOURCES: readonly ResourceDescriptor[] = [
 
 export const RESOURCE_NAMES: readonly ResourceName[] = RESOURCES.map((r) => r.name);
 
-export const RECORD_RESOURCE_NAMES: readonly RecordResourceName[] = RESOURCES.filter(
-  (r) => r.shape === 'record',
-).map((r) => r.name as RecordResourceName);
+export const RECORD_RESOURCE_NAMES: readonly RecordResourceName[] = RESOURCES.filter((r) => r.shape === 'record').map(
+  (r) => r.name as RecordResourceName,
+);
 
 export function isResourceName(value: string): value is ResourceName {
   return (RESOURCE_NAMES as readonly string[]).includes(value);

@@ -3,8 +3,7 @@
  * neither the offset nor the sub-millisecond digits, so instants are epoch microseconds in a bigint.
  */
 
-const INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 const MICROS_PER_SECOND = 1_000_000n;
@@ -42,7 +41,16 @@ function validDate(year: number, month: number, day: number): boolean {
 }
 
 /** The fields of an ISO 8601 date-time, validated; null when the text is not one. No offset means UTC. */
-function matchInstant(text: string): { year: number; month: number; day: number; seconds: number; fraction: string; offsetMinutes: number; zulu: boolean; fracDigits: number } | null {
+function matchInstant(text: string): {
+  year: number;
+  month: number;
+  day: number;
+  seconds: number;
+  fraction: string;
+  offsetMinutes: number;
+  zulu: boolean;
+  fracDigits: number;
+} | null {
   const m = INSTANT.exec(text);
   if (!m) return null;
   const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
@@ -61,7 +69,16 @@ function matchInstant(text: string): { year: number; month: number; day: number;
     offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
   }
   const fraction = (frac ?? '').slice(0, 6).padEnd(6, '0');
-  return { year, month, day, seconds: hour * 3600 + minute * 60 + second, fraction, offsetMinutes, zulu: zulu === 'Z', fracDigits: frac?.length ?? 0 };
+  return {
+    year,
+    month,
+    day,
+    seconds: hour * 3600 + minute * 60 + second,
+    fraction,
+    offsetMinutes,
+    zulu: zulu === 'Z',
+    fracDigits: frac?.length ?? 0,
+  };
 }
 
 /**

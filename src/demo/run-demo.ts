@@ -20,7 +20,10 @@ ORDER BY pipeline DESC`;
 
 /** Records of a resource (or a size key such as `meetingLogs`), counted: `1 company`, `1,300 contacts`. */
 function records(n: number, resource: string): string {
-  const words = resource.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/-/g, ' ').toLowerCase();
+  const words = resource
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/-/g, ' ')
+    .toLowerCase();
   const singular = words.replace(/ies$/, 'y').replace(/s$/, '');
   return formatCount(n, singular, words);
 }
@@ -70,8 +73,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     }
     const config: Config = { ...options.config, baseUrl: url, apiKey: DEFAULT_KEYS.read };
     output.heading('salesync demo');
-    output.line(`simulator  ${url}  (${Object.entries(DEMO_SIZE).map(([k, v]) => records(v, k)).join(', ')})`);
-    output.line(`limits     ${formatNumber(config.perKeyPerMinute)} requests/min per key, ${formatNumber(config.perOrgPerMinute)}/min per organization`);
+    output.line(
+      `simulator  ${url}  (${Object.entries(DEMO_SIZE)
+        .map(([k, v]) => records(v, k))
+        .join(', ')})`,
+    );
+    output.line(
+      `limits     ${formatNumber(config.perKeyPerMinute)} requests/min per key, ${formatNumber(config.perOrgPerMinute)}/min per organization`,
+    );
     output.line(`warehouse  ${config.warehousePath} (rebuilt)`);
 
     const sync = async (mode: 'full' | 'incremental') => {
@@ -80,7 +89,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         ...(options.progress ? { progress: options.progress } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      const report = await runSync(env.deps, env.settings, { resources: ['users', 'companies', 'contacts', 'deals', 'meeting-logs', 'contact-activities'], mode, concurrency: config.resourceConcurrency }).finally(() => env.close());
+      const report = await runSync(env.deps, env.settings, {
+        resources: ['users', 'companies', 'contacts', 'deals', 'meeting-logs', 'contact-activities'],
+        mode,
+        concurrency: config.resourceConcurrency,
+      }).finally(() => env.close());
       const failure = primaryFailure(report);
       if (failure?.error) throw failure.error;
       return { report, warehouse: env.warehouse };

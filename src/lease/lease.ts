@@ -84,18 +84,21 @@ function heldLease(redis: Redis, key: string, token: string, ttlMs: number): Lea
   const lost = new AbortController();
   let released = false;
   // Renew well before expiry so a slow round trip or a short event-loop stall never lets it lapse.
-  const timer = setInterval(() => {
-    redis.eval(RENEW_LEASE, 1, key, token, String(ttlMs)).then(
-      (renewed) => {
-        if (Number(renewed) !== 1 && !released) {
-          clearInterval(timer);
-          lost.abort(new Error(`lost the lease ${key}: it lapsed or was taken by another holder`));
-        }
-      },
-      // A Redis blip: keep trying; the lease lapses only if renewals fail for a whole ttl.
-      () => undefined,
-    );
-  }, Math.max(10, Math.floor(ttlMs / 3)));
+  const timer = setInterval(
+    () => {
+      redis.eval(RENEW_LEASE, 1, key, token, String(ttlMs)).then(
+        (renewed) => {
+          if (Number(renewed) !== 1 && !released) {
+            clearInterval(timer);
+            lost.abort(new Error(`lost the lease ${key}: it lapsed or was taken by another holder`));
+          }
+        },
+        // A Redis blip: keep trying; the lease lapses only if renewals fail for a whole ttl.
+        () => undefined,
+      );
+    },
+    Math.max(10, Math.floor(ttlMs / 3)),
+  );
   timer.unref();
   return {
     key,

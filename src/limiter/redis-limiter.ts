@@ -157,14 +157,18 @@ class RedisRateLimiter implements ClosableRateLimiter {
     const params = this.paramsOf(keyId);
     this.redis
       .salesyncLimiterObserve(1, this.keyBucket(keyId), params.intervalMs, params.toleranceMs, remaining)
-      .catch((error: unknown) => this.logger?.warn({ err: describe(error), keyFingerprint: keyId }, 'rate limiter: could not record the server\'s remaining count'));
+      .catch((error: unknown) =>
+        this.logger?.warn({ err: describe(error), keyFingerprint: keyId }, "rate limiter: could not record the server's remaining count"),
+      );
   }
 
   pause(keyId: string, ms: number): void {
     if (!(ms > 0)) return;
     this.redis
       .salesyncLimiterPause(1, this.keyBucket(keyId), Math.ceil(ms))
-      .catch((error: unknown) => this.logger?.warn({ err: describe(error), keyFingerprint: keyId, ms }, 'rate limiter: could not share a pause'));
+      .catch((error: unknown) =>
+        this.logger?.warn({ err: describe(error), keyFingerprint: keyId, ms }, 'rate limiter: could not share a pause'),
+      );
   }
 
   async close(): Promise<void> {

@@ -182,7 +182,7 @@ export class TokenBucketLimiter implements RateLimiter {
     const now = this.now();
     const blockedLanes = new Set<RateLane>();
     let soonest = Infinity;
-    for (let i = 0; i < this.waiters.length; ) {
+    for (let i = 0; i < this.waiters.length;) {
       const waiter = this.waiters[i]!;
       // First come, first served within a lane: nobody overtakes a waiting head of the same lane.
       if (blockedLanes.has(waiter.lane)) {

@@ -22,7 +22,9 @@ function parseRedisUrl(url: string): URL {
   }
   if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
     // The value is not echoed: a mistyped URL may still hold a password.
-    throw new ConfigError('invalid_config', 'REDIS_URL must look like redis://[user:password@]host:6379[/db] (or rediss:// for TLS)', { name: 'REDIS_URL' });
+    throw new ConfigError('invalid_config', 'REDIS_URL must look like redis://[user:password@]host:6379[/db] (or rediss:// for TLS)', {
+      name: 'REDIS_URL',
+    });
   }
   return parsed;
 }
@@ -31,11 +33,14 @@ function parseRedisUrl(url: string): URL {
 export function redisFailureReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown } | null)?.code;
-  if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) return 'it refused the user or password in REDIS_URL: check them';
-  if (/NOAUTH|requires? (a )?password|Authentication required/i.test(message)) return 'it asks for a password: put it in REDIS_URL (redis://:password@host:port)';
+  if (/WRONGPASS|invalid password|invalid username-password/i.test(message))
+    return 'it refused the user or password in REDIS_URL: check them';
+  if (/NOAUTH|requires? (a )?password|Authentication required/i.test(message))
+    return 'it asks for a password: put it in REDIS_URL (redis://:password@host:port)';
   if (code === 'ECONNREFUSED') return 'connection refused: is Redis running there, and are the host and port in REDIS_URL right?';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'no such host: check the host name in REDIS_URL';
-  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(message)) return 'no answer: check REDIS_URL, and that a firewall lets this host reach it';
+  if (code === 'ETIMEDOUT' || /timed? ?out/i.test(message))
+    return 'no answer: check REDIS_URL, and that a firewall lets this host reach it';
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'host unreachable from here: check REDIS_URL and the network';
   if (/RESP|protocol/i.test(message)) return 'what answers there does not speak Redis: check the port in REDIS_URL';
   return `${message.split('\n')[0]}: check REDIS_URL and that Redis is up`;
@@ -111,7 +116,11 @@ export function reconnectDelay(outage: RedisOutage): number | null {
  * the function; an attempt 1 of any copy restarts the clock, which can make one give up later, never sooner.
  * `onGiveUp` hears how long Redis had been away when it gives up.
  */
-export function boundedRetryStrategy(timeoutMs: number, onGiveUp?: (downForMs: number) => void, clock: () => number = Date.now): (attempt: number) => number | null {
+export function boundedRetryStrategy(
+  timeoutMs: number,
+  onGiveUp?: (downForMs: number) => void,
+  clock: () => number = Date.now,
+): (attempt: number) => number | null {
   let downSince = clock();
   return (attempt) => {
     const now = clock();
@@ -156,10 +165,18 @@ export function waitForRedis(client: Redis, url: string, options: WaitForRedisOp
       if (isAuthFailure(error)) settle(redisUnavailable(url, redisFailureReason(error)));
     };
     // The client's own retry policy gave up (boundedRetryStrategy's does after `timeoutMs`).
-    const onEnd = () => settle(redisUnavailable(url, lastError ? redisFailureReason(lastError) : 'the connection closed', Date.now() - started));
+    const onEnd = () =>
+      settle(redisUnavailable(url, lastError ? redisFailureReason(lastError) : 'the connection closed', Date.now() - started));
     const onAbort = () => settle(options.signal?.reason ?? new Error('aborted'));
     const timer = setTimeout(
-      () => settle(redisUnavailable(url, lastError ? redisFailureReason(lastError) : 'no answer: is it Redis, and does a firewall let this host reach it?', options.timeoutMs)),
+      () =>
+        settle(
+          redisUnavailable(
+            url,
+            lastError ? redisFailureReason(lastError) : 'no answer: is it Redis, and does a firewall let this host reach it?',
+            options.timeoutMs,
+          ),
+        ),
       options.timeoutMs,
     );
     client.on('ready', onReady);

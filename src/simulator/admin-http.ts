@@ -53,9 +53,7 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
     a.changeLink(res(r), id as string, str(b, 'property'), (b['id'] ?? null) as string | null),
   );
   route('POST', 'predictions/run', () => a.runPredictionBatch());
-  route('POST', `activities/${R}`, ([r], b) =>
-    a.recordActivity(r as 'meeting-logs' | 'contact-activities', str(b, 'parent_id'), props(b)),
-  );
+  route('POST', `activities/${R}`, ([r], b) => a.recordActivity(r as 'meeting-logs' | 'contact-activities', str(b, 'parent_id'), props(b)));
   route('PUT', `summaries/${ID}`, ([id], b) => a.setSummaries(id as string, (b['summaries'] ?? []) as never));
   route('POST', `summaries/${ID}/generate`, ([id]) => a.generateSummaries(id as string));
   route('POST', `properties/${R}`, ([r], b) =>
@@ -78,25 +76,25 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
   });
   route('POST', 'keys', (_p, b) => (a.addKey(str(b, 'key'), str(b, 'role') as Role), { ok: true }));
   route('DELETE', `keys/${ID}`, ([key]) => (a.revokeKey(key as string), { ok: true }));
-  route('POST', 'mutate', (_p, b) =>
-    a.mutateRandom(Number(b['count'] ?? 10), Number(b['seed'] ?? 1), b['kinds'] as never),
-  );
+  route('POST', 'mutate', (_p, b) => a.mutateRandom(Number(b['count'] ?? 10), Number(b['seed'] ?? 1), b['kinds'] as never));
   route('PUT', 'faults', (_p, b) => (a.setFaults(b), { ok: true }));
   route('DELETE', 'faults', () => (a.clearFaults(), { ok: true }));
-  route('POST', 'faults/next', (_p, b) =>
-    (a.failNext(Number(b['count'] ?? 1), str(b, 'kind') as FaultKind, b['path_prefix'] as string | undefined), { ok: true }),
+  route(
+    'POST',
+    'faults/next',
+    (_p, b) => (a.failNext(Number(b['count'] ?? 1), str(b, 'kind') as FaultKind, b['path_prefix'] as string | undefined), { ok: true }),
   );
   route('PUT', 'commit-lag', (_p, b) => (a.setCommitLag(b['ms'] as number), { ok: true }));
   route('PUT', 'clock', (_p, b) => (a.setClock(b as ClockSettings), { ok: true }));
   route('PUT', 'summary-statuses', (_p, b) => (a.setSummaryStatuses(b as unknown as SummaryStatuses), { ok: true }));
   route('GET', 'corruptions', () => a.corrupted());
-  route('PUT', `corruptions/records/${R}/${ID}`, ([r, id], b) =>
-    (a.corruptRecord(res(r), id as string, str(b, 'corruption') as RecordCorruption), { ok: true }),
+  route(
+    'PUT',
+    `corruptions/records/${R}/${ID}`,
+    ([r, id], b) => (a.corruptRecord(res(r), id as string, str(b, 'corruption') as RecordCorruption), { ok: true }),
   );
   route('DELETE', `corruptions/records/${R}/${ID}`, ([r, id]) => (a.repairRecord(res(r), id as string), { ok: true }));
-  route('PUT', `corruptions/users/${ID}`, ([id], b) =>
-    (a.corruptUser(id as string, str(b, 'corruption') as UserCorruption), { ok: true }),
-  );
+  route('PUT', `corruptions/users/${ID}`, ([id], b) => (a.corruptUser(id as string, str(b, 'corruption') as UserCorruption), { ok: true }));
   route('DELETE', `corruptions/users/${ID}`, ([id]) => (a.repairUser(id as string), { ok: true }));
   route('PUT', `records/${R}/${ID}/updated-at`, ([r, id], b) => a.setUpdatedAt(res(r), id as string, str(b, 'updated_at')));
   return routes;

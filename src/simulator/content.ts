@@ -7,7 +7,20 @@ import type { StoredValue } from './values.js';
 /** Realistic (Japanese B2B) values for generated records, activities and summaries. */
 
 const LAST_NAMES = ['佐藤', '鈴木', '高橋', '田中', '伊藤', '渡辺', '山本', '中村', '小林', '加藤', '吉田', '山田'];
-const LAST_ROMAJI = ['sato', 'suzuki', 'takahashi', 'tanaka', 'ito', 'watanabe', 'yamamoto', 'nakamura', 'kobayashi', 'kato', 'yoshida', 'yamada'];
+const LAST_ROMAJI = [
+  'sato',
+  'suzuki',
+  'takahashi',
+  'tanaka',
+  'ito',
+  'watanabe',
+  'yamamoto',
+  'nakamura',
+  'kobayashi',
+  'kato',
+  'yoshida',
+  'yamada',
+];
 const FIRST_NAMES = ['太郎', '花子', '健', '美咲', '翔', '陽菜', '大輔', 'さくら', '直樹', '愛'];
 const FIRST_ROMAJI = ['taro', 'hanako', 'ken', 'misaki', 'sho', 'hina', 'daisuke', 'sakura', 'naoki', 'ai'];
 const COMPANY_CORES = ['サクラ', '富士', '青空', 'ミライ', '大和', 'Acme', 'Nippon Data', 'ひかり', '若葉', 'Blue Ocean', '東邦', 'みなと'];

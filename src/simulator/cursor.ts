@@ -8,9 +8,7 @@ import type { Keyset, ListOrder } from './record-store.js';
  * kind is garbled: 400 invalid_request.
  */
 
-export type ListCursor =
-  | { kind: 'keyset'; key: Keyset; page: number }
-  | { kind: 'offset'; offset: number; page: number };
+export type ListCursor = { kind: 'keyset'; key: Keyset; page: number } | { kind: 'offset'; offset: number; page: number };
 
 function mac(secret: string, payload: string): string {
   return createHash('sha256').update(secret).update(payload).digest('base64url').slice(0, 12);
@@ -18,9 +16,7 @@ function mac(secret: string, payload: string): string {
 
 export function encodeCursor(secret: string, order: ListOrder | 'users', cursor: ListCursor): string {
   const fields =
-    cursor.kind === 'keyset'
-      ? [order, 'k', cursor.key.updatedAt, cursor.key.id, cursor.page]
-      : [order, 'o', cursor.offset, cursor.page];
+    cursor.kind === 'keyset' ? [order, 'k', cursor.key.updatedAt, cursor.key.id, cursor.page] : [order, 'o', cursor.offset, cursor.page];
   const payload = Buffer.from(JSON.stringify(fields)).toString('base64url');
   return `${payload}.${mac(secret, payload)}`;
 }

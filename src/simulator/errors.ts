@@ -4,22 +4,9 @@
  */
 
 export type ErrorCode =
-  | 'invalid_request'
-  | 'validation_error'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'rate_limited'
-  | 'internal_error';
+  'invalid_request' | 'validation_error' | 'unauthorized' | 'forbidden' | 'not_found' | 'rate_limited' | 'internal_error';
 
-export type FieldErrorCode =
-  | 'required'
-  | 'invalid_type'
-  | 'invalid_value'
-  | 'not_found'
-  | 'unknown_property'
-  | 'too_long'
-  | 'out_of_range';
+export type FieldErrorCode = 'required' | 'invalid_type' | 'invalid_value' | 'not_found' | 'unknown_property' | 'too_long' | 'out_of_range';
 
 export interface FieldError {
   name: string;

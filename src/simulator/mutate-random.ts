@@ -146,8 +146,7 @@ export function mutateRandom(deps: MutationDeps, count: number, seed: number, ki
         const record = pickRecord(resource);
         const spec = data.schemas[resource].get(link);
         if (!record || !spec?.linkTarget) return null;
-        const target =
-          spec.linkTarget === 'users' ? data.sortedUsers()[prng.int(data.users.size)]?.id : pickRecord(spec.linkTarget)?.id;
+        const target = spec.linkTarget === 'users' ? data.sortedUsers()[prng.int(data.users.size)]?.id : pickRecord(spec.linkTarget)?.id;
         if (!target || target === record.values[link]) return null;
         data.changeLink(resource, record.id, link, target);
         return { kind, resource, id: record.id, movedUpdatedAt: false };

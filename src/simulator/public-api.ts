@@ -126,9 +126,7 @@ export class PublicApi {
     if (day !== null) return day;
     const parsed = parseTimestamp(raw);
     if (!parsed) {
-      throw validationError([
-        fieldError('updated_after', 'invalid_value', 'ISO 8601 形式 (タイムゾーン付き) で指定してください。'),
-      ]);
+      throw validationError([fieldError('updated_after', 'invalid_value', 'ISO 8601 形式 (タイムゾーン付き) で指定してください。')]);
     }
     return ceilMicros(parsed);
   }
@@ -260,9 +258,7 @@ export class PublicApi {
 
   private search(resource: RecordResource, request: ApiRequest): ApiResponse {
     const result = runSearch(this.data, resource, request.body());
-    const next = result.hasMore
-      ? { after: String(result.pageNumber + 1), link: `${request.origin}${request.path}` }
-      : null;
+    const next = result.hasMore ? { after: String(result.pageNumber + 1), link: `${request.origin}${request.path}` } : null;
     return {
       status: 200,
       body: { results: result.page.map((r) => this.view(resource, r, false)), paging: { next } },

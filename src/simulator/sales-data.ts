@@ -248,11 +248,7 @@ export class SalesData {
     return { values, errors };
   }
 
-  private checkContactIdentity(
-    errors: FieldError[],
-    lastName: StoredValue | undefined,
-    email: StoredValue | undefined,
-  ): void {
+  private checkContactIdentity(errors: FieldError[], lastName: StoredValue | undefined, email: StoredValue | undefined): void {
     const empty = (v: StoredValue | undefined): boolean => v === undefined || v === null || v === '';
     if (empty(lastName) && empty(email)) {
       const message = '姓またはメールアドレスのどちらかが必要です。';
@@ -290,12 +286,7 @@ export class SalesData {
   }
 
   /** PATCH semantics. Returns whether updated_at moved. */
-  patch(
-    resource: RecordResource,
-    id: string,
-    body: unknown,
-    options: WriteOptions = {},
-  ): { record: StoredRecord; moved: boolean } {
+  patch(resource: RecordResource, id: string, body: unknown, options: WriteOptions = {}): { record: StoredRecord; moved: boolean } {
     const record = this.require(resource, id);
     const properties = this.checkBody(body);
     const { values, errors } = this.normalizeAll(resource, properties, options);
@@ -506,4 +497,3 @@ export class SalesData {
     return user;
   }
 }
-

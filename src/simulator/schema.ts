@@ -9,15 +9,7 @@ import { RECORD_RESOURCES } from './types.js';
 /** Types the spec names, plus `multi_select` (a `;`-joined string of option values) which it does not. */
 export type PropertyType = 'text' | 'number' | 'date' | 'datetime' | 'boolean' | 'select' | 'multi_select';
 
-export const PROPERTY_TYPES: readonly PropertyType[] = [
-  'text',
-  'number',
-  'date',
-  'datetime',
-  'boolean',
-  'select',
-  'multi_select',
-];
+export const PROPERTY_TYPES: readonly PropertyType[] = ['text', 'number', 'date', 'datetime', 'boolean', 'select', 'multi_select'];
 
 export function isPropertyType(value: string): value is PropertyType {
   return (PROPERTY_TYPES as readonly string[]).includes(value);

@@ -45,7 +45,17 @@ const OPERATOR_KIND: Record<string, OperatorKind> = {
   is_not_empty: 'none',
 };
 
-const DATE_OPS = ['date_eq', 'date_ne', 'date_after', 'date_before', 'date_on_or_before', 'date_on_or_after', 'date_range', 'is_null', 'is_not_null'];
+const DATE_OPS = [
+  'date_eq',
+  'date_ne',
+  'date_after',
+  'date_before',
+  'date_on_or_before',
+  'date_on_or_after',
+  'date_range',
+  'is_null',
+  'is_not_null',
+];
 
 /** The spec's table; `multi_select` (a type the spec does not name) behaves like select with membership tests. */
 export const OPERATORS_BY_TYPE: Record<PropertyType, readonly string[]> = {
@@ -196,10 +206,11 @@ function compileCondition(field: SearchField, operator: string, value: unknown, 
         date_on_or_after: (p) => p[1] >= lo,
         date_on_or_before: (p) => p[0] <= hi,
       };
-      if (operator === 'date_ne') return (r) => {
-        const p = own(r);
-        return p === null || !(tests['date_eq'] as (p: [number, number]) => boolean)(p);
-      };
+      if (operator === 'date_ne')
+        return (r) => {
+          const p = own(r);
+          return p === null || !(tests['date_eq'] as (p: [number, number]) => boolean)(p);
+        };
       const test = tests[operator] as (p: [number, number]) => boolean;
       return (r) => {
         const p = own(r);

@@ -67,8 +67,7 @@ export function seedData(data: SalesData, sizes: SimulatorSizes, seed: number, e
       }
       if (resource === 'deals') {
         const stage = values['stage'];
-        values['win_probability'] =
-          stage === 'stg_won' ? 100 : stage === 'stg_lost' ? 0 : prng.chance(0.9) ? prng.between(5, 95) : null;
+        values['win_probability'] = stage === 'stg_won' ? 100 : stage === 'stg_lost' ? 0 : prng.chance(0.9) ? prng.between(5, 95) : null;
       }
       if (resource === 'companies') values['health_score'] = prng.chance(0.9) ? prng.between(0, 1000) / 10 : null;
       for (const spec of customs) {
@@ -91,12 +90,14 @@ export function seedData(data: SalesData, sizes: SimulatorSizes, seed: number, e
   generate('contacts', sizes.contacts);
 
   // Activities: a skewed choice of parents (some deals have many logs), each moving the parent's aggregate.
-  const skewedParent = (resource: 'deals' | 'contacts') => (prng: Prng): StoredRecord | null => {
-    const pool = ids[resource];
-    if (pool.length === 0) return null;
-    const index = Math.floor(pool.length * prng.next() ** 2);
-    return data.stores[resource].get(pool[index] as string) ?? null;
-  };
+  const skewedParent =
+    (resource: 'deals' | 'contacts') =>
+    (prng: Prng): StoredRecord | null => {
+      const pool = ids[resource];
+      if (pool.length === 0) return null;
+      const index = Math.floor(pool.length * prng.next() ** 2);
+      return data.stores[resource].get(pool[index] as string) ?? null;
+    };
   if (ids.deals.length > 0) generate('meeting-logs', sizes.meetingLogs, skewedParent('deals'));
   if (ids.contacts.length > 0) generate('contact-activities', sizes.contactActivities, skewedParent('contacts'));
 

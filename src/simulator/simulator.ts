@@ -172,13 +172,18 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         const { retryAfterSeconds, remaining, resetSeconds } = faults.spuriousRateLimit();
         // The reset is on the service's clock, the one the Date header shows.
         const serverNow = nowMs() + knobs.clock.dateSkewMs;
-        sendJson(res, 429, { error: { code: 'rate_limited', message: MESSAGES.rate_limited } }, {
-          ...dateHeader(res),
-          'Retry-After': String(retryAfterSeconds),
-          'X-RateLimit-Limit': String(limiter.perKeyLimit),
-          'X-RateLimit-Remaining': String(remaining),
-          'X-RateLimit-Reset': String(Math.ceil(serverNow / 1000) + resetSeconds),
-        });
+        sendJson(
+          res,
+          429,
+          { error: { code: 'rate_limited', message: MESSAGES.rate_limited } },
+          {
+            ...dateHeader(res),
+            'Retry-After': String(retryAfterSeconds),
+            'X-RateLimit-Limit': String(limiter.perKeyLimit),
+            'X-RateLimit-Remaining': String(remaining),
+            'X-RateLimit-Reset': String(Math.ceil(serverNow / 1000) + resetSeconds),
+          },
+        );
         return;
       }
       case 'forbidden':

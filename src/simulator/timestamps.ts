@@ -47,8 +47,7 @@ export interface ParsedTimestamp {
   truncated: boolean;
 }
 
-const TIMESTAMP_RE =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,12}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)$/;
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,12}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)$/;
 
 /** ISO 8601 date-time with an offset (`Z`, `+09:00`, `+0900`, `+09`) and optional fraction; null when invalid. */
 export function parseTimestamp(text: string): ParsedTimestamp | null {
@@ -73,8 +72,7 @@ export function parseTimestamp(text: string): ParsedTimestamp | null {
     if (oh > 23 || om > 59) return null;
     offsetMinutes = sign * (oh * 60 + om);
   }
-  const micros =
-    dayStart + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1_000_000 + micros6;
+  const micros = dayStart + ((hour * 60 + minute - offsetMinutes) * 60 + second) * 1_000_000 + micros6;
   return { micros, truncated };
 }
 

@@ -5,13 +5,7 @@
 
 export type RecordResource = 'deals' | 'companies' | 'contacts' | 'meeting-logs' | 'contact-activities';
 
-export const RECORD_RESOURCES: readonly RecordResource[] = [
-  'deals',
-  'companies',
-  'contacts',
-  'meeting-logs',
-  'contact-activities',
-];
+export const RECORD_RESOURCES: readonly RecordResource[] = ['deals', 'companies', 'contacts', 'meeting-logs', 'contact-activities'];
 
 export type Role = 'read' | 'analyst' | 'write' | 'admin';
 

@@ -25,8 +25,16 @@ export function registerHealthGauges(registry: Registry, now: () => number = Dat
   const gauge = (name: string, help: string, labelNames: readonly string[]) => new Gauge({ name, help, labelNames, registers });
 
   const rows = gauge('salesync_resource_rows', 'Rows of the resource table (not marked deleted)', resource);
-  const lastCompleted = gauge('salesync_resource_last_completed_timestamp_seconds', 'When the last walk of the resource completed (service clock)', resource);
-  const rejected = gauge('salesync_rejected_records', 'Records in quarantine (rejected_records): failed validation, missing from the mirror', resource);
+  const lastCompleted = gauge(
+    'salesync_resource_last_completed_timestamp_seconds',
+    'When the last walk of the resource completed (service clock)',
+    resource,
+  );
+  const rejected = gauge(
+    'salesync_rejected_records',
+    'Records in quarantine (rejected_records): failed validation, missing from the mirror',
+    resource,
+  );
   const walkInProgress = gauge('salesync_walk_interrupted', '1 when an interrupted walk waits to be resumed from its checkpoint', resource);
   new Gauge({
     name: 'salesync_resource_age_seconds',
@@ -43,7 +51,11 @@ export function registerHealthGauges(registry: Registry, now: () => number = Dat
   const runRecords = gauge('salesync_last_run_records', 'Records the last run received', run);
   const runRequests = gauge('salesync_last_run_requests', 'Requests the last run sent', run);
   const runRateLimited = gauge('salesync_last_run_rate_limited', '429 answers the last run met', run);
-  const runChanged = gauge('salesync_last_run_drift', 'Rows whose content had changed unseen, found by the last run (a reconcile: drift)', run);
+  const runChanged = gauge(
+    'salesync_last_run_drift',
+    'Rows whose content had changed unseen, found by the last run (a reconcile: drift)',
+    run,
+  );
   const runDeleted = gauge('salesync_last_run_deleted', 'Rows the last run marked deleted (a reconcile)', run);
   const runDuration = gauge('salesync_last_run_duration_seconds', 'How long the last run took', run);
   const perRun = [runStarted, runFailed, runRecords, runRequests, runRateLimited, runChanged, runDeleted, runDuration];

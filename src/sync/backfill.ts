@@ -25,11 +25,22 @@ export function backfillStateKey(resource: RecordResourceName): string {
  * recorded in `sync_runs` with mode `backfill`, the last version observed wins, and the incremental watermark never
  * moves. Never throws for walk failures: the result says what happened.
  */
-export function backfillResource(deps: SyncDeps, settings: SyncSettings, resource: RecordResourceName, options: BackfillOptions): Promise<ResourceResult> {
+export function backfillResource(
+  deps: SyncDeps,
+  settings: SyncSettings,
+  resource: RecordResourceName,
+  options: BackfillOptions,
+): Promise<ResourceResult> {
   const mode = options.since === null ? 'full' : 'incremental';
   return trackedRun(
     deps,
-    { resource, mode: 'backfill', name: 'backfill', logFields: { backfill: true }, logLine: () => ({ since: options.since, until: options.until }) },
+    {
+      resource,
+      mode: 'backfill',
+      name: 'backfill',
+      logFields: { backfill: true },
+      logLine: () => ({ since: options.since, until: options.until }),
+    },
     async (run) => {
       await walkWindow(run, settings, resource, {
         mode,

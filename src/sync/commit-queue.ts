@@ -42,12 +42,14 @@ export class CommitQueue {
     const commit = this.tail.then(write);
     this.tail = commit;
     this.pending.push(
-      commit.finally(() => (this.writing -= 1)).then(
-        () => onWritten?.(),
-        (error: unknown) => {
-          this.failure ??= { error };
-        },
-      ),
+      commit
+        .finally(() => (this.writing -= 1))
+        .then(
+          () => onWritten?.(),
+          (error: unknown) => {
+            this.failure ??= { error };
+          },
+        ),
     );
   }
 

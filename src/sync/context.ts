@@ -99,9 +99,25 @@ export interface ResourceResult {
 /** A result before anything happened: also what a walk that never ran (skipped) reports. */
 export function emptyResult(resource: ResourceName, mode: RunMode, outcome: RunOutcome = 'running'): ResourceResult {
   return {
-    resource, mode, outcome, resumed: false, pages: 0, records: 0, written: 0, details: 0, requests: 0, retries: 0,
-    rateLimited: 0, durationMs: 0, watermark: null, changed: 0, deleted: 0, summariesChanged: 0, rejected: 0,
-    passes: 0, settled: true,
+    resource,
+    mode,
+    outcome,
+    resumed: false,
+    pages: 0,
+    records: 0,
+    written: 0,
+    details: 0,
+    requests: 0,
+    retries: 0,
+    rateLimited: 0,
+    durationMs: 0,
+    watermark: null,
+    changed: 0,
+    deleted: 0,
+    summariesChanged: 0,
+    rejected: 0,
+    passes: 0,
+    settled: true,
   };
 }
 

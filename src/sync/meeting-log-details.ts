@@ -56,13 +56,19 @@ export async function withMeetingLogDetails(
             } catch (error) {
               if (error instanceof SalesyncError && error.code === 'not_found') {
                 vanished += 1;
-                logger.info({ resource: 'meeting-logs', id: record.id }, 'meeting log vanished before its single view was fetched; skipped');
+                logger.info(
+                  { resource: 'meeting-logs', id: record.id },
+                  'meeting log vanished before its single view was fetched; skipped',
+                );
                 return null;
               }
               const reject = rejectedFrom(error);
               if (reject) {
                 rejects.push(reject);
-                logger.warn({ resource: 'meeting-logs', id: record.id, reason: reject.reason }, 'meeting log rejected: kept in quarantine, retried by every walk that sees it');
+                logger.warn(
+                  { resource: 'meeting-logs', id: record.id, reason: reject.reason },
+                  'meeting log rejected: kept in quarantine, retried by every walk that sees it',
+                );
                 return null;
               }
               throw error;

@@ -67,7 +67,8 @@ export class PassSignals {
 
   private observeMax(updatedAt: string): void {
     const canonical = canonicalInstant(updatedAt);
-    if (canonical !== null && (this.state.maxUpdatedAt === null || canonical > this.state.maxUpdatedAt)) this.state.maxUpdatedAt = canonical;
+    if (canonical !== null && (this.state.maxUpdatedAt === null || canonical > this.state.maxUpdatedAt))
+      this.state.maxUpdatedAt = canonical;
   }
 
   /** A copy of what the pass saw so far: taken when a batch is handed to its commit. */

@@ -48,7 +48,15 @@ export function trackProgress(
   mode?: RunMode,
 ): { progress: ResourceProgress; report: (phase?: ResourcePhase) => void } {
   const progress: ResourceProgress = {
-    resource, ...(mode ? { mode } : {}), phase: 'properties', pages: 0, records: 0, requests: 0, written: 0, startedAtMs, resumed: false,
+    resource,
+    ...(mode ? { mode } : {}),
+    phase: 'properties',
+    pages: 0,
+    records: 0,
+    requests: 0,
+    written: 0,
+    startedAtMs,
+    resumed: false,
   };
   const live: LiveProgress = { requests: requestsSoFar };
   const report = (phase: ResourcePhase = progress.phase) => {

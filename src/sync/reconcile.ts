@@ -100,7 +100,12 @@ export async function runReconcile(deps: SyncDeps, settings: SyncSettings, optio
  * is marked deleted only after a clean sweep did not list it and a GET of it answered `not_found`; one that is
  * found is written as it is. Never moves the incremental watermark. Never throws for walk failures.
  */
-export async function reconcileResource(deps: SyncDeps, settings: SyncSettings, resource: ResourceName, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+export async function reconcileResource(
+  deps: SyncDeps,
+  settings: SyncSettings,
+  resource: ResourceName,
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult> {
   const deep = options.deep === true;
   if (resource === 'users') {
     // Users have no updated_at: every run is already a complete listing that marks the vanished.
@@ -137,7 +142,13 @@ export async function reconcileResource(deps: SyncDeps, settings: SyncSettings, 
       // Only a clean sweep knows what vanished; an unsettled one forgets what it saw and marks nothing.
       const candidates = end.settled ? await deps.warehouse.sweepCandidates(resource, stateKey, end.startedAt) : { ids: [], live: 0 };
       if (!deletionsAllowed(candidates.ids.length, candidates.live, settings.deleteShare, options.force === true)) {
-        await deps.warehouse.completeSweep(resource, { key: stateKey, stateKey, deletedIds: [], deletedAt: run.now().toISOString(), completedAt: end.startedAt });
+        await deps.warehouse.completeSweep(resource, {
+          key: stateKey,
+          stateKey,
+          deletedIds: [],
+          deletedAt: run.now().toISOString(),
+          completedAt: end.startedAt,
+        });
         throw tooManyMissing(resource, candidates.ids.length, candidates.live, settings.deleteShare);
       }
       const gone = await confirmDeletions(run, settings, resource, candidates.ids);
@@ -157,7 +168,12 @@ export async function reconcileResource(deps: SyncDeps, settings: SyncSettings, 
  * status for it); a record that answers is written as it is (the list stepped over it); an invalid one goes to
  * quarantine and is not marked. Returns the ids confirmed gone.
  */
-async function confirmDeletions(run: RunContext, settings: SyncSettings, resource: RecordResourceName, ids: readonly string[]): Promise<string[]> {
+async function confirmDeletions(
+  run: RunContext,
+  settings: SyncSettings,
+  resource: RecordResourceName,
+  ids: readonly string[],
+): Promise<string[]> {
   if (ids.length === 0) return [];
   const { api, deps, result, log } = run;
   log.info({ candidates: ids.length }, 'confirming rows the sweep did not list, one GET each');
@@ -183,7 +199,10 @@ async function confirmDeletions(run: RunContext, settings: SyncSettings, resourc
     ),
   );
   if (found.length > 0 || rejects.length > 0) {
-    log.warn({ found: found.length, rejected: rejects.length }, 'rows the sweep did not list still exist: written as they are, not marked deleted');
+    log.warn(
+      { found: found.length, rejected: rejects.length },
+      'rows the sweep did not list still exist: written as they are, not marked deleted',
+    );
     run.report('committing');
     const committed = await deps.warehouse.commitBatch(resource, {
       records: found,
@@ -201,7 +220,13 @@ async function confirmDeletions(run: RunContext, settings: SyncSettings, resourc
 
 type FetchedOne = 'not_found' | { reject: RejectedRecord } | { record: ServiceRecord; summaries?: MeetingLogSummary[] };
 
-async function fetchOne(api: SalesApi, resource: RecordResourceName, id: string, hasSummaries: boolean, signal?: AbortSignal): Promise<FetchedOne> {
+async function fetchOne(
+  api: SalesApi,
+  resource: RecordResourceName,
+  id: string,
+  hasSummaries: boolean,
+  signal?: AbortSignal,
+): Promise<FetchedOne> {
   try {
     if (hasSummaries) {
       const { summaries, ...record } = await api.getMeetingLog(id, signal);

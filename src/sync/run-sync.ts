@@ -127,7 +127,11 @@ export async function runSync(deps: SyncDeps, settings: SyncSettings, options: S
   const ok = results.every((r) => isSuccess(r.outcome)) && (summaries === undefined || isSuccess(summaries.outcome));
   const remaining = await publishRemaining(deps);
   const snapshot = ok && settings.snapshotPath ? await publishSnapshot(deps, settings.snapshotPath) : {};
-  const published = { ...remaining, ...snapshot, ...((remaining.snapshotError ?? snapshot.snapshotError) ? { snapshotError: remaining.snapshotError ?? snapshot.snapshotError } : {}) };
+  const published = {
+    ...remaining,
+    ...snapshot,
+    ...((remaining.snapshotError ?? snapshot.snapshotError) ? { snapshotError: remaining.snapshotError ?? snapshot.snapshotError } : {}),
+  };
   return {
     ok: ok && !published.snapshotError,
     results,

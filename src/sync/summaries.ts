@@ -68,7 +68,10 @@ export function refreshSummaries(deps: SyncDeps, settings: SyncSettings): Promis
         result.vanished += read.vanished;
         report('committing');
         const summaries = new Map<string, MeetingLogSummary[]>(read.views.map((v) => [v.record.id, v.summaries]));
-        const moved = logsNeedingDetail(read.views.map((v) => v.record), due);
+        const moved = logsNeedingDetail(
+          read.views.map((v) => v.record),
+          due,
+        );
         const committed = await warehouse.commitBatch('meeting-logs', {
           records: moved,
           summaries,

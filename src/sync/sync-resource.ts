@@ -14,7 +14,12 @@ export function syncResource(deps: SyncDeps, settings: SyncSettings, resource: R
   if (resource === 'users') return refreshUsers(deps);
   return trackedRun(
     deps,
-    { resource, mode, name: 'walk', warning: (r) => (r.settled ? null : 'walk finished, but the list kept moving: the watermark stayed where it was') },
+    {
+      resource,
+      mode,
+      name: 'walk',
+      warning: (r) => (r.settled ? null : 'walk finished, but the list kept moving: the watermark stayed where it was'),
+    },
     async (run) => {
       await walkWindow(run, settings, resource, {
         mode,

@@ -45,7 +45,11 @@ export interface RunSpec<R extends ResourceResult> {
  * quarantine), the client's counters, the final progress phase, the row closed, one log line. Never throws for a
  * failed run: the result carries it. Throws only when the row cannot be opened (the warehouse is unusable).
  */
-export async function trackedRun<R extends ResourceResult>(deps: SyncDeps, spec: RunSpec<R>, body: (run: RunContext<R>) => Promise<void>): Promise<R> {
+export async function trackedRun<R extends ResourceResult>(
+  deps: SyncDeps,
+  spec: RunSpec<R>,
+  body: (run: RunContext<R>) => Promise<void>,
+): Promise<R> {
   const now = deps.now ?? (() => new Date());
   const started = now();
   const api = deps.makeApi(spec.lane);
@@ -93,8 +97,15 @@ export async function trackedRun<R extends ResourceResult>(deps: SyncDeps, spec:
 
 function tell<R extends ResourceResult>(log: Logger, spec: RunSpec<R>, result: R): void {
   const line = {
-    outcome: result.outcome, mode: result.mode, resumed: result.resumed, pages: result.pages, written: result.written,
-    requests: result.requests, retries: result.retries, rateLimited: result.rateLimited, durationMs: result.durationMs,
+    outcome: result.outcome,
+    mode: result.mode,
+    resumed: result.resumed,
+    pages: result.pages,
+    written: result.written,
+    requests: result.requests,
+    retries: result.retries,
+    rateLimited: result.rateLimited,
+    durationMs: result.durationMs,
     ...(result.passes > 1 ? { passes: result.passes } : {}),
     ...(result.rejected > 0 ? { rejected: result.rejected } : {}),
     ...spec.logLine?.(result),
@@ -109,7 +120,8 @@ function tell<R extends ResourceResult>(log: Logger, spec: RunSpec<R>, result: R
   }
   const warning = spec.warning?.(result) ?? null;
   if (warning) log.warn(line, warning);
-  else if (result.rejected > 0) log.warn(line, `${spec.name} finished with ${result.rejected} record(s) in quarantine: see rejected_records`);
+  else if (result.rejected > 0)
+    log.warn(line, `${spec.name} finished with ${result.rejected} record(s) in quarantine: see rejected_records`);
   else log.info(line, `${spec.name} finished`);
 }
 
@@ -117,11 +129,23 @@ function tell<R extends ResourceResult>(log: Logger, spec: RunSpec<R>, result: R
  * A run that did not take place because another process was walking the resource: recorded in `sync_runs` as
  * `skipped` (`walk_in_progress`), with the others, so `status` and the history show why nothing was fetched.
  */
-export async function recordSkippedRun(warehouse: Warehouse, resource: ResourceName, mode: RunMode, message: string): Promise<ResourceResult> {
+export async function recordSkippedRun(
+  warehouse: Warehouse,
+  resource: ResourceName,
+  mode: RunMode,
+  message: string,
+): Promise<ResourceResult> {
   const runId = await warehouse.startRun({ resource, mode, startedAt: new Date() });
   await warehouse.finishRun(runId, {
-    finishedAt: new Date(), pages: 0, records: 0, requests: 0, retries: 0, rateLimited: 0, outcome: 'skipped',
-    errorCode: 'walk_in_progress', errorMessage: message,
+    finishedAt: new Date(),
+    pages: 0,
+    records: 0,
+    requests: 0,
+    retries: 0,
+    rateLimited: 0,
+    outcome: 'skipped',
+    errorCode: 'walk_in_progress',
+    errorMessage: message,
   });
   return emptyResult(resource, mode, 'skipped');
 }

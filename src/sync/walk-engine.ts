@@ -56,7 +56,10 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   if (!plan.resumed && state.walk?.cursor) {
     log.info({ interruptedMode: state.walk.mode }, `starting a ${kind.mode} walk; the interrupted ${state.walk.mode} walk is abandoned`);
   }
-  log.info({ mode: kind.mode, updatedAfter: plan.updatedAfter, resumed: plan.resumed }, plan.resumed ? 'resuming walk from its checkpoint' : 'walk started');
+  log.info(
+    { mode: kind.mode, updatedAfter: plan.updatedAfter, resumed: plan.resumed },
+    plan.resumed ? 'resuming walk from its checkpoint' : 'walk started',
+  );
 
   // The walk's clock: the service's `Date`, or, when it sends none, ours, held further back (see nextWatermark).
   let localClock = from?.localClock ?? serverDate === null;
@@ -75,7 +78,11 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   const rejected = new Set<string>();
   for (;;) {
     const resuming = after !== null && from !== null;
-    const signals = new PassSignals(passStartedAt, known, resuming ? { dirty: from.dirty === true, maxUpdatedAt: from.maxUpdatedAt ?? null } : null);
+    const signals = new PassSignals(
+      passStartedAt,
+      known,
+      resuming ? { dirty: from.dirty === true, maxUpdatedAt: from.maxUpdatedAt ?? null } : null,
+    );
     result.passes = pass;
     let passClean = false;
     await walkPages({
@@ -102,12 +109,20 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         const passDone = cursor === null;
         const clean = passDone && seen.dirty === null;
         const checkpoint: WalkCheckpoint = {
-          cursor, updatedAfter: plan.updatedAfter, startedAt, mode: kind.mode, pass, passStartedAt,
-          dirty: seen.dirty !== null, maxUpdatedAt: seen.maxUpdatedAt, localClock,
+          cursor,
+          updatedAfter: plan.updatedAfter,
+          startedAt,
+          mode: kind.mode,
+          pass,
+          passStartedAt,
+          dirty: seen.dirty !== null,
+          maxUpdatedAt: seen.maxUpdatedAt,
+          localClock,
         };
-        const watermark = kind.movesWatermark && clean
-          ? nextWatermark(state.watermark, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock })
-          : undefined;
+        const watermark =
+          kind.movesWatermark && clean
+            ? nextWatermark(state.watermark, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock })
+            : undefined;
         let sweep: SweepBatch | undefined;
         if (kind.sweepKey !== undefined) {
           sweep = { key: kind.sweepKey, fresh: freshSweep };
@@ -144,7 +159,10 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     result.settled = passClean;
     if (passClean) return { settled: true, startedAt, localClock };
     if (pass >= settings.maxPasses) {
-      log.warn({ passes: pass, reason: seen.dirty }, `the list kept moving through ${pass} passes: the watermark stays where it was; the next run walks this window again`);
+      log.warn(
+        { passes: pass, reason: seen.dirty },
+        `the list kept moving through ${pass} passes: the watermark stays where it was; the next run walks this window again`,
+      );
       return { settled: false, startedAt, localClock };
     }
     log.info({ pass, reason: seen.dirty }, 'the list moved under this pass: walking the window again');

@@ -60,7 +60,11 @@ export function walkLeaseGuard(options: WalkLeaseOptions): WalkGuard {
       const result = await walk(lease.lost);
       return lease.lost.aborted && result.outcome === 'interrupted' && !result.error ? leaseLost(options, resource, result) : result;
     } finally {
-      await lease.release().catch((error: unknown) => options.logger.warn({ resource, err: String(error) }, 'could not release the walk lease; it lapses by itself'));
+      await lease
+        .release()
+        .catch((error: unknown) =>
+          options.logger.warn({ resource, err: String(error) }, 'could not release the walk lease; it lapses by itself'),
+        );
     }
   };
 }

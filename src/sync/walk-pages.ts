@@ -68,11 +68,14 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     const pages = buffer;
     buffer = emptyBuffer();
     const records = pages.records.length; // not the records: the log line must not keep them alive
-    await commits.push(() => walk.commit(pages, cursor), () => {
-      // Debug only: a line per batch; a rerun resumes after the last of these.
-      log.debug({ records, complete: cursor === null }, 'batch committed');
-      report('walking');
-    });
+    await commits.push(
+      () => walk.commit(pages, cursor),
+      () => {
+        // Debug only: a line per batch; a rerun resumes after the last of these.
+        log.debug({ records, complete: cursor === null }, 'batch committed');
+        report('walking');
+      },
+    );
   };
 
   report('walking');
@@ -84,7 +87,12 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       let records = page.results;
       if (hasSummaries && records.length > 0) {
         // Only logs that are new or whose updated_at moved need their single view (unless every one is asked for).
-        const stored = walk.allDetails ? new Map<string, string>() : await warehouse.storedUpdatedAt(resource, records.map((r) => r.id));
+        const stored = walk.allDetails
+          ? new Map<string, string>()
+          : await warehouse.storedUpdatedAt(
+              resource,
+              records.map((r) => r.id),
+            );
         const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
         records = detailed.records;
         for (const [id, s] of detailed.summaries) buffer.summaries.set(id, s);
@@ -96,13 +104,21 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       for (const record of records) buffer.records.push(record);
       for (const reject of page.rejects) {
         buffer.rejects.push(reject);
-        log.warn({ id: reject.id, reason: reject.reason }, 'record rejected: kept in quarantine (rejected_records), retried by every walk that sees it');
+        log.warn(
+          { id: reject.id, reason: reject.reason },
+          'record rejected: kept in quarantine (rejected_records), retried by every walk that sees it',
+        );
       }
       bufferCursor = page.nextCursor;
       progress.pages = counters.pages += 1;
       progress.records = counters.records += page.results.length;
       const done = page.nextCursor === null;
-      if (shouldFlush(buffer.records.length, Date.now() - bufferSince, done, { maxRows: settings.flushRows, maxAgeMs: settings.flushIntervalMs })) {
+      if (
+        shouldFlush(buffer.records.length, Date.now() - bufferSince, done, {
+          maxRows: settings.flushRows,
+          maxAgeMs: settings.flushIntervalMs,
+        })
+      ) {
         await startCommit(page.nextCursor);
       } else {
         report('walking');

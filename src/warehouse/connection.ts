@@ -69,7 +69,8 @@ export function isDiskFull(message: string): boolean {
  * because of error: failed to pin block of size 256.0 KiB (244.0 MiB/244.1 MiB used)", from `npm run bench:wide --
  * --columns 225` at 256MB). The commits before it are in the WAL; the next open replays them.
  */
-const OUT_OF_MEMORY = /^Out of Memory Error: [^\n]*|^FATAL Error: [^\n]*(?:failed to pin block|could not allocate block|failed to allocate)[^\n]*/m;
+const OUT_OF_MEMORY =
+  /^Out of Memory Error: [^\n]*|^FATAL Error: [^\n]*(?:failed to pin block|could not allocate block|failed to allocate)[^\n]*/m;
 
 /**
  * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the
@@ -167,7 +168,8 @@ async function openSession(options: OpenOptions): Promise<Session> {
   const existed = existsSync(path);
   // READ_ONLY cannot create the file, nor replay a WAL left by a crash: those opens go read-write, except a
   // sealed one, which never writes (a missing file is then DuckDB's error, a WAL is left for the writer).
-  const readOnly = options.sealed === true || options.neverWrite === true || (options.access === 'read' && existed && !existsSync(`${path}.wal`));
+  const readOnly =
+    options.sealed === true || options.neverWrite === true || (options.access === 'read' && existed && !existsSync(`${path}.wal`));
   if (!readOnly) {
     restrictNewFilesToOwner();
     mkdirSync(dirname(path), { recursive: true });
@@ -264,7 +266,9 @@ export class LingeringDatabase {
         if (session.readOnly || this.lingerMs <= 0) await this.close();
         else
           this.timer = setTimeout(() => {
-            this.close().catch((error: unknown) => this.options.logger?.warn({ path: this.options.path, err: messageOf(error) }, 'could not close the warehouse file'));
+            this.close().catch((error: unknown) =>
+              this.options.logger?.warn({ path: this.options.path, err: messageOf(error) }, 'could not close the warehouse file'),
+            );
           }, this.lingerMs).unref();
       }
     }

@@ -38,22 +38,22 @@ const RECORD_TABLES = new Set<string>([...RECORD_RESOURCE_NAMES.map((r) => resou
 const RELATION_DESCRIPTIONS: Readonly<Record<string, string>> = {
   users: 'Users of the organization, replaced by a complete listing each run; vanished users have _deleted_at.',
   meeting_log_summaries: 'Summaries of each meeting log, as its single-record view last returned them.',
-  meeting_log_summary_reads: 'When each meeting log\'s summaries were last read, and when they are next due.',
+  meeting_log_summary_reads: "When each meeting log's summaries were last read, and when they are next due.",
   property_definitions: 'Property definitions as last listed by the service, with the column each is stored in.',
-  property_options: 'Labels of select properties\' options.',
+  property_options: "Labels of select properties' options.",
   property_type_changes: 'Properties whose type the service changed, and what became of their stored values.',
-  sync_state: 'Watermarks and checkpoints of each resource\'s walks.',
+  sync_state: "Watermarks and checkpoints of each resource's walks.",
   sync_runs: 'Every sync, backfill, reconcile and summaries run, with its figures and outcome.',
   reconcile_seen: 'Ids listed by a reconcile sweep under way.',
   rejected_records: 'Records in quarantine: listed by the service but not valid, with the reason and the run.',
   history_ahead: 'Versions seen ahead of the stored row, kept until the row catches up.',
-  deal_stage_history: 'Each deal\'s stages over time, from deals_history.',
+  deal_stage_history: "Each deal's stages over time, from deals_history.",
 };
 
 const COLUMN_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  id: 'The record\'s 18-character id, as issued by the service.',
+  id: "The record's 18-character id, as issued by the service.",
   created_at: 'When the record was created (service clock).',
-  updated_at: 'When the record\'s values last changed (service clock).',
+  updated_at: "When the record's values last changed (service clock).",
   _synced_at: 'When salesync last wrote this row.',
   _deleted_at: 'When a complete reconcile sweep confirmed the record gone; null while it exists.',
 };
@@ -90,7 +90,9 @@ export async function readCatalog(connection: DuckDBConnection): Promise<Catalog
   const properties = new Map<string, { byColumn: Map<string, string>; byDisplay: Map<string, string> }>();
   const hasDefinitions = columns.some((c) => c.table_name === 'property_definitions');
   if (hasDefinitions) {
-    const rows = (await connection.runAndReadAll(`SELECT resource, api_name, column_name, display_name FROM property_definitions`)).getRowObjects();
+    const rows = (
+      await connection.runAndReadAll(`SELECT resource, api_name, column_name, display_name FROM property_definitions`)
+    ).getRowObjects();
     for (const row of rows) {
       const resource = RECORD_RESOURCE_NAMES.find((r) => r === row.resource);
       if (!resource) continue;
@@ -135,7 +137,11 @@ export function dbtSourcesYaml(catalog: readonly CatalogRelation[], options: Dbt
         name: column.name,
         data_type: column.type,
         ...(column.description ? { description: column.description } : {}),
-        ...(column.name === 'id' && oneRowPerId ? { data_tests: ['unique', 'not_null'] } : column.name === 'id' ? { data_tests: ['not_null'] } : {}),
+        ...(column.name === 'id' && oneRowPerId
+          ? { data_tests: ['unique', 'not_null'] }
+          : column.name === 'id'
+            ? { data_tests: ['not_null'] }
+            : {}),
       })),
     };
   });

@@ -59,16 +59,20 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 300_000;
 
 /** Plans that encode records the same way (column names, types and source properties, in order). */
 function samePlan(a: readonly ColumnPlan[], b: readonly ColumnPlan[]): boolean {
-  return a === b || (a.length === b.length && a.every((p, i) => p.columnName === b[i]!.columnName && p.sqlType === b[i]!.sqlType && p.apiName === b[i]!.apiName));
+  return (
+    a === b ||
+    (a.length === b.length &&
+      a.every((p, i) => p.columnName === b[i]!.columnName && p.sqlType === b[i]!.sqlType && p.apiName === b[i]!.apiName))
+  );
 }
 
 const PREPARED = Symbol('prepared batch');
 
 /** What `prepareBatch` hands back: the batch checked and its encoding under way (or why it cannot be written). */
 type Prepared = PreparedBatch & { [PREPARED]: true } & (
-  | { invalid: { error: unknown } }
-  | { records: ServiceRecord[]; syncedAt: string; guess: ColumnPlan[] | undefined; early: Promise<string[]> | undefined }
-);
+    | { invalid: { error: unknown } }
+    | { records: ServiceRecord[]; syncedAt: string; guess: ColumnPlan[] | undefined; early: Promise<string[]> | undefined }
+  );
 
 function isPrepared(batch: PageBatch | PreparedBatch): batch is Prepared {
   return PREPARED in batch;
@@ -107,7 +111,8 @@ const WRITE_KEYWORD =
   /(?:^|;)\s*(DELETE|INSERT|UPDATE|MERGE|CREATE|DROP|ALTER|TRUNCATE|COPY|EXPORT|IMPORT|ATTACH|DETACH|INSTALL|LOAD|SET|RESET|USE|CHECKPOINT|FORCE|VACUUM|CALL|BEGIN|COMMIT|ROLLBACK)\b/i;
 
 /** DuckDB's own refusals in a READ_ONLY session with external access off: nothing ran. */
-const DUCKDB_REFUSAL = /read-only mode|file system operations are disabled|external access|configuration has been locked|lock_configuration/i;
+const DUCKDB_REFUSAL =
+  /read-only mode|file system operations are disabled|external access|configuration has been locked|lock_configuration/i;
 
 function refusal(what: string, cause?: unknown): SalesyncError {
   return new SalesyncError('query_refused', `${what} is not allowed: query is read-only`, {
@@ -193,7 +198,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     await ensureWriterDirectory(path);
     if (await adoptPublishedFile(publishing.path, path)) {
       changedSincePublish = true; // published back at once: the copy there may have a WAL beside it
-      logger?.info({ path, from: publishing.path }, 'took over the warehouse of an earlier release as the writer\'s file');
+      logger?.info({ path, from: publishing.path }, "took over the warehouse of an earlier release as the writer's file");
     }
   };
   const runOwner = options.runOwner ?? currentProcessOwner();
@@ -213,12 +218,18 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       try {
         if (readOnly) {
           if (access === 'write') {
-            throw new SalesyncError('warehouse_read_only', `Warehouse ${operation} on ${path}: this handle reads the published file and never writes it`, {
-              context: { path, operation },
-            });
+            throw new SalesyncError(
+              'warehouse_read_only',
+              `Warehouse ${operation} on ${path}: this handle reads the published file and never writes it`,
+              {
+                context: { path, operation },
+              },
+            );
           }
           if (assertReadableIfPresent(path) === 'missing') {
-            throw new ConfigError('warehouse_missing', `no warehouse at ${path}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`, { path });
+            throw new ConfigError('warehouse_missing', `no warehouse at ${path}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`, {
+              path,
+            });
           }
           return await withDatabase({ ...openOptions, access: 'read', neverWrite: true, sealed: access === 'strict-read' }, work);
         }
@@ -286,14 +297,17 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const deferPublish = (dueAt: number): void => {
     if (deferred && deferred.dueAt <= dueAt) return;
     cancelDeferred();
-    const timer = setTimeout(() => {
-      deferred = undefined;
-      if (!changedSincePublish) return;
-      const everyMs = publishing?.everyMs ?? 0;
-      const periodEnds = lastPublishAt + everyMs;
-      if (runsInFlight.size > 0 && everyMs > 0 && Date.now() < periodEnds) deferPublish(periodEnds);
-      else void publishQuietly('run finished');
-    }, Math.max(0, dueAt - Date.now()));
+    const timer = setTimeout(
+      () => {
+        deferred = undefined;
+        if (!changedSincePublish) return;
+        const everyMs = publishing?.everyMs ?? 0;
+        const periodEnds = lastPublishAt + everyMs;
+        if (runsInFlight.size > 0 && everyMs > 0 && Date.now() < periodEnds) deferPublish(periodEnds);
+        else void publishQuietly('run finished');
+      },
+      Math.max(0, dueAt - Date.now()),
+    );
     timer.unref();
     deferred = { timer, dueAt };
   };
@@ -321,7 +335,11 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   >();
   const factsOf = (connection: DuckDBConnection) => {
     let facts = sessionFacts.get(connection);
-    if (!facts) sessionFacts.set(connection, (facts = { tables: new Set(), plans: new Map(), kept: new Map(), memoryLimit: openOptions.memoryLimit }));
+    if (!facts)
+      sessionFacts.set(
+        connection,
+        (facts = { tables: new Set(), plans: new Map(), kept: new Map(), memoryLimit: openOptions.memoryLimit }),
+      );
     return facts;
   };
 
@@ -408,7 +426,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             await ensureRecordTable(connection, table);
             await ensureHistoryTable(connection, table);
           }
-          if (batch.checkpoint) await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
+          if (batch.checkpoint)
+            await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
           const sweep = batch.sweep;
           if (sweep?.fresh) await clearSeen(connection, sweep.key);
           const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, {
@@ -422,7 +441,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (sweep && rejectedIds.length > 0) await recordSeen(connection, sweep.key, rejectedIds);
           // After the written records left quarantine: a record both written and rejected by the batch stays in.
           await quarantineRecords(connection, resource, rejects, batch.runId ?? null, now);
-          if (batch.settlesQuarantine && batch.runId !== undefined) await settleQuarantine(connection, resource, batch.runId, batch.settlesQuarantine.since);
+          if (batch.settlesQuarantine && batch.runId !== undefined)
+            await settleQuarantine(connection, resource, batch.runId, batch.settlesQuarantine.since);
           const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries, batch.summariesReadAt) : 0;
           // Deletions are decided after a complete sweep (`sweepCandidates`, `completeSweep`), never by a batch.
           return { written, changed, deleted: 0, summariesChanged } satisfies CommitResult;
@@ -485,11 +505,15 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return selectSweepCandidates(connection, table, sweepKey, sweepStartedAt);
       }),
 
-    completeSweep: (resource: RecordResourceName, sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string }) =>
+    completeSweep: (
+      resource: RecordResourceName,
+      sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string },
+    ) =>
       serialized('completeSweep', 'write', (connection) =>
         inTransaction(connection, async () => {
           const table = tableOf(resource);
-          const marked = (await tableColumns(connection, table)) === null ? 0 : await markDeleted(connection, table, sweep.deletedIds, sweep.deletedAt);
+          const marked =
+            (await tableColumns(connection, table)) === null ? 0 : await markDeleted(connection, table, sweep.deletedIds, sweep.deletedAt);
           await clearSeen(connection, sweep.key);
           await recordCompletion(connection, sweep.stateKey, sweep.completedAt, nowIso());
           // The sweep's own row keeps its start as its watermark: what the last complete sweep could vouch for.
@@ -533,8 +557,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       }
     },
 
-    recentRuns: (limit: number): Promise<RunRow[]> =>
-      serialized('recentRuns', 'read', (connection) => selectRecentRuns(connection, limit)),
+    recentRuns: (limit: number): Promise<RunRow[]> => serialized('recentRuns', 'read', (connection) => selectRecentRuns(connection, limit)),
 
     tableCounts: () =>
       serialized('tableCounts', 'read', async (connection) => {
@@ -570,15 +593,18 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         async (connection) => {
           // After a checkpoint the main file holds every commit, and holding it read-write keeps other writers out.
           await connection.run('CHECKPOINT');
-          return publishFileAtomically(path, target, publishing ? { ...(publishing.mode === undefined ? {} : { mode: publishing.mode }), group: publishing.group ?? null } : {});
+          return publishFileAtomically(
+            path,
+            target,
+            publishing ? { ...(publishing.mode === undefined ? {} : { mode: publishing.mode }), group: publishing.group ?? null } : {},
+          );
         },
         { marksChange: false },
       ),
 
     publish: () => publish(),
 
-    exportParquet: (directory: string) =>
-      serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
+    exportParquet: (directory: string) => serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
 
     catalog: () => serialized('catalog', 'read', (connection) => readCatalog(connection)),
 

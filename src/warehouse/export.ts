@@ -89,7 +89,9 @@ export async function exportParquet(connection: DuckDBConnection, directory: str
       await writeFile(partial, '', { mode: 0o600 });
       await chmod(partial, 0o600);
       // The path is a bound parameter, never spliced into SQL.
-      const result = await connection.run(`COPY (SELECT * FROM ${quoteIdentifier(name)}) TO $1 (FORMAT parquet, USE_TMP_FILE false)`, [partial]);
+      const result = await connection.run(`COPY (SELECT * FROM ${quoteIdentifier(name)}) TO $1 (FORMAT parquet, USE_TMP_FILE false)`, [
+        partial,
+      ]);
       await chmod(partial, 0o600); // whatever DuckDB did with the file, it is the owner's when it appears
       await rename(partial, file);
       partial = null;

@@ -68,7 +68,9 @@ export function assignColumnNames(
   definitions: readonly PropertyDefinition[],
   existingColumns: readonly string[] = [],
 ): ColumnNaming {
-  const taken = new Set<string>([...SYSTEM_COLUMNS, ...RESERVED_COLUMNS, ...existingColumns, ...existing.map((a) => a.columnName)].map(foldCase));
+  const taken = new Set<string>(
+    [...SYSTEM_COLUMNS, ...RESERVED_COLUMNS, ...existingColumns, ...existing.map((a) => a.columnName)].map(foldCase),
+  );
   const byApiName = new Map(existing.map((a) => [a.apiName, a]));
   // The last listing of a duplicated api_name wins.
   const unique = new Map(definitions.map((d) => [d.api_name, d]));

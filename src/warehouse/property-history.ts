@@ -90,9 +90,14 @@ export async function recordDefinitionChanges(
   }
 
   // Unchanged options keep their rows and keys, so the views need not be rebuilt for them.
-  const stored = await connection.runAndReadAll(`SELECT api_name, position, value, label FROM property_options WHERE resource = $1`, [resource]);
+  const stored = await connection.runAndReadAll(`SELECT api_name, position, value, label FROM property_options WHERE resource = $1`, [
+    resource,
+  ]);
   const storedRows = stored.getRowObjects().map((r) => ({
-    api_name: String(r.api_name), position: Number(r.position), value: String(r.value), label: r.label === null ? null : String(r.label),
+    api_name: String(r.api_name),
+    position: Number(r.position),
+    value: String(r.value),
+    label: r.label === null ? null : String(r.label),
   }));
   if (optionSignature(storedRows) === optionSignature(optionRows(resource, definitions, 0))) return changes;
 

@@ -35,7 +35,12 @@ export async function quarantineRecords(
   seenAt: string,
 ): Promise<void> {
   if (rejects.length === 0) return;
-  await stageRows(connection, REJECT_STAGE, REJECT_COLUMNS, distinctRejects(rejects).map((r) => ({ id: r.id, raw: r.raw, reason: r.reason })));
+  await stageRows(
+    connection,
+    REJECT_STAGE,
+    REJECT_COLUMNS,
+    distinctRejects(rejects).map((r) => ({ id: r.id, raw: r.raw, reason: r.reason })),
+  );
   const stage = quoteIdentifier(REJECT_STAGE);
   const same = `q.resource = $1 AND (q.id = s.id OR (q.id IS NULL AND s.id IS NULL AND q.raw = s.raw))`;
   await connection.run(
@@ -58,7 +63,9 @@ export async function countRejected(connection: DuckDBConnection): Promise<Recor
     `SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = 'rejected_records'`,
   );
   if (Number(exists.getRowObjects()[0]?.n ?? 0) === 0) return {};
-  const reader = await connection.runAndReadAll(`SELECT resource, count(*)::BIGINT AS n FROM rejected_records GROUP BY resource ORDER BY resource`);
+  const reader = await connection.runAndReadAll(
+    `SELECT resource, count(*)::BIGINT AS n FROM rejected_records GROUP BY resource ORDER BY resource`,
+  );
   return Object.fromEntries(reader.getRowObjects().map((r) => [String(r.resource), Number(r.n)]));
 }
 
@@ -68,7 +75,12 @@ export async function countRejected(connection: DuckDBConnection): Promise<Recor
  * window, was not sent broken again, so it is fixed or gone (a record whose id was the broken part can leave no
  * other way). An entry with no readable `updated_at` leaves only after a complete listing. Returns entries removed.
  */
-export async function settleQuarantine(connection: DuckDBConnection, resource: string, runId: string, since: string | null = null): Promise<number> {
+export async function settleQuarantine(
+  connection: DuckDBConnection,
+  resource: string,
+  runId: string,
+  since: string | null = null,
+): Promise<number> {
   const inWindow =
     since === null ? '' : ` AND TRY_CAST(json_extract_string(raw, '$.updated_at') AS TIMESTAMPTZ) >= CAST($3 AS TIMESTAMPTZ)`;
   const result = await connection.run(

@@ -40,7 +40,10 @@ export async function markDeleted(connection: DuckDBConnection, table: string, i
 /** Record ids as listed by a sweep that no batch wrote (records it quarantined): they exist, so they are not candidates. */
 export async function recordSeen(connection: DuckDBConnection, sweepKey: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await connection.run(`INSERT INTO reconcile_seen (sweep_key, id) SELECT $1, unnest(CAST($2 AS VARCHAR[]))`, [sweepKey, listValue([...ids])]);
+  await connection.run(`INSERT INTO reconcile_seen (sweep_key, id) SELECT $1, unnest(CAST($2 AS VARCHAR[]))`, [
+    sweepKey,
+    listValue([...ids]),
+  ]);
 }
 
 /** Forget the ids seen by a sweep (its completion, or a fresh sweep replacing an abandoned one). */

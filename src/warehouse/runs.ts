@@ -115,9 +115,7 @@ function optionalNumber(value: unknown): number | undefined {
 
 export async function selectRecentRuns(connection: DuckDBConnection, limit: number): Promise<RunRow[]> {
   const count = Math.max(0, Math.floor(limit));
-  const reader = await connection.runAndReadAll(
-    `SELECT * FROM sync_runs ORDER BY started_at DESC, run_id LIMIT ${count}`,
-  );
+  const reader = await connection.runAndReadAll(`SELECT * FROM sync_runs ORDER BY started_at DESC, run_id LIMIT ${count}`);
   return reader.getRowObjects().map((raw) => {
     const r = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, toJsonFriendly(v)]));
     const row: RunRow = {
@@ -130,8 +128,15 @@ export async function selectRecentRuns(connection: DuckDBConnection, limit: numb
     if (r.finished_at !== null) row.finishedAt = new Date(String(r.finished_at));
     // Columns added by later releases are absent from a warehouse opened read-only before its first write.
     const numbers = {
-      pages: r.pages, records: r.records, requests: r.requests, retries: r.retries, rateLimited: r.rate_limited,
-      changed: r.changed, deleted: r.deleted, rejected: r.rejected, passes: r.passes,
+      pages: r.pages,
+      records: r.records,
+      requests: r.requests,
+      retries: r.retries,
+      rateLimited: r.rate_limited,
+      changed: r.changed,
+      deleted: r.deleted,
+      rejected: r.rejected,
+      passes: r.passes,
     };
     for (const [key, value] of Object.entries(numbers)) {
       const n = optionalNumber(value);

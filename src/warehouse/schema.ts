@@ -127,7 +127,14 @@ export async function applyDefinitions(
     // Analysts' queries keep reading the old column; say where the new values go.
     if (before) {
       logger?.warn(
-        { resource, apiName: column.apiName, from: before.propertyType, to: column.propertyType, oldColumn: before.columnName, newColumn: column.columnName },
+        {
+          resource,
+          apiName: column.apiName,
+          from: before.propertyType,
+          to: column.propertyType,
+          oldColumn: before.columnName,
+          newColumn: column.columnName,
+        },
         'property changed type: new column added, old column kept with its values',
       );
     }
@@ -218,10 +225,15 @@ export async function backfillColumn(connection: DuckDBConnection, table: string
     after = String(page[page.length - 1]?.id);
   }
   if (values.length === 0) return;
-  await stageRows(connection, BACKFILL_STAGE, [
-    { name: 'id', sqlType: 'VARCHAR' },
-    { name: 'v', sqlType: column.sqlType as SqlType },
-  ], values);
+  await stageRows(
+    connection,
+    BACKFILL_STAGE,
+    [
+      { name: 'id', sqlType: 'VARCHAR' },
+      { name: 'v', sqlType: column.sqlType as SqlType },
+    ],
+    values,
+  );
   await connection.run(
     `UPDATE ${quoteIdentifier(table)} AS t SET ${quoteIdentifier(column.columnName)} = s.v FROM ${quoteIdentifier(BACKFILL_STAGE)} AS s WHERE t.id = s.id`,
   );

@@ -37,7 +37,9 @@ export async function resolveGroupId(group: string): Promise<number> {
     const [name, , gid] = line.split(':');
     if (name === group && gid !== undefined && /^\d+$/.test(gid)) return Number(gid);
   }
-  throw new SalesyncError('invalid_config', `SALESYNC_PUBLISH_GROUP names a group this host does not know: "${group}"`, { context: { group } });
+  throw new SalesyncError('invalid_config', `SALESYNC_PUBLISH_GROUP names a group this host does not know: "${group}"`, {
+    context: { group },
+  });
 }
 
 /** The directory mode that lets those who may read the file reach it: an x beside every r. */

@@ -101,7 +101,11 @@ function readJsonType(column: StageColumn): string {
  * (`ndjsonKey`: `c0`, `c1`, …): every type is given, so nothing is guessed, and no name from the service is a
  * column name of the source, so the caller's own columns beside it can never clash with one.
  */
-export async function withNdjsonSource<T>(columns: readonly StageColumn[], lines: readonly string[], work: (source: string) => Promise<T>): Promise<T> {
+export async function withNdjsonSource<T>(
+  columns: readonly StageColumn[],
+  lines: readonly string[],
+  work: (source: string) => Promise<T>,
+): Promise<T> {
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(lines);

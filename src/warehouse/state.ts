@@ -10,8 +10,15 @@ function text(value: unknown): string | null {
 
 /** The columns describing a walk in progress: all NULL when there is none. */
 const WALK_COLUMNS = [
-  'walk_cursor', 'walk_updated_after', 'walk_started_at', 'walk_mode',
-  'walk_pass', 'walk_pass_started_at', 'walk_dirty', 'walk_max_updated_at', 'walk_local_clock',
+  'walk_cursor',
+  'walk_updated_after',
+  'walk_started_at',
+  'walk_mode',
+  'walk_pass',
+  'walk_pass_started_at',
+  'walk_dirty',
+  'walk_max_updated_at',
+  'walk_local_clock',
 ] as const;
 
 /**

@@ -277,7 +277,11 @@ export interface Warehouse {
    * Replace the users table with a complete listing, in one transaction; users no longer listed get `_deleted_at`,
    * except those listed but rejected (`rejects`, put in quarantine under `users`).
    */
-  replaceUsers(users: ServiceUser[], completedAt: string, rejects?: { rejects: RejectedRecord[]; runId: string }): Promise<{ written: number }>;
+  replaceUsers(
+    users: ServiceUser[],
+    completedAt: string,
+    rejects?: { rejects: RejectedRecord[]; runId: string },
+  ): Promise<{ written: number }>;
   /** Stored `updated_at` (ISO, full precision) of the given ids, for those present. */
   storedUpdatedAt(resource: RecordResourceName, ids: string[]): Promise<Map<string, string>>;
   /**
@@ -291,7 +295,10 @@ export interface Warehouse {
    * End a sweep in one transaction: mark `deletedIds` deleted at `deletedAt` (rows already marked keep their
    * time), forget the sweep's seen ids, and record its completion on its state row (`stateKey`). Returns rows marked.
    */
-  completeSweep(resource: RecordResourceName, sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string }): Promise<number>;
+  completeSweep(
+    resource: RecordResourceName,
+    sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string },
+  ): Promise<number>;
   /** Records in quarantine per resource (`rejected_records`). */
   rejectedCounts(): Promise<Record<string, number>>;
   /** The state of a resource's walk, or of another walk of it kept under `stateKey` (a backfill). */

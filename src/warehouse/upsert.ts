@@ -95,8 +95,7 @@ export async function upsertRecords(
   // holds, then the writes it needs. Statements that would find nothing are left out: a first load neither
   // replaces stored rows nor looks for rows stored before content hashes, and a re-sync that writes nothing
   // appends nothing (each costs a few milliseconds even when empty).
-  const counts =
-    `SELECT count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
+  const counts = `SELECT count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
@@ -162,7 +161,9 @@ export async function upsertRecords(
              WHERE NOT ${skipped} AND greatest(_ahead_at, _stored_updated_at) > ${updatedAt}`,
         ]),
     // Every listed id counts as seen, written or not: only ids never listed are candidates for deletion.
-    ...(options.sweepKey === undefined ? [] : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${stage}`]),
+    ...(options.sweepKey === undefined
+      ? []
+      : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${stage}`]),
     ...(Number(first.quarantined ?? 0) === 0
       ? []
       : [
@@ -170,7 +171,9 @@ export async function upsertRecords(
              AND id IN (SELECT ${id} FROM ${stage} WHERE ${leaving})`,
         ]),
     ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
-    ...(Number(first.n) === 0 ? [] : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${[...keys, ...keptKeys].join(', ')} FROM ${stage} WHERE NOT ${skipped}`]),
+    ...(Number(first.n) === 0
+      ? []
+      : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${[...keys, ...keptKeys].join(', ')} FROM ${stage} WHERE NOT ${skipped}`]),
   ];
   const drop = `DROP TABLE ${stage}`;
   if (Number(first.legacy) === 0) {

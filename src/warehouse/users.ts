@@ -47,9 +47,7 @@ export async function writeUsers(
     // Typed: an empty list has no item type to infer.
     [VARCHAR, LIST(VARCHAR)],
   );
-  await connection.run(
-    `DELETE FROM rejected_records WHERE resource = 'users' AND id IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})`,
-  );
+  await connection.run(`DELETE FROM rejected_records WHERE resource = 'users' AND id IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})`);
   await connection.run(`DROP TABLE ${quoteIdentifier(USER_STAGE)}`);
   return unique.length;
 }

@@ -46,14 +46,23 @@ interface LinkJoin {
 /** The spec's core link fields, and what an analyst wants to see instead of the id. */
 const LINKS: Readonly<Record<RecordResourceName, readonly LinkJoin[]>> = {
   deals: [
-    { apiName: 'owner_id', target: 'users', columns: [{ alias: 'owner_name', from: ['name'] }, { alias: 'owner_email', from: ['email'] }] },
+    {
+      apiName: 'owner_id',
+      target: 'users',
+      columns: [
+        { alias: 'owner_name', from: ['name'] },
+        { alias: 'owner_email', from: ['email'] },
+      ],
+    },
     { apiName: 'account_id', target: 'companies', columns: [{ alias: 'company_name', from: ['name'] }] },
   ],
   companies: [],
   contacts: [{ apiName: 'account_id', target: 'companies', columns: [{ alias: 'company_name', from: ['name'] }] }],
   'meeting-logs': [{ apiName: 'deal_id', target: 'deals', columns: [{ alias: 'deal_name', from: ['name'] }] }],
   // Japanese order: family name first.
-  'contact-activities': [{ apiName: 'contact_id', target: 'contacts', columns: [{ alias: 'contact_name', from: ['last_name', 'first_name'] }] }],
+  'contact-activities': [
+    { apiName: 'contact_id', target: 'contacts', columns: [{ alias: 'contact_name', from: ['last_name', 'first_name'] }] },
+  ],
 };
 
 const ENVELOPE = ['id', 'created_at', 'updated_at'] as const;
@@ -219,9 +228,7 @@ async function readTableInfos(connection: DuckDBConnection): Promise<Map<RecordR
         displayName: r.display_name === null ? '' : String(r.display_name),
         propertyType: String(r.property_type),
       }));
-    const textColumns = new Map(
-      definitions.filter((d) => sqlTypeFor(d.propertyType) === 'VARCHAR').map((d) => [d.apiName, d.columnName]),
-    );
+    const textColumns = new Map(definitions.filter((d) => sqlTypeFor(d.propertyType) === 'VARCHAR').map((d) => [d.apiName, d.columnName]));
     const optionKeys = new Map(keyRows.filter((r) => r.resource === resource).map((r) => [String(r.api_name), Number(r.property_key)]));
     infos.set(resource, { table, columns, definitions, textColumns, optionKeys });
   }

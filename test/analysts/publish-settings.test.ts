@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { writerPathFor } from '../../src/warehouse/index.js';
 
 describe('publishing settings', () => {
-  it('default to 0640, the owner\'s group and a publish every 5 minutes during a long walk', () => {
+  it("default to 0640, the owner's group and a publish every 5 minutes during a long walk", () => {
     const config = loadConfig({});
     expect(config.publishMode).toBe(0o640);
     expect(config.publishGroup).toBeNull();

@@ -46,7 +46,11 @@ describe.skipIf(!asRoot)('who may read the published warehouse', () => {
 
     const refused = await queryAs(NOBODY, cliEnv(h), 'SELECT count(*) AS n FROM users');
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr.trim()).toMatch(new RegExp(`^salesync: warehouse_unreadable: cannot read ${h.config.warehousePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(permission denied\\)`));
+    expect(refused.stderr.trim()).toMatch(
+      new RegExp(
+        `^salesync: warehouse_unreadable: cannot read ${h.config.warehousePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(permission denied\\)`,
+      ),
+    );
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
 
     h.sim.admin.updateRecord('deals', h.sim.admin.truth().records.deals[0]!.id, { name: 'for everyone' });

@@ -109,7 +109,9 @@ describe('the published warehouse at WAREHOUSE_PATH', () => {
     expect(report.results.find((r) => r.resource === 'deals')?.outcome).toBe('failed');
 
     const reader = published(h);
-    expect(await reader.query(`SELECT _properties->>'first_name' AS v FROM contacts WHERE id = '${contact.id}'`)).toEqual([{ v: 'Published Anyway' }]);
+    expect(await reader.query(`SELECT _properties->>'first_name' AS v FROM contacts WHERE id = '${contact.id}'`)).toEqual([
+      { v: 'Published Anyway' },
+    ]);
     await expectMirrorsTruth(reader, h.sim, { resources: ['contacts', 'companies', 'meeting-logs', 'contact-activities'] });
     // The failed run is published too: status read from WAREHOUSE_PATH tells the truth about it.
     const runs = await reader.recentRuns(20);
@@ -161,7 +163,11 @@ describe('upgrading from a release whose writer held WAREHOUSE_PATH', () => {
     const env = h.env();
     const old = openWarehouse({ path: h.config.warehousePath, lockTimeoutMs: 5000, logger: silent });
     try {
-      const report = await runSync({ ...env.deps, warehouse: old }, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: 3 });
+      const report = await runSync({ ...env.deps, warehouse: old }, env.settings, {
+        resources: RESOURCE_NAMES,
+        mode: 'incremental',
+        concurrency: 3,
+      });
       expect(report.ok).toBe(true);
     } finally {
       await old.close();
@@ -207,8 +213,10 @@ describe('upgrading from a release whose writer held WAREHOUSE_PATH', () => {
     // The old writer commits a change and is "killed" before any checkpoint: the file plus its WAL are what is left.
     const instance = await DuckDBInstance.create(h.config.warehousePath);
     const connection = await instance.connect();
-    await connection.run('SET checkpoint_threshold = \'1GB\'');
-    await connection.run(`INSERT INTO sync_runs (run_id, resource, mode, started_at, outcome) SELECT 'from-the-wal', 'deals', 'incremental', now(), 'succeeded'`);
+    await connection.run("SET checkpoint_threshold = '1GB'");
+    await connection.run(
+      `INSERT INTO sync_runs (run_id, resource, mode, started_at, outcome) SELECT 'from-the-wal', 'deals', 'incremental', now(), 'succeeded'`,
+    );
     const crashDir = `${h.dir}/crash`;
     await import('node:fs/promises').then((fs) => fs.mkdir(crashDir));
     await copyFile(h.config.warehousePath, `${crashDir}/w.duckdb`);

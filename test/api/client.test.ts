@@ -78,18 +78,22 @@ describe('listing', () => {
     };
     const { api, service } = await setup((req, res) => {
       const page = pages[req.query.get('after') ?? '']!;
-      sendJson(res, 200, listBody(page.ids.map((n) => record(recordId(n))), page.next), {
-        date: 'Wed, 01 May 2024 09:30:05 GMT',
-      });
+      sendJson(
+        res,
+        200,
+        listBody(
+          page.ids.map((n) => record(recordId(n))),
+          page.next,
+        ),
+        {
+          date: 'Wed, 01 May 2024 09:30:05 GMT',
+        },
+      );
     });
     const updatedAfter = '2024-05-01T09:00:00.123456+09:00';
     const result = await collect(api.listPages('deals', { updatedAfter }));
 
-    expect(result.map((p) => p.results.map((r) => r.id))).toEqual([
-      [recordId(1), recordId(2)],
-      [recordId(3), recordId(4)],
-      [recordId(5)],
-    ]);
+    expect(result.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1), recordId(2)], [recordId(3), recordId(4)], [recordId(5)]]);
     expect(result.map((p) => p.nextCursor)).toEqual(['c2', 'c3', null]);
     expect(result[0]!.serverDate).toBe('2024-05-01T09:30:05Z');
     expect(service.requests.map((r) => r.path)).toEqual(['/v1/deals/', '/v1/deals/', '/v1/deals/']);
@@ -168,7 +172,7 @@ describe('listing', () => {
     ]);
   });
 
-  it('counts a resumed walk\'s starting cursor as given: a page naming it again is flagged cursorRepeated', async () => {
+  it("counts a resumed walk's starting cursor as given: a page naming it again is flagged cursorRepeated", async () => {
     const { api } = await setup((req, res) => {
       const after = req.query.get('after');
       sendJson(res, 200, listBody([record(recordId(1))], after === 'start' ? 'start' : null));
@@ -186,7 +190,14 @@ describe('listing', () => {
     };
     const { api, service } = await setup((req, res) => {
       const page = pages[req.query.get('after') ?? '']!;
-      sendJson(res, 200, listBody(page.ids.map((n) => record(recordId(n))), page.next));
+      sendJson(
+        res,
+        200,
+        listBody(
+          page.ids.map((n) => record(recordId(n))),
+          page.next,
+        ),
+      );
     });
     const walk = api.listPages('deals');
     const first = await walk.next();
@@ -342,7 +353,9 @@ describe('per-record validation of pages', () => {
     const { api, service } = await setup((_req, res) => sendJson(res, 200, listBody([record(recordId(1)), bad], null)));
     const page = await api.search('meeting-logs', { page: 1, page_size: 100 });
     expect(page.results.map((r) => r.id)).toEqual([recordId(1)]);
-    expect(page.rejects).toEqual([{ id: recordId(2), raw: JSON.stringify(bad), reason: 'properties: must be an object of property values' }]);
+    expect(page.rejects).toEqual([
+      { id: recordId(2), raw: JSON.stringify(bad), reason: 'properties: must be an object of property values' },
+    ]);
     expect(service.requests).toHaveLength(1);
   });
 
@@ -383,32 +396,54 @@ describe('single views', () => {
 
   it('gets a record and a user by id', async () => {
     const user = { id: recordId(5), email: 'a@example.com', name: 'A', is_active: false };
-    const { api, service } = await setup((req, res) =>
-      sendJson(res, 200, req.path.startsWith('/v1/users/') ? user : record(recordId(6))),
-    );
+    const { api, service } = await setup((req, res) => sendJson(res, 200, req.path.startsWith('/v1/users/') ? user : record(recordId(6))));
     expect((await api.getRecord('companies', recordId(6))).id).toBe(recordId(6));
     expect(await api.getUser(recordId(5))).toEqual(user);
     expect(service.requests.map((r) => r.path)).toEqual([`/v1/companies/${recordId(6)}/`, `/v1/users/${recordId(5)}/`]);
   });
 
   it.each([
-    ['getRecord', (api: SalesApi) => api.getRecord('deals', recordId(1)), 'deals', `/v1/deals/${recordId(1)}/`, { ...record(recordId(1)), updated_at: '2024-12-31T23:59:60Z' }, 'updated_at: 2024-12-31T23:59:60Z is not an instant the warehouse can store (a leap second?)'],
-    ['getMeetingLog', (api: SalesApi) => api.getMeetingLog(recordId(1)), 'meeting-logs', `/v1/meeting-logs/${recordId(1)}/`, { ...record(recordId(1), { x: [1] }), summaries: [] }, 'properties.x: must be a string, a finite number, a boolean or null'],
-    ['getUser', (api: SalesApi) => api.getUser(recordId(1)), 'users', `/v1/users/${recordId(1)}/`, { id: recordId(1), email: 'a@example.com', name: null, is_active: true }, expect.stringMatching(/^name: /)],
-  ] as const)('%s: a valid JSON body that breaks the record schema throws invalid_record at once, naming the record', async (_name, get, resource, path, body, reason) => {
-    const { api, service } = await setup((_req, res) => sendJson(res, 200, body));
-    const error = await rejectionOf(get(api));
-    expect(error).toBeInstanceOf(InvalidRecordError);
-    expect(error).toBeInstanceOf(SalesyncError);
-    expect(error).toMatchObject({
-      code: 'invalid_record',
-      disposition: 'fatal',
-      context: { id: recordId(1), raw: JSON.stringify(body), reason, path },
-    });
-    const { message } = error as Error;
-    expect(message.startsWith(`${resource} ${recordId(1)}: ${(error as InvalidRecordError).reason}`)).toBe(true);
-    expect(service.requests).toHaveLength(1);
-  });
+    [
+      'getRecord',
+      (api: SalesApi) => api.getRecord('deals', recordId(1)),
+      'deals',
+      `/v1/deals/${recordId(1)}/`,
+      { ...record(recordId(1)), updated_at: '2024-12-31T23:59:60Z' },
+      'updated_at: 2024-12-31T23:59:60Z is not an instant the warehouse can store (a leap second?)',
+    ],
+    [
+      'getMeetingLog',
+      (api: SalesApi) => api.getMeetingLog(recordId(1)),
+      'meeting-logs',
+      `/v1/meeting-logs/${recordId(1)}/`,
+      { ...record(recordId(1), { x: [1] }), summaries: [] },
+      'properties.x: must be a string, a finite number, a boolean or null',
+    ],
+    [
+      'getUser',
+      (api: SalesApi) => api.getUser(recordId(1)),
+      'users',
+      `/v1/users/${recordId(1)}/`,
+      { id: recordId(1), email: 'a@example.com', name: null, is_active: true },
+      expect.stringMatching(/^name: /),
+    ],
+  ] as const)(
+    '%s: a valid JSON body that breaks the record schema throws invalid_record at once, naming the record',
+    async (_name, get, resource, path, body, reason) => {
+      const { api, service } = await setup((_req, res) => sendJson(res, 200, body));
+      const error = await rejectionOf(get(api));
+      expect(error).toBeInstanceOf(InvalidRecordError);
+      expect(error).toBeInstanceOf(SalesyncError);
+      expect(error).toMatchObject({
+        code: 'invalid_record',
+        disposition: 'fatal',
+        context: { id: recordId(1), raw: JSON.stringify(body), reason, path },
+      });
+      const { message } = error as Error;
+      expect(message.startsWith(`${resource} ${recordId(1)}: ${(error as InvalidRecordError).reason}`)).toBe(true);
+      expect(service.requests).toHaveLength(1);
+    },
+  );
 
   it('a single view whose body is not JSON is retried, then fails with a retriable invalid_response', async () => {
     const { api, service } = await setup((_req, res) => sendJson(res, 200, JSON.stringify(record(recordId(1))).slice(0, 40)));
@@ -425,7 +460,11 @@ describe('single views', () => {
     ['a 404 with an HTML body', 404, '<html>Not Found</html>'],
   ])('a single view answered with %s throws not_found without retrying', async (_label, status, body) => {
     const { api, service } = await setup((_req, res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body));
-    for (const get of [() => api.getMeetingLog(recordId(1)), () => api.getRecord('contacts', recordId(1)), () => api.getUser(recordId(1))]) {
+    for (const get of [
+      () => api.getMeetingLog(recordId(1)),
+      () => api.getRecord('contacts', recordId(1)),
+      () => api.getUser(recordId(1)),
+    ]) {
       const error = await rejectionOf(get());
       expect(error).toBeInstanceOf(SalesApiError);
       expect(error).toMatchObject({ code: 'not_found', status, disposition: 'fatal' });
@@ -439,9 +478,7 @@ describe('single views', () => {
         res,
         200,
         {
-          results: [
-            { api_name: 'name', display_name: '商談名', property_type: 'text', is_core: true, is_required_on_create: true },
-          ],
+          results: [{ api_name: 'name', display_name: '商談名', property_type: 'text', is_core: true, is_required_on_create: true }],
         },
         { date: 'Thu, 02 May 2024 00:00:00 GMT' },
       ),
@@ -545,7 +582,9 @@ describe('retries', () => {
     expect((error as RateLimitWaitError).waitMs).toBeGreaterThan(3_590_000);
     const { message } = error as Error;
     expect(message).not.toContain('\n');
-    expect(message).toMatch(/^GET \/v1\/deals\/: the service asked key sk_…[0-9a-f]{8} to wait 1 h \(Retry-After, on 429 GET \/v1\/deals\/\)/);
+    expect(message).toMatch(
+      /^GET \/v1\/deals\/: the service asked key sk_…[0-9a-f]{8} to wait 1 h \(Retry-After, on 429 GET \/v1\/deals\/\)/,
+    );
     expect(message).toContain('(SALES_API_MAX_WAIT)');
     expect(message).toContain('the next run resumes from its checkpoint');
     expect(service.requests).toHaveLength(1);
@@ -591,7 +630,7 @@ describe('retries', () => {
     expect(service.requests).toHaveLength(1);
   });
 
-  it('reads an HTTP-date Retry-After against the server\'s Date header, not the local clock', async () => {
+  it("reads an HTTP-date Retry-After against the server's Date header, not the local clock", async () => {
     const serverNow = Date.now() - 30 * 60_000;
     const { api, limiter } = await setup(
       sequence(
@@ -610,9 +649,7 @@ describe('retries', () => {
   });
 
   it('retries a truncated JSON body, then fails with a retriable invalid_response', async () => {
-    const { api, service } = await setup((_req, res) =>
-      sendJson(res, 200, `{"results":[${JSON.stringify(record(recordId(1)))},{"id":"R0`),
-    );
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, `{"results":[${JSON.stringify(record(recordId(1)))},{"id":"R0`));
     const error = await rejectionOf(api.listPage('deals'));
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect(error).toMatchObject({ code: 'invalid_response', disposition: 'retriable' });
@@ -632,7 +669,9 @@ describe('retries', () => {
   });
 
   it('fails the page when results is not an array, using nothing of it', async () => {
-    const { api, service } = await setup((_req, res) => sendJson(res, 200, { results: { 0: record(recordId(1)) }, paging: { next: null } }));
+    const { api, service } = await setup((_req, res) =>
+      sendJson(res, 200, { results: { 0: record(recordId(1)) }, paging: { next: null } }),
+    );
     const error = await rejectionOf(api.listPage('deals'));
     expect(error).toMatchObject({ code: 'invalid_response', detail: expect.stringMatching(/^results: /) });
     expect(service.requests).toHaveLength(3);
@@ -649,9 +688,7 @@ describe('retries', () => {
 
 describe('fatal answers', () => {
   it('maps 401 to unauthorized without retrying', async () => {
-    const { api, service } = await setup((_req, res) =>
-      sendJson(res, 401, errorBody('unauthorized', '認証に失敗しました')),
-    );
+    const { api, service } = await setup((_req, res) => sendJson(res, 401, errorBody('unauthorized', '認証に失敗しました')));
     const error = await rejectionOf(api.listPage('deals'));
     expect(error).toBeInstanceOf(SalesApiError);
     expect(error).toMatchObject({
@@ -682,9 +719,7 @@ describe('fatal answers', () => {
 
   it('lists the field errors of a rejected search', async () => {
     const fields = [{ name: 'page', code: 'out_of_range', message: '上限を超えています' }];
-    const { api } = await setup((_req, res) =>
-      sendJson(res, 400, errorBody('validation_error', '入力が不正です', fields)),
-    );
+    const { api } = await setup((_req, res) => sendJson(res, 400, errorBody('validation_error', '入力が不正です', fields)));
     const error = await rejectionOf(api.search('deals', { page: 101, page_size: 100 }));
     expect(error).toMatchObject({ code: 'validation_error', fields, path: '/v1/deals/search/', method: 'POST' });
     expect((error as Error).message).toContain('page (out_of_range: "上限を超えています")');
@@ -797,7 +832,16 @@ describe('abort', () => {
 describe('peekNextCursor', () => {
   it('reads paging.next.after of an unvalidated body, and null for anything that is not a non-empty string', () => {
     expect(peekNextCursor({ results: 'anything', paging: { next: { after: 'c2', link: '' } } })).toBe('c2');
-    for (const body of [null, 'text', [], {}, { paging: null }, { paging: { next: null } }, { paging: { next: { after: '' } } }, { paging: { next: { after: 7 } } }]) {
+    for (const body of [
+      null,
+      'text',
+      [],
+      {},
+      { paging: null },
+      { paging: { next: null } },
+      { paging: { next: { after: '' } } },
+      { paging: { next: { after: 7 } } },
+    ]) {
       expect(peekNextCursor(body)).toBeNull();
     }
   });

@@ -153,7 +153,12 @@ describe('RateLimitWaitError', () => {
         "something else spends the key's or the organization's budget, give this sync its own key.",
     );
     // retryAfterMs is what the worker delays a job by, as for a 429's own error.
-    expect(error.context).toMatchObject({ keyFingerprint: 'sk_…1a2b3c4d', waitMs: 3_600_000, retryAfterMs: 3_600_000, maxRetryAfterMs: 120_000 });
+    expect(error.context).toMatchObject({
+      keyFingerprint: 'sk_…1a2b3c4d',
+      waitMs: 3_600_000,
+      retryAfterMs: 3_600_000,
+      maxRetryAfterMs: 120_000,
+    });
   });
 
   it('names the key that frees first when every key of a pool is waiting', () => {
@@ -165,7 +170,16 @@ describe('RateLimitWaitError', () => {
 describe('formatWait', () => {
   it('reads as seconds, minutes, hours or days', () => {
     expect([0, 1, 999, 45_000, 120_000, 600_000, 3_600_000, 5_400_000, 86_400_000, 3 * 86_400_000].map(formatWait)).toEqual([
-      '0 s', '1 s', '1 s', '45 s', '2 min', '10 min', '1 h', '1.5 h', '24 h', '3 d',
+      '0 s',
+      '1 s',
+      '1 s',
+      '45 s',
+      '2 min',
+      '10 min',
+      '1 h',
+      '1.5 h',
+      '24 h',
+      '3 d',
     ]);
   });
 });
@@ -173,7 +187,13 @@ describe('formatWait', () => {
 describe('looksLikeApiKey', () => {
   it('spots a key anywhere, in either case, and a long scheme-less token; not an address', () => {
     const key = `sk_${'Ab3dE5gH7j'.repeat(5)}`;
-    for (const value of [key, ` ${key} `, `https://${key.toLowerCase()}.example.com`, `https://api.example.com/${key}`, 'Ab3dE5gH7jAb3dE5gH7jAb3dE5gH7jAb3d']) {
+    for (const value of [
+      key,
+      ` ${key} `,
+      `https://${key.toLowerCase()}.example.com`,
+      `https://api.example.com/${key}`,
+      'Ab3dE5gH7jAb3dE5gH7jAb3dE5gH7jAb3d',
+    ]) {
       expect(looksLikeApiKey(value), value).toBe(true);
     }
     for (const value of ['https://api.example.com', 'http://127.0.0.1:4010/v1/', 'api.example.com', 'localhost:4010', 'sk_short']) {
@@ -189,7 +209,15 @@ describe('InvalidRecordError', () => {
     const path = '/v1/meeting-logs/0123456789abcdefgh/';
     const error = new InvalidRecordError({ resource: 'meeting-logs', id: '0123456789abcdefgh', raw, reason, method: 'GET', path });
     expect(error).toBeInstanceOf(SalesyncError);
-    expect(error).toMatchObject({ name: 'InvalidRecordError', code: 'invalid_record', disposition: 'fatal', recordId: '0123456789abcdefgh', raw, reason, path });
+    expect(error).toMatchObject({
+      name: 'InvalidRecordError',
+      code: 'invalid_record',
+      disposition: 'fatal',
+      recordId: '0123456789abcdefgh',
+      raw,
+      reason,
+      path,
+    });
     expect(error.context).toEqual({ id: '0123456789abcdefgh', raw, reason, path });
     expect(error.message).toBe(
       `meeting-logs 0123456789abcdefgh: ${reason}. The service sent this record (GET ${path}) in a shape the spec does ` +

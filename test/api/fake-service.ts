@@ -63,12 +63,7 @@ export async function startFakeService(handler: Handler): Promise<FakeService> {
 }
 
 /** Answers one JSON body with the rate-limit headers the spec puts on every response. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'x-ratelimit-limit': '1000',
@@ -162,4 +157,3 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   }
   throw new Error('expected the promise to reject');
 }
-

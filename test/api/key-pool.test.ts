@@ -68,9 +68,7 @@ describe('a pool of API keys', () => {
 
   it('drops a key answering 401 (logged by fingerprint only) and retries the request on another', async () => {
     const service = await serve((req, res) =>
-      req.headers.authorization === bearer(KEY_B)
-        ? sendJson(res, 401, errorBody('unauthorized', 'APIキーが無効です。'))
-        : ok(req, res),
+      req.headers.authorization === bearer(KEY_B) ? sendJson(res, 401, errorBody('unauthorized', 'APIキーが無効です。')) : ok(req, res),
     );
     const limiter = rotatingLimiter();
     const { logger, lines } = capturedLogger();
@@ -162,9 +160,12 @@ describe('SALES_API_KEY with several keys', () => {
     expect(service.apiKey).toBe(KEY_A);
   });
 
-  it('reads the lanes\' shares and rejects a share outside (0, 1]', () => {
+  it("reads the lanes' shares and rejects a share outside (0, 1]", () => {
     expect(loadConfig({})).toMatchObject({ backfillShare: 0.5, summariesShare: 0.25, redisUrl: null, redisPrefix: 'salesync' });
-    expect(loadConfig({ SALESYNC_BACKFILL_SHARE: '0.3', SALESYNC_SUMMARIES_SHARE: '1' })).toMatchObject({ backfillShare: 0.3, summariesShare: 1 });
+    expect(loadConfig({ SALESYNC_BACKFILL_SHARE: '0.3', SALESYNC_SUMMARIES_SHARE: '1' })).toMatchObject({
+      backfillShare: 0.3,
+      summariesShare: 1,
+    });
     expect(() => loadConfig({ SALESYNC_BACKFILL_SHARE: '1.5' })).toThrow(/SALESYNC_BACKFILL_SHARE/);
     expect(() => loadConfig({ SALESYNC_SUMMARIES_SHARE: '0' })).toThrow(/SALESYNC_SUMMARIES_SHARE/);
   });

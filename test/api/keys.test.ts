@@ -45,8 +45,7 @@ describe('API key format', () => {
 
   it('is checked by createSalesApi before any request', async () => {
     const { logger } = capturedLogger();
-    const make = () =>
-      createSalesApi({ baseUrl: 'http://127.0.0.1:1', apiKey: 'sk_short', limiter: unlimited, logger });
+    const make = () => createSalesApi({ baseUrl: 'http://127.0.0.1:1', apiKey: 'sk_short', limiter: unlimited, logger });
     expect(make).toThrow(ConfigError);
     await expect(rejectionOf(Promise.resolve().then(make))).resolves.toMatchObject({ code: 'invalid_api_key_format' });
   });

@@ -22,7 +22,12 @@ function scripted(
     fetches.push({ after, signal });
     await options.hold?.(after);
     signal.throwIfAborted();
-    const page: ListPage<string> = { results: [after ?? 'first'], rejects: [], nextCursor: next(after, fetches.length - 1), serverDate: null };
+    const page: ListPage<string> = {
+      results: [after ?? 'first'],
+      rejects: [],
+      nextCursor: next(after, fetches.length - 1),
+      serverDate: null,
+    };
     return page;
   };
   return { fetchPage, fetches };

@@ -185,7 +185,11 @@ describe('decideRetry', () => {
 
   it('waits the larger of Retry-After and the backoff', () => {
     const state = { retries: 0, rateLimitedRetries: 6 }; // backoff ceiling 640 ms
-    expect(decideRetry({ kind: 'rate_limited', retryAfterMs: 1000 }, state, { ...opts, maxDelayMs: 10_000 }, () => 1)).toMatchObject({ delayMs: 1000 });
-    expect(decideRetry({ kind: 'rate_limited', retryAfterMs: 100 }, state, { ...opts, maxDelayMs: 10_000 }, () => 1)).toMatchObject({ delayMs: 640 });
+    expect(decideRetry({ kind: 'rate_limited', retryAfterMs: 1000 }, state, { ...opts, maxDelayMs: 10_000 }, () => 1)).toMatchObject({
+      delayMs: 1000,
+    });
+    expect(decideRetry({ kind: 'rate_limited', retryAfterMs: 100 }, state, { ...opts, maxDelayMs: 10_000 }, () => 1)).toMatchObject({
+      delayMs: 640,
+    });
   });
 });

@@ -97,8 +97,11 @@ describe('record list check', () => {
     ]);
   });
 
-  it('keeps a property named __proto__ as sent, as an own key of the properties map, and in a reject\'s raw', () => {
-    const body = JSON.stringify(listBody([record(recordId(1), { a: 1 }), record('bad', { a: 1 })], null)).replaceAll('"a":1', '"a":1,"__proto__":"kept"');
+  it("keeps a property named __proto__ as sent, as an own key of the properties map, and in a reject's raw", () => {
+    const body = JSON.stringify(listBody([record(recordId(1), { a: 1 }), record('bad', { a: 1 })], null)).replaceAll(
+      '"a":1',
+      '"a":1,"__proto__":"kept"',
+    );
     const checked = checkListBody(received(body), serviceRecordSchema);
     const properties = checked.ok ? checked.data.results[0]!.properties : {};
     expect(Object.keys(properties)).toEqual(['name', 'a', '__proto__']);
@@ -154,7 +157,7 @@ describe('single record check', () => {
 });
 
 describe('timestamps the warehouse can store', () => {
-  it('agree with canonicalInstant, the warehouse\'s own reading: every date-time accepted has a canonical instant', () => {
+  it("agree with canonicalInstant, the warehouse's own reading: every date-time accepted has a canonical instant", () => {
     const cases = [
       '2024-05-01T09:30:00Z',
       '2024-05-01T09:30:00.123456789+09:00',
@@ -250,7 +253,9 @@ describe('users', () => {
     const nameless = { ...users[1]!, name: null };
     const checked = checkListBody(received(listBody([users[0], nameless, users[2]], null)), serviceUserSchema);
     expect(checked.ok && checked.data.results).toEqual([users[0], users[2]]);
-    expect(checked.ok && checked.data.rejects).toEqual([{ id: recordId(2), raw: JSON.stringify(nameless), reason: expect.stringMatching(/^name: /) }]);
+    expect(checked.ok && checked.data.rejects).toEqual([
+      { id: recordId(2), raw: JSON.stringify(nameless), reason: expect.stringMatching(/^name: /) },
+    ]);
   });
 });
 

@@ -70,9 +70,11 @@ async function failureOf(handler: Handler | null, extra: { timeoutMs?: number } 
 }
 
 describe('the API key never leaks', () => {
-  const echo = (status: number, code: string): Handler => (req, res) =>
-    // A careless service repeating the Authorization header back must not get the key into our error.
-    sendJson(res, status, errorBody(code, `キー ${String(req.headers.authorization)} は拒否されました`));
+  const echo =
+    (status: number, code: string): Handler =>
+    (req, res) =>
+      // A careless service repeating the Authorization header back must not get the key into our error.
+      sendJson(res, status, errorBody(code, `キー ${String(req.headers.authorization)} は拒否されました`));
 
   const cases: Array<[string, Handler | null, string, { timeoutMs?: number }?]> = [
     ['401 unauthorized (service echoes the header)', echo(401, 'unauthorized'), 'unauthorized'],
@@ -108,11 +110,7 @@ describe('the API key never leaks', () => {
       (req, res) => sendJson(res, 200, { results: String(req.headers.authorization), paging: { next: null } }),
       'invalid_response',
     ],
-    [
-      'a pagination loop',
-      (_req, res) => sendJson(res, 200, listBody([record(recordId(1))], 'same')),
-      'invalid_response',
-    ],
+    ['a pagination loop', (_req, res) => sendJson(res, 200, listBody([record(recordId(1))], 'same')), 'invalid_response'],
     ['a reset connection', (_req, res) => res.socket?.destroy(), 'service_unreachable'],
     ['a refused connection', null, 'service_unreachable'],
     ['a timeout', () => undefined, 'timeout', { timeoutMs: 50 }],
@@ -145,7 +143,9 @@ describe('the API key never leaks', () => {
   it('in a reject or an invalid_record error, when the service echoes the key into a record', async () => {
     const echoing = (req: { headers: { authorization?: string | undefined } }) =>
       record('bad-id', { note: `got ${String(req.headers.authorization)} and ${SECRET}` });
-    const service = await startFakeService((req, res) => sendJson(res, 200, req.path === '/v1/deals/' ? listBody([echoing(req)], null) : echoing(req)));
+    const service = await startFakeService((req, res) =>
+      sendJson(res, 200, req.path === '/v1/deals/' ? listBody([echoing(req)], null) : echoing(req)),
+    );
     services.push(service);
     const { logger, lines } = capturedLogger();
     const api = createSalesApi({ baseUrl: service.baseUrl, apiKey: TEST_KEY, limiter: recordingLimiter(), logger });
@@ -181,4 +181,3 @@ describe('the API key never leaks', () => {
     expect(lines.join('\n')).not.toContain(SECRET);
   });
 });
-

@@ -51,12 +51,14 @@ async function proxied(h: Harness, rewrite: Rewrite): Promise<Record<string, str
 }
 
 /** The deals list rewritten by `edit` (first record of every page), everything else untouched. */
-const dealsPages = (edit: (record: Record<string, unknown>) => void): Rewrite => (path, body) => {
-  if (path !== '/v1/deals/') return undefined;
-  const page = body as { results: Array<Record<string, unknown>> };
-  if (page.results[0]) edit(page.results[0]);
-  return page;
-};
+const dealsPages =
+  (edit: (record: Record<string, unknown>) => void): Rewrite =>
+  (path, body) => {
+    if (path !== '/v1/deals/') return undefined;
+    const page = body as { results: Array<Record<string, unknown>> };
+    if (page.results[0]) edit(page.results[0]);
+    return page;
+  };
 
 const FAST_FAIL = { SALES_API_RETRIES: '1', SALES_API_RETRY_DELAY: '10ms' };
 
@@ -125,7 +127,11 @@ const CASES: BadCase[] = [
   {
     name: 'records with invalid ids',
     key: DEFAULT_KEYS.read,
-    env: (h) => proxied(h, dealsPages((r) => (r.id = 'not-an-id!'))),
+    env: (h) =>
+      proxied(
+        h,
+        dealsPages((r) => (r.id = 'not-an-id!')),
+      ),
     exitCode: 3,
     code: 'records_rejected',
     says: /1 record\(s\) of deals failed validation and are in quarantine/,
@@ -134,7 +140,11 @@ const CASES: BadCase[] = [
   {
     name: 'records with wrong types (updated_at a number)',
     key: DEFAULT_KEYS.read,
-    env: (h) => proxied(h, dealsPages((r) => (r.updated_at = 1767225600))),
+    env: (h) =>
+      proxied(
+        h,
+        dealsPages((r) => (r.updated_at = 1767225600)),
+      ),
     exitCode: 3,
     code: 'records_rejected',
     says: /1 record\(s\) of deals failed validation and are in quarantine/,
@@ -143,7 +153,11 @@ const CASES: BadCase[] = [
   {
     name: 'records with wrong types (a property value that is an object)',
     key: DEFAULT_KEYS.read,
-    env: (h) => proxied(h, dealsPages((r) => ((r.properties as Record<string, unknown>).name = { ja: '商談' }))),
+    env: (h) =>
+      proxied(
+        h,
+        dealsPages((r) => ((r.properties as Record<string, unknown>).name = { ja: '商談' })),
+      ),
     exitCode: 3,
     code: 'records_rejected',
     says: /1 record\(s\) of deals failed validation and are in quarantine/,
@@ -210,7 +224,8 @@ describe('bad input through the CLI', () => {
           record && typeof record === 'object' && 'id' in record ? { ...record, archived: false, _links: { self: 'x' } } : record;
         const summaries = (record: Record<string, unknown>) =>
           Array.isArray(record.summaries) ? { ...record, summaries: record.summaries.map((s: object) => ({ ...s, model: 'v2' })) } : record;
-        if (Array.isArray(envelope.results)) return { ...envelope, total_count: envelope.results.length, results: envelope.results.map(withExtras) };
+        if (Array.isArray(envelope.results))
+          return { ...envelope, total_count: envelope.results.length, results: envelope.results.map(withExtras) };
         return summaries(withExtras(envelope) as Record<string, unknown>);
       });
       const run = await runCliWithin(['sync'], { ...good, ...extra });

@@ -80,7 +80,9 @@ describe('faulted responses', () => {
       requests,
       faultsInjected: injected,
       faultedShare: (injected / requests).toFixed(3),
-      faultsByKind: Object.entries(faults).map(([k, n]) => `${k}:${n}`).join(' '),
+      faultsByKind: Object.entries(faults)
+        .map(([k, n]) => `${k}:${n}`)
+        .join(' '),
       walkRetries: retries,
       // Requests beyond what the same syncs need without faults: each fault answered instead of the request.
       extraRequestsPct: ((100 * injected) / (requests - injected)).toFixed(1),
@@ -145,7 +147,7 @@ describe('a reader holding the warehouse file', () => {
 
   // The analysts' file (WAREHOUSE_PATH) is never held by salesync, so holding it blocks nothing: what can still be
   // held by another process is the writer's own file (a DuckDB client pointed at it by mistake).
-  it('the writer\'s file held for the whole run: the sync waits, fails with warehouse_locked naming the holder, loses nothing; after the holder leaves the rerun is exact', async () => {
+  it("the writer's file held for the whole run: the sync waits, fails with warehouse_locked naming the holder, loses nothing; after the holder leaves the rerun is exact", async () => {
     harness = await startHarness({ seed: 403, size: SIZE });
     const sim = harness.sim;
     const env = cliEnv(harness);
@@ -232,7 +234,13 @@ describe('a reader holding the warehouse file', () => {
     expect(await bi.countDeals()).toBe(dealsBefore);
     await bi.leave();
     await expectMirrorsTruth(reader(snapshotPath), sim);
-    chaosReport('readers during a run', { queriesStartedDuringRun: queriesDuringRun, queriesSucceeded: queries, syncExit: run.code ?? -1, snapshotHeldOld: dealsBefore, snapshotExactAfter: 'yes' });
+    chaosReport('readers during a run', {
+      queriesStartedDuringRun: queriesDuringRun,
+      queriesSucceeded: queries,
+      syncExit: run.code ?? -1,
+      snapshotHeldOld: dealsBefore,
+      snapshotExactAfter: 'yes',
+    });
     expect(queriesDuringRun).toBeGreaterThan(0);
   });
 });
@@ -284,37 +292,40 @@ describe('a disk that fills up', () => {
 
   // A real ENOSPC needs a small file system: a tmpfs, which only root (with CAP_SYS_ADMIN) can mount.
   const mountable = canMountTmpfs();
-  it.skipIf(!mountable)('on a full tmpfs (real ENOSPC): one line warehouse_disk_full; intact; after space is freed the next run is exact', async () => {
-    harness = await startHarness({ seed: 406, size: SIZE });
-    const sim = harness.sim;
-    const mount = join(harness.dir, 'small-disk');
-    mkdirSync(mount);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', mount]);
-    try {
-      const warehousePath = join(mount, 'warehouse.duckdb');
-      const env = cliEnv(harness, { WAREHOUSE_PATH: warehousePath, SALESYNC_FLUSH_ROWS: '200' });
-      expect((await runCliWithin(['sync'], env)).code).toBe(0);
-      const synced = frozenTruth(sim);
-      growTheService(harness, 4061);
-      // Shrink the disk to what is used plus 256 KiB.
-      const fs = statfsSync(mount);
-      const usedKib = Math.ceil(((fs.blocks - fs.bfree) * fs.bsize) / 1024);
-      execFileSync('mount', ['-o', `remount,size=${usedKib + 256}k`, mount]);
+  it.skipIf(!mountable)(
+    'on a full tmpfs (real ENOSPC): one line warehouse_disk_full; intact; after space is freed the next run is exact',
+    async () => {
+      harness = await startHarness({ seed: 406, size: SIZE });
+      const sim = harness.sim;
+      const mount = join(harness.dir, 'small-disk');
+      mkdirSync(mount);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', mount]);
+      try {
+        const warehousePath = join(mount, 'warehouse.duckdb');
+        const env = cliEnv(harness, { WAREHOUSE_PATH: warehousePath, SALESYNC_FLUSH_ROWS: '200' });
+        expect((await runCliWithin(['sync'], env)).code).toBe(0);
+        const synced = frozenTruth(sim);
+        growTheService(harness, 4061);
+        // Shrink the disk to what is used plus 256 KiB.
+        const fs = statfsSync(mount);
+        const usedKib = Math.ceil(((fs.blocks - fs.bfree) * fs.bsize) / 1024);
+        execFileSync('mount', ['-o', `remount,size=${usedKib + 256}k`, mount]);
 
-      const full = await runCliWithin(['sync'], env);
-      const line = expectOneLineFailure(full, 'warehouse_disk_full');
-      expect(line).toMatch(/No space left on device/);
-      const kept = await expectNothingLost(reader(warehousePath), synced, sim.admin.truth());
+        const full = await runCliWithin(['sync'], env);
+        const line = expectOneLineFailure(full, 'warehouse_disk_full');
+        expect(line).toMatch(/No space left on device/);
+        const kept = await expectNothingLost(reader(warehousePath), synced, sim.admin.truth());
 
-      execFileSync('mount', ['-o', 'remount,size=64m', mount]);
-      const rerun = await runCliWithin(['sync'], env);
-      expect(rerun.code, rerun.stderr).toBe(0);
-      await expectMirrorsTruth(reader(warehousePath), sim);
-      chaosReport('disk full (tmpfs, ENOSPC)', { freeKib: 256, newerRowsCommittedBeforeFull: kept.newer, rerunExact: 'yes' });
-    } finally {
-      execFileSync('umount', [mount]);
-    }
-  });
+        execFileSync('mount', ['-o', 'remount,size=64m', mount]);
+        const rerun = await runCliWithin(['sync'], env);
+        expect(rerun.code, rerun.stderr).toBe(0);
+        await expectMirrorsTruth(reader(warehousePath), sim);
+        chaosReport('disk full (tmpfs, ENOSPC)', { freeKib: 256, newerRowsCommittedBeforeFull: kept.newer, rerunExact: 'yes' });
+      } finally {
+        execFileSync('umount', [mount]);
+      }
+    },
+  );
 });
 
 function canMountTmpfs(): boolean {

@@ -33,7 +33,10 @@ describe('kill -9 at random moments', () => {
     let abandoned = 0;
     let refetchedPages = 0;
     // Kill moments span the whole run, start-up included, and end before a timed run of the same kind did.
-    const timing = await timeRun(['sync'], cliEnv(harness, { WAREHOUSE_PATH: join(harness.dir, 'timing.duckdb'), SALESYNC_FLUSH_ROWS: '400' }));
+    const timing = await timeRun(
+      ['sync'],
+      cliEnv(harness, { WAREHOUSE_PATH: join(harness.dir, 'timing.duckdb'), SALESYNC_FLUSH_ROWS: '400' }),
+    );
     const latestKillMs = Math.max(300, timing.runMs * 0.8);
     for (let trial = 0; trial < trials; trial++) {
       // A fresh warehouse each trial, so every kill lands in a first full load: the longest, busiest run.
@@ -54,7 +57,13 @@ describe('kill -9 at random moments', () => {
       // rerun's one-page incremental walks of resources the killed run had already finished).
       refetchedPages += Math.max(0, listPages(sim.admin.stats().byRoute) - FULL_WALK_PAGES);
     }
-    chaosReport('kill -9 during sync', { trials, killedMidRun: killed, runsMarkedAbandoned: abandoned, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: FULL_WALK_PAGES });
+    chaosReport('kill -9 during sync', {
+      trials,
+      killedMidRun: killed,
+      runsMarkedAbandoned: abandoned,
+      extraPagesPerTrial: (refetchedPages / trials).toFixed(1),
+      pagesPerFullWalk: FULL_WALK_PAGES,
+    });
     expect(killed).toBeGreaterThan(trials / 2);
   });
 
@@ -71,7 +80,10 @@ describe('kill -9 at random moments', () => {
     let refetchedPages = 0;
     let pagesPerWalk = 0;
     // Timed as the trials run: one commit per page.
-    const timing = await timeRun(['backfill', 'deals', '--wait'], cliEnv(harness, { WAREHOUSE_PATH: join(harness.dir, 'backfill-timed.duckdb'), SALESYNC_FLUSH_ROWS: String(PAGE) }));
+    const timing = await timeRun(
+      ['backfill', 'deals', '--wait'],
+      cliEnv(harness, { WAREHOUSE_PATH: join(harness.dir, 'backfill-timed.duckdb'), SALESYNC_FLUSH_ROWS: String(PAGE) }),
+    );
     for (let trial = 0; trial < trials; trial++) {
       // A fresh warehouse each trial: the kill lands in a first load, where a lost page would be a missing row.
       const warehousePath = join(harness.dir, `backfill-${trial}.duckdb`);
@@ -96,7 +108,12 @@ describe('kill -9 at random moments', () => {
       refetchedPages += Math.max(0, (sim.admin.stats().byRoute['GET /v1/deals/'] ?? 0) - pagesPerWalk);
     }
     chaosReport('kill -9 during backfill', {
-      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, runsMarkedAbandoned: abandoned, extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullWalk: pagesPerWalk,
+      trials,
+      killedMidRun: killed,
+      resumedFromCheckpoint: resumed,
+      runsMarkedAbandoned: abandoned,
+      extraPagesPerTrial: (refetchedPages / trials).toFixed(1),
+      pagesPerFullWalk: pagesPerWalk,
     });
     expect(killed).toBeGreaterThan(trials / 2);
   });
@@ -150,7 +167,9 @@ describe('kill -9 at random moments', () => {
         // A sweep killed after its last page starts afresh, and then marks every vanished record.
         const startedAt = parseInstantMicros((await warehouse.readState(resource, `${resource}#reconcile`)).watermark ?? '') ?? 0n;
         const listedBefore = resumedHere.has(resource) ? before[resource].seen : new Set<string>();
-        const kept = [...before[resource].live].filter(([id, updatedAt]) => listedBefore.has(id) || updatedAt >= startedAt).map(([id]) => id);
+        const kept = [...before[resource].live]
+          .filter(([id, updatedAt]) => listedBefore.has(id) || updatedAt >= startedAt)
+          .map(([id]) => id);
         const expected = new Set([...truth.records[resource].map((r) => r.id), ...kept]);
         expect(await liveIds(warehouse, resource), `${resource} after the rerun of trial ${trial}`).toEqual([...expected].sort());
         leftToNextSweep += kept.filter((id) => !truth.records[resource].some((r) => r.id === id)).length;
@@ -162,8 +181,14 @@ describe('kill -9 at random moments', () => {
       abandoned += await expectNoRunLeftRunning(warehouse);
     }
     chaosReport('kill -9 during reconcile', {
-      trials, killedMidRun: killed, resumedFromCheckpoint: resumed, runsMarkedAbandoned: abandoned, deletedAfterKill, leftToNextSweep,
-      extraPagesPerTrial: (refetchedPages / trials).toFixed(1), pagesPerFullSweep: fullSweepPages(sim),
+      trials,
+      killedMidRun: killed,
+      resumedFromCheckpoint: resumed,
+      runsMarkedAbandoned: abandoned,
+      deletedAfterKill,
+      leftToNextSweep,
+      extraPagesPerTrial: (refetchedPages / trials).toFixed(1),
+      pagesPerFullSweep: fullSweepPages(sim),
     });
     expect(killed).toBeGreaterThan(trials / 2);
   });
@@ -263,8 +288,13 @@ async function sweepState(warehouse: Warehouse): Promise<Record<RecordResourceNa
   const entries = await Promise.all(
     RECORD_RESOURCE_NAMES.map(async (resource) => {
       const seen = await warehouse.query(`SELECT id FROM reconcile_seen WHERE sweep_key = '${resource}#reconcile'`);
-      const live = await warehouse.query(`SELECT id, epoch_us(updated_at) AS u FROM "${resourceDescriptor(resource).table}" WHERE _deleted_at IS NULL`);
-      return [resource, { seen: new Set(seen.map((r) => String(r.id))), live: new Map(live.map((r) => [String(r.id), BigInt(r.u as bigint)])) }] as const;
+      const live = await warehouse.query(
+        `SELECT id, epoch_us(updated_at) AS u FROM "${resourceDescriptor(resource).table}" WHERE _deleted_at IS NULL`,
+      );
+      return [
+        resource,
+        { seen: new Set(seen.map((r) => String(r.id))), live: new Map(live.map((r) => [String(r.id), BigInt(r.u as bigint)])) },
+      ] as const;
     }),
   );
   return Object.fromEntries(entries) as Record<RecordResourceName, SweepState>;

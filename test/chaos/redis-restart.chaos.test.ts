@@ -55,8 +55,12 @@ describe('Redis restarted mid-run', () => {
     for (let trial = 0; trial < trials; trial++) {
       const warehousePath = join(harness.dir, `sync-${trial}.duckdb`);
       const env = cliEnv(harness, {
-        WAREHOUSE_PATH: warehousePath, REDIS_URL: redis.url, REDIS_PREFIX: redis.prefix, SALES_API_RATE_LIMIT: String(PER_KEY_PER_MINUTE),
-        SALESYNC_FLUSH_ROWS: '200', SALESYNC_LEASE_TTL: LEASE_TTL,
+        WAREHOUSE_PATH: warehousePath,
+        REDIS_URL: redis.url,
+        REDIS_PREFIX: redis.prefix,
+        SALES_API_RATE_LIMIT: String(PER_KEY_PER_MINUTE),
+        SALESYNC_FLUSH_ROWS: '200',
+        SALESYNC_LEASE_TTL: LEASE_TTL,
       });
       const restartAfterMs = 300 + Math.floor(random() * 3000);
       sim.admin.resetStats();
@@ -85,7 +89,11 @@ describe('Redis restarted mid-run', () => {
       rateLimited += stats.rateLimited;
     }
     chaosReport('Redis restarted during a sync', {
-      trials, restartedMidRun, ...outcomes, requests, rateLimited429: rateLimited,
+      trials,
+      restartedMidRun,
+      ...outcomes,
+      requests,
+      rateLimited429: rateLimited,
     });
     expect(rateLimited).toBe(0);
     expect(restartedMidRun).toBeGreaterThan(trials / 2);
@@ -105,7 +113,11 @@ describe('Redis restarted mid-run', () => {
     for (let trial = 0; trial < trials; trial++) {
       const prefix = `${redis.prefix}-worker-${trial}`;
       const warehousePath = join(harness.dir, `worker-${trial}.duckdb`);
-      const env = workerEnv(harness.url, warehousePath, redis.url, prefix, { SALES_API_RATE_LIMIT: String(PER_KEY_PER_MINUTE), SALESYNC_FLUSH_ROWS: '200', SALESYNC_LEASE_TTL: LEASE_TTL });
+      const env = workerEnv(harness.url, warehousePath, redis.url, prefix, {
+        SALES_API_RATE_LIMIT: String(PER_KEY_PER_MINUTE),
+        SALESYNC_FLUSH_ROWS: '200',
+        SALESYNC_LEASE_TTL: LEASE_TTL,
+      });
       const queue = openQueue(redis.connect(), prefix);
       // What the schedules' ticks add: one sync job per resource.
       const enqueue = () => Promise.all(RESOURCE_NAMES.map((resource) => queue.add('sync', { resource, mode: 'incremental' })));
@@ -115,7 +127,12 @@ describe('Redis restarted mid-run', () => {
       const worker = startCli(['worker'], env);
       // 'close', not 'exit': its last line on stderr must have been read.
       const closed = new Promise<number | null>((resolve) => worker.child.once('close', resolve));
-      await waitFor(async () => worker.output(), (o) => o.includes('worker started'), 20_000, 'the worker to start');
+      await waitFor(
+        async () => worker.output(),
+        (o) => o.includes('worker started'),
+        20_000,
+        'the worker to start',
+      );
       await sleep(Math.floor(random() * 2500));
       if ((await pendingJobs(queue)) > 0) restartedMidRun += 1;
       await redis.restart();
@@ -136,7 +153,12 @@ describe('Redis restarted mid-run', () => {
       expect(await pendingJobs(queue)).toBe(0);
       await enqueue();
       const next = startCli(['worker'], env);
-      await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the queue to drain');
+      await waitFor(
+        () => pendingJobs(queue),
+        (n) => n === 0,
+        60_000,
+        'the queue to drain',
+      );
       next.child.kill('SIGTERM');
       expect(await next.exited, next.output()).toBe(0);
       await queue.close();
@@ -144,7 +166,12 @@ describe('Redis restarted mid-run', () => {
       rateLimited += sim.admin.stats().rateLimited;
     }
     chaosReport('Redis restarted under a worker', {
-      trials, restartedMidRun, ...outcomes, slowestExitAfterRestartMs: slowestExitMs, bullmqCloseCut: closeCut, rateLimited429: rateLimited,
+      trials,
+      restartedMidRun,
+      ...outcomes,
+      slowestExitAfterRestartMs: slowestExitMs,
+      bullmqCloseCut: closeCut,
+      rateLimited429: rateLimited,
     });
     expect(rateLimited).toBe(0);
     expect(restartedMidRun).toBeGreaterThan(trials / 2);

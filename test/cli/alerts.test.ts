@@ -64,7 +64,10 @@ describe('status --check', () => {
     expect(stale.code).toBe(EXIT_UNHEALTHY);
     const lines = stale.stdout.trim().split('\n');
     expect(lines).toHaveLength(5);
-    for (const line of lines) expect(line).toMatch(/^(deals|companies|contacts|meeting-logs|contact-activities): stale: last completed walk .* ago, more than the 1ms allowed/);
+    for (const line of lines)
+      expect(line).toMatch(
+        /^(deals|companies|contacts|meeting-logs|contact-activities): stale: last completed walk .* ago, more than the 1ms allowed/,
+      );
     expect(stale.stderr).toMatch(/^salesync: check_failed: 5 problems found \(deals stale, /);
     expect(stale.stderr.trim().split('\n')).toHaveLength(1);
   });
@@ -78,13 +81,19 @@ describe('status --check', () => {
 
     const check = await runCli(['status', '--check', '--max-age', '1h'], cliEnv(harness));
     expect(check.code).toBe(EXIT_UNHEALTHY);
-    expect(check.stdout).toMatch(/^companies: failed: the last incremental run \(started .*\) did not complete: it failed with [a-z_]+; see sync_runs/m);
+    expect(check.stdout).toMatch(
+      /^companies: failed: the last incremental run \(started .*\) did not complete: it failed with [a-z_]+; see sync_runs/m,
+    );
     expect(check.stdout).toMatch(/^deals: quarantine: 1 record in quarantine/m);
     expect(check.stdout.trim().split('\n')).toHaveLength(2);
 
     const json = await runCli(['status', '--json', '--max-age', '1h'], cliEnv(harness));
     expect(json.code).toBe(0);
-    const parsed = JSON.parse(json.stdout) as { healthy: boolean; problems: Array<{ resource: string; kind: string }>; resources: Array<{ resource: string; freshnessMs: number; rejected: number }> };
+    const parsed = JSON.parse(json.stdout) as {
+      healthy: boolean;
+      problems: Array<{ resource: string; kind: string }>;
+      resources: Array<{ resource: string; freshnessMs: number; rejected: number }>;
+    };
     expect(parsed.healthy).toBe(false);
     expect(parsed.problems.map((p) => `${p.resource} ${p.kind}`)).toEqual(['deals quarantine', 'companies failed']);
     for (const r of parsed.resources) expect(r.freshnessMs).toBeGreaterThanOrEqual(0);
@@ -163,7 +172,10 @@ describe('alert webhook (SALESYNC_ALERT_URL)', () => {
     harness = await startHarness({ seed: 2405, size: SIZE });
     const { url, posts } = await startHook();
     expect((await runCli(['sync', 'deals'], cliEnv(harness))).code).toBe(0);
-    const check = await runCli(['status', '--check', '--max-age', '1h', '--max-age', 'deals=1ms'], cliEnv(harness, { SALESYNC_ALERT_URL: url }));
+    const check = await runCli(
+      ['status', '--check', '--max-age', '1h', '--max-age', 'deals=1ms'],
+      cliEnv(harness, { SALESYNC_ALERT_URL: url }),
+    );
     expect(check.code).toBe(EXIT_UNHEALTHY);
     expect(posts).toHaveLength(1);
     expect(posts[0]!.body).toMatchObject({ event: 'check_failed', command: 'status', code: 'check_failed', exitCode: EXIT_UNHEALTHY });
@@ -181,7 +193,10 @@ describe('alert webhook (SALESYNC_ALERT_URL)', () => {
     expect(failed.stdout).toMatch(/"reason":"HTTP 500".*could not deliver the alert to SALESYNC_ALERT_URL/);
     expect(failed.stdout + failed.stderr).not.toContain('token=abc');
 
-    const unreachable = await runCli(['sync', 'companies'], cliEnv(harness, { SALESYNC_ALERT_URL: 'http://127.0.0.1:1/hook', SALES_API_KEY: WRONG_KEY }));
+    const unreachable = await runCli(
+      ['sync', 'companies'],
+      cliEnv(harness, { SALESYNC_ALERT_URL: 'http://127.0.0.1:1/hook', SALES_API_KEY: WRONG_KEY }),
+    );
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr.trim().split('\n')).toHaveLength(1);
     expect(unreachable.stdout).toMatch(/could not deliver the alert/);

@@ -18,7 +18,10 @@ let silentPort: number;
 const sockets = new Set<Socket>();
 
 beforeAll(async () => {
-  harness = await startHarness({ seed: 3301, size: { deals: 5, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 } });
+  harness = await startHarness({
+    seed: 3301,
+    size: { deals: 5, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 },
+  });
   silent = createServer((socket) => sockets.add(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   silentPort = (silent.address() as { port: number }).port;
@@ -34,18 +37,29 @@ describe('backfill queueing opens Redis the bounded way', () => {
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     // A regression waits for ever: killed after 30 s, so the test fails on its code instead of hanging.
-    const run = await runCli(['backfill', 'deals'], cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${silentPort}`, SALESYNC_REDIS_TIMEOUT: '2s' }), (kill) => {
-      timer = setTimeout(kill, 30_000);
-    });
+    const run = await runCli(
+      ['backfill', 'deals'],
+      cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${silentPort}`, SALESYNC_REDIS_TIMEOUT: '2s' }),
+      (kill) => {
+        timer = setTimeout(kill, 30_000);
+      },
+    );
     clearTimeout(timer);
     expect(run.code, run.stderr).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^salesync: redis_unavailable: could not reach Redis at redis://127\\.0\\.0\\.1:${silentPort} \\([^\\n]*gave up after 2s \\(SALESYNC_REDIS_TIMEOUT\\)\\)\\n$`));
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^salesync: redis_unavailable: could not reach Redis at redis://127\\.0\\.0\\.1:${silentPort} \\([^\\n]*gave up after 2s \\(SALESYNC_REDIS_TIMEOUT\\)\\)\\n$`,
+      ),
+    );
     expect(Date.now() - started).toBeLessThan(15_000);
   }, 40_000);
 
   it('a Redis that answers: the job is queued for the workers', async () => {
     const prefix = `${redis.prefix}-backfill`;
-    const run = await runCli(['backfill', 'deals', '--since', '2025-01-01T00:00:00Z'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }));
+    const run = await runCli(
+      ['backfill', 'deals', '--since', '2025-01-01T00:00:00Z'],
+      cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }),
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^queued: backfill of deals \(job /m);
     const queue = openQueue(redis.connect(), prefix);

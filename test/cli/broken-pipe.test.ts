@@ -10,7 +10,10 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness({ seed: 3203, size: { deals: 10, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 } });
+  harness = await startHarness({
+    seed: 3203,
+    size: { deals: 10, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 },
+  });
   expect((await harness.sync()).ok).toBe(true);
 });
 afterAll(async () => {
@@ -21,7 +24,10 @@ afterAll(async () => {
  * Run the CLI with stdout read by a reader that closes the pipe `after` its first line, or before it reads
  * anything (`head -0`); the run's code and everything it said on stderr.
  */
-function runIntoClosingReader(args: string[], after: 'first line' | 'nothing'): Promise<{ code: number | null; signal: NodeJS.Signals | null; firstLine: string; stderr: string }> {
+function runIntoClosingReader(
+  args: string[],
+  after: 'first line' | 'nothing',
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; firstLine: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...cliEnv(harness) },
@@ -50,7 +56,7 @@ function runIntoClosingReader(args: string[], after: 'first line' | 'nothing'): 
 describe('a reader that closes the pipe early', () => {
   it('`query` of many rows (far more than a pipe holds) piped to `head -1`: exit 141, nothing on stderr', async () => {
     for (const json of [false, true]) {
-      const args = ['query', 'SELECT range AS n, repeat(\'x\', 40) AS pad FROM range(50000)', ...(json ? ['--json'] : [])];
+      const args = ['query', "SELECT range AS n, repeat('x', 40) AS pad FROM range(50000)", ...(json ? ['--json'] : [])];
       const run = await runIntoClosingReader(args, 'first line');
       expect(run.firstLine.length, `json: ${json}`).toBeGreaterThan(0);
       expect(run.stderr, `json: ${json}`).toBe('');

@@ -39,7 +39,10 @@ describe('salesync CLI', () => {
     expect(sync.stderr).toBe('');
     expect(sync.code).toBe(0);
     // Not a terminal: one JSON log line per event, on stdout.
-    const lines = sync.stdout.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    const lines = sync.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string });
     expect(lines.filter((l) => l.msg === 'walk finished')).toHaveLength(6);
 
     const status = await runCli(['status', '--json'], envFor(harness));
@@ -89,7 +92,10 @@ describe('salesync CLI', () => {
   it('an unreachable service fails with one line naming service_unreachable', async () => {
     harness = await startHarness({ seed: 24, size: SIZE });
     const port = await closedPort();
-    const run = await runCli(['sync'], envFor(harness, { SALES_API_BASE_URL: `http://127.0.0.1:${port}`, SALES_API_RETRIES: '1', SALES_API_RETRY_DELAY: '10ms' }));
+    const run = await runCli(
+      ['sync'],
+      envFor(harness, { SALES_API_BASE_URL: `http://127.0.0.1:${port}`, SALES_API_RETRIES: '1', SALES_API_RETRY_DELAY: '10ms' }),
+    );
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^salesync: service_unreachable: /);
@@ -112,14 +118,18 @@ describe('salesync CLI', () => {
     harness = await startHarness({ seed: 26, size: SIZE, faults: { latencyMs: 40 } });
     const sim = harness.sim;
     // Killed once two batches are committed (debug lines), however slow the machine: there is a checkpoint to resume from.
-    const killed = await runCli(['sync', 'contacts'], envFor(harness, { SALESYNC_FLUSH_ROWS: '200', LOG_LEVEL: 'debug' }), (kill, stdout) => {
-      const timer = setInterval(() => {
-        if ((stdout().match(/batch committed/g) ?? []).length >= 2) {
-          clearInterval(timer);
-          kill();
-        }
-      }, 5);
-    });
+    const killed = await runCli(
+      ['sync', 'contacts'],
+      envFor(harness, { SALESYNC_FLUSH_ROWS: '200', LOG_LEVEL: 'debug' }),
+      (kill, stdout) => {
+        const timer = setInterval(() => {
+          if ((stdout().match(/batch committed/g) ?? []).length >= 2) {
+            clearInterval(timer);
+            kill();
+          }
+        }, 5);
+      },
+    );
     expect(killed.signal).toBe('SIGKILL');
     sim.admin.clearFaults();
     sim.admin.resetStats();
@@ -128,7 +138,9 @@ describe('salesync CLI', () => {
     // Resumed, not restarted: fewer than the 8 pages of a whole walk.
     expect(sim.admin.stats().byRoute['GET /v1/contacts/']).toBeLessThan(8);
     await expectMirrorsTruth(harness.env().warehouse, sim, { resources: ['contacts'] });
-    const runs = await harness.env().warehouse.query(`SELECT outcome, error_code, pid FROM sync_runs WHERE resource = 'contacts' ORDER BY started_at`);
+    const runs = await harness
+      .env()
+      .warehouse.query(`SELECT outcome, error_code, pid FROM sync_runs WHERE resource = 'contacts' ORDER BY started_at`);
     expect(runs).toEqual([
       { outcome: 'abandoned', error_code: 'run_abandoned', pid: killed.pid },
       { outcome: 'succeeded', error_code: null, pid: rerun.pid },
@@ -156,6 +168,9 @@ describe('salesync CLI', () => {
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { exclude: [bad] });
     const status = await runCli(['status', '--json'], envFor(harness));
     const parsed = JSON.parse(status.stdout) as { resources: Array<{ resource: string; rejected: number; lastRun: { outcome: string } }> };
-    expect(parsed.resources.find((r) => r.resource === 'deals')).toMatchObject({ rejected: 1, lastRun: { outcome: 'succeeded_with_rejects' } });
+    expect(parsed.resources.find((r) => r.resource === 'deals')).toMatchObject({
+      rejected: 1,
+      lastRun: { outcome: 'succeeded_with_rejects' },
+    });
   });
 });

@@ -11,7 +11,10 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness({ seed: 3101, size: { deals: 5, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 } });
+  harness = await startHarness({
+    seed: 3101,
+    size: { deals: 5, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 },
+  });
   expect((await harness.sync({ resources: ['users', 'deals'] })).ok).toBe(true);
 });
 afterAll(async () => {

@@ -7,16 +7,34 @@ const HOUR = 3_600_000;
 
 function run(overrides: Partial<RunSummary> = {}): RunSummary {
   return {
-    startedAt: '2026-11-25T11:50:00.000Z', finishedAt: '2026-11-25T11:51:00.000Z', mode: 'incremental', outcome: 'succeeded',
-    records: 10, requests: 2, rateLimited: 0, changed: 0, deleted: 0, durationMs: 60_000, error: null, ...overrides,
+    startedAt: '2026-11-25T11:50:00.000Z',
+    finishedAt: '2026-11-25T11:51:00.000Z',
+    mode: 'incremental',
+    outcome: 'succeeded',
+    records: 10,
+    requests: 2,
+    rateLimited: 0,
+    changed: 0,
+    deleted: 0,
+    durationMs: 60_000,
+    error: null,
+    ...overrides,
   };
 }
 
 function status(resource: string, overrides: Partial<ResourceStatus> = {}): ResourceStatus {
   const last = run();
   return {
-    resource, rows: 10, watermark: null, lastCompletedAt: '2026-11-25T11:51:00Z', freshnessMs: 9 * 60_000, walkInProgress: false,
-    rejected: 0, lastRun: last, lastRuns: { incremental: last }, ...overrides,
+    resource,
+    rows: 10,
+    watermark: null,
+    lastCompletedAt: '2026-11-25T11:51:00Z',
+    freshnessMs: 9 * 60_000,
+    walkInProgress: false,
+    rejected: 0,
+    lastRun: last,
+    lastRuns: { incremental: last },
+    ...overrides,
   };
 }
 
@@ -28,9 +46,17 @@ describe('status --check decisions', () => {
   });
 
   it('a resource older than its max age is stale; one never completed says how to fix it', () => {
-    const problems = findProblems([status('deals', { freshnessMs: 2 * HOUR }), status('users', { freshnessMs: null, lastCompletedAt: null })], oneHour);
-    expect(problems.map((p) => [p.resource, p.kind])).toEqual([['deals', 'stale'], ['users', 'never_completed']]);
-    expect(problemLine(problems[0]!)).toBe('deals: stale: last completed walk 2h00m ago, more than the 1h00m allowed (--max-age): check the schedule or cron, and the last run');
+    const problems = findProblems(
+      [status('deals', { freshnessMs: 2 * HOUR }), status('users', { freshnessMs: null, lastCompletedAt: null })],
+      oneHour,
+    );
+    expect(problems.map((p) => [p.resource, p.kind])).toEqual([
+      ['deals', 'stale'],
+      ['users', 'never_completed'],
+    ]);
+    expect(problemLine(problems[0]!)).toBe(
+      'deals: stale: last completed walk 2h00m ago, more than the 1h00m allowed (--max-age): check the schedule or cron, and the last run',
+    );
     expect(problems[1]!.message).toMatch(/salesync sync users/);
   });
 
@@ -40,7 +66,11 @@ describe('status --check decisions', () => {
     ages = parseMaxAge('users=off', ages);
     expect(ages).toEqual({ default: HOUR, perResource: { deals: 3 * HOUR, users: null } });
     const problems = findProblems(
-      [status('deals', { freshnessMs: 2 * HOUR }), status('contacts', { freshnessMs: 2 * HOUR }), status('users', { freshnessMs: null, lastCompletedAt: null })],
+      [
+        status('deals', { freshnessMs: 2 * HOUR }),
+        status('contacts', { freshnessMs: 2 * HOUR }),
+        status('users', { freshnessMs: null, lastCompletedAt: null }),
+      ],
       ages,
     );
     expect(problems.map((p) => `${p.resource} ${p.kind}`)).toEqual(['contacts stale']);

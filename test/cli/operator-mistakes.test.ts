@@ -11,7 +11,10 @@ import { useTestRedis } from '../support/use-redis.js';
 const redis = useTestRedis();
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness({ seed: 2201, size: { deals: 10, companies: 3, contacts: 3, meetingLogs: 1, contactActivities: 1, users: 2 } });
+  harness = await startHarness({
+    seed: 2201,
+    size: { deals: 10, companies: 3, contacts: 3, meetingLogs: 1, contactActivities: 1, users: 2 },
+  });
 });
 afterAll(async () => {
   await harness?.close();
@@ -69,7 +72,10 @@ describe('operator mistakes', () => {
 
   it('schedule --timezone Mars/Olympus is invalid_timezone, and nothing is registered (not even --sync-every)', async () => {
     const prefix = `${redis.prefix}-tz`;
-    const run = await runCli(['schedule', '--sync-every', '5m', '--timezone', 'Mars/Olympus'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }));
+    const run = await runCli(
+      ['schedule', '--sync-every', '5m', '--timezone', 'Mars/Olympus'],
+      cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }),
+    );
     expectOneLine(run, 'invalid_timezone');
     expect(run.stderr).toMatch(/unknown time zone "Mars\/Olympus" \(--timezone or SALESYNC_TIMEZONE\): use an IANA name/);
     expect(await schedulerKeys(prefix)).toEqual([]);
@@ -77,13 +83,21 @@ describe('operator mistakes', () => {
 
   it('a bad --reconcile-cron is invalid_cron, and nothing is registered', async () => {
     const prefix = `${redis.prefix}-cron`;
-    const run = await runCli(['schedule', '--reconcile-cron', '0 99 * * *'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }));
+    const run = await runCli(
+      ['schedule', '--reconcile-cron', '0 99 * * *'],
+      cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }),
+    );
     expectOneLine(run, 'invalid_cron');
-    expect(run.stderr).toMatch(/invalid cron pattern "0 99 \* \* \*" \(--reconcile-cron or SALESYNC_RECONCILE_CRON\): .*expected range 0-23; use five fields/);
+    expect(run.stderr).toMatch(
+      /invalid cron pattern "0 99 \* \* \*" \(--reconcile-cron or SALESYNC_RECONCILE_CRON\): .*expected range 0-23; use five fields/,
+    );
     expect(await schedulerKeys(prefix)).toEqual([]);
 
     // The same schedule with a valid pattern registers all twelve.
-    const ok = await runCli(['schedule', '--reconcile-cron', '0 4 * * *', '--timezone', 'Asia/Tokyo', '--json'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn' }));
+    const ok = await runCli(
+      ['schedule', '--reconcile-cron', '0 4 * * *', '--timezone', 'Asia/Tokyo', '--json'],
+      cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn' }),
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect((JSON.parse(ok.stdout) as unknown[]).length).toBe(12);
   });
@@ -99,13 +113,28 @@ describe('operator mistakes', () => {
   it('a dashboard port in use is port_in_use naming --dashboard-port and SALESYNC_DASHBOARD_PORT, before the worker takes any job', async () => {
     const { port, server } = await occupiedPort();
     try {
-      const run = await runCli(['worker'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: `${redis.prefix}-port`, SALESYNC_DASHBOARD_PORT: String(port), SALESYNC_METRICS_PORT: '0' }));
+      const run = await runCli(
+        ['worker'],
+        cliEnv(harness, {
+          REDIS_URL: redis.url,
+          REDIS_PREFIX: `${redis.prefix}-port`,
+          SALESYNC_DASHBOARD_PORT: String(port),
+          SALESYNC_METRICS_PORT: '0',
+        }),
+      );
       expectOneLine(run, 'port_in_use');
-      expect(run.stderr).toMatch(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use, so bull-board cannot listen: choose another with --dashboard-port or SALESYNC_DASHBOARD_PORT`));
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `port ${port} on 127\\.0\\.0\\.1 is already in use, so bull-board cannot listen: choose another with --dashboard-port or SALESYNC_DASHBOARD_PORT`,
+        ),
+      );
       // It failed before taking the warehouse lease.
       expect((await schedulerKeys(`${redis.prefix}-port`)).filter((k) => k.includes(':lease:'))).toEqual([]);
 
-      const metrics = await runCli(['worker', '--metrics-port', String(port), '--dashboard-port', '0'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: `${redis.prefix}-port` }));
+      const metrics = await runCli(
+        ['worker', '--metrics-port', String(port), '--dashboard-port', '0'],
+        cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: `${redis.prefix}-port` }),
+      );
       expectOneLine(metrics, 'port_in_use');
       expect(metrics.stderr).toMatch(/--metrics-port or SALESYNC_METRICS_PORT/);
     } finally {

@@ -28,7 +28,8 @@ async function listening(port: number): Promise<void> {
   throw new Error(`nothing listens on ${port}`);
 }
 
-const ONE_REDIS_LINE = (address: string) => new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${address.replace(/[.]/g, '\\.')} \\([^\\n]+\\)\\n$`);
+const ONE_REDIS_LINE = (address: string) =>
+  new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${address.replace(/[.]/g, '\\.')} \\([^\\n]+\\)\\n$`);
 
 let harness: Harness;
 let closedPort: number;
@@ -42,13 +43,18 @@ let guardedPort: number;
 const PASSWORD = 'hunter2-correct-horse';
 
 beforeAll(async () => {
-  harness = await startHarness({ seed: 2001, size: { deals: 20, companies: 5, contacts: 5, meetingLogs: 2, contactActivities: 2, users: 2 } });
+  harness = await startHarness({
+    seed: 2001,
+    size: { deals: 20, companies: 5, contacts: 5, meetingLogs: 2, contactActivities: 2, users: 2 },
+  });
   closedPort = await freePort();
   silent = createServer((socket) => sockets.add(socket));
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   silentPort = (silent.address() as { port: number }).port;
   guardedPort = await freePort();
-  guarded = spawn('redis-server', ['--port', String(guardedPort), '--bind', '127.0.0.1', '--save', '', '--requirepass', PASSWORD], { stdio: 'ignore' });
+  guarded = spawn('redis-server', ['--port', String(guardedPort), '--bind', '127.0.0.1', '--save', '', '--requirepass', PASSWORD], {
+    stdio: 'ignore',
+  });
   await listening(guardedPort);
 });
 afterAll(async () => {
@@ -82,7 +88,10 @@ describe('a Redis that cannot be used', () => {
   });
 
   it('`worker` with REDIS_URL on a closed port exits 1 within a minute with one line naming Redis, for its supervisor to restart it', async () => {
-    const run = await timed(['worker'], cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${closedPort}`, SALESYNC_DASHBOARD_PORT: '0', SALESYNC_METRICS_PORT: '0' }));
+    const run = await timed(
+      ['worker'],
+      cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${closedPort}`, SALESYNC_DASHBOARD_PORT: '0', SALESYNC_METRICS_PORT: '0' }),
+    );
     expect(run.code, run.stderr).toBe(1);
     expect(run.ms).toBeLessThan(60_000);
     expect(run.stderr).toMatch(ONE_REDIS_LINE(`redis://127.0.0.1:${closedPort}`));
@@ -104,7 +113,10 @@ describe('a Redis that cannot be used', () => {
 
   it('a wrong password fails at once with one line that says so, and never prints the password', async () => {
     const wrong = 'not-the-password-42';
-    const run = await timed(['sync', 'deals'], cliEnv(harness, { REDIS_URL: `redis://:${wrong}@127.0.0.1:${guardedPort}`, SALESYNC_REDIS_TIMEOUT: '30s' }));
+    const run = await timed(
+      ['sync', 'deals'],
+      cliEnv(harness, { REDIS_URL: `redis://:${wrong}@127.0.0.1:${guardedPort}`, SALESYNC_REDIS_TIMEOUT: '30s' }),
+    );
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(ONE_REDIS_LINE(`redis://127.0.0.1:${guardedPort}`));
     expect(run.stderr).toMatch(/refused the user or password/);
@@ -112,13 +124,19 @@ describe('a Redis that cannot be used', () => {
     // Well under the 30 s timeout: retrying a refused password cannot help.
     expect(run.ms).toBeLessThan(15_000);
 
-    const none = await timed(['schedule'], cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${guardedPort}`, SALESYNC_REDIS_TIMEOUT: '30s' }));
+    const none = await timed(
+      ['schedule'],
+      cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${guardedPort}`, SALESYNC_REDIS_TIMEOUT: '30s' }),
+    );
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/asks for a password/);
   });
 
   it('a host that accepts connections and never answers: the command gives up after SALESYNC_REDIS_TIMEOUT', async () => {
-    const run = await timed(['sync', 'deals'], cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${silentPort}`, SALESYNC_REDIS_TIMEOUT: '2s' }));
+    const run = await timed(
+      ['sync', 'deals'],
+      cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${silentPort}`, SALESYNC_REDIS_TIMEOUT: '2s' }),
+    );
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(ONE_REDIS_LINE(`redis://127.0.0.1:${silentPort}`));
     expect(run.stderr).toMatch(/gave up after 2s \(SALESYNC_REDIS_TIMEOUT\)/);
@@ -126,7 +144,11 @@ describe('a Redis that cannot be used', () => {
   });
 
   it('a SIGTERM while it waits for Redis ends the command at once with exit 130', async () => {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${silentPort}`, SALESYNC_REDIS_TIMEOUT: '50s' }) };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...cliEnv(harness, { REDIS_URL: `redis://127.0.0.1:${silentPort}`, SALESYNC_REDIS_TIMEOUT: '50s' }),
+    };
     const cli = startCli(['sync', 'deals'], env);
     // Loaded and waiting on the silent port (the CLI loads in about a second).
     await sleep(3000);

@@ -16,9 +16,18 @@ const SIZE = { deals: 40, companies: 10, contacts: 1600, meetingLogs: 4, contact
 describe('a sync told to stop', () => {
   it('a SIGTERM mid-walk ends the sync within 10 s with exit 130, what was fetched committed, and the rerun resumes from its checkpoint', async () => {
     harness = await startHarness({ seed: 2101, size: SIZE, faults: { latencyMs: 60 } });
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...cliEnv(harness, { SALESYNC_FLUSH_ROWS: '200', LOG_LEVEL: 'debug' }) };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...cliEnv(harness, { SALESYNC_FLUSH_ROWS: '200', LOG_LEVEL: 'debug' }),
+    };
     const cli = startCli(['sync', 'contacts'], env);
-    await waitFor(async () => (cli.output().match(/batch committed/g) ?? []).length, (n) => n >= 2, 60_000, 'two committed batches');
+    await waitFor(
+      async () => (cli.output().match(/batch committed/g) ?? []).length,
+      (n) => n >= 2,
+      60_000,
+      'two committed batches',
+    );
     const killedAt = Date.now();
     cli.child.kill('SIGTERM');
     const code = await Promise.race([cli.exited, sleep(30_000, 'still running' as const)]);

@@ -26,11 +26,15 @@ describe('loadConfig', () => {
     expect(config.lookbackMs).toBe(120_000);
   });
   it('names the variable when a value is malformed', () => {
-    expect(() => loadConfig({ SALESYNC_CONCURRENCY: 'many' }, {}, files({}))).toThrow(/^SALESYNC_CONCURRENCY must be a whole number of at least 1 \(got "many"\)$/);
+    expect(() => loadConfig({ SALESYNC_CONCURRENCY: 'many' }, {}, files({}))).toThrow(
+      /^SALESYNC_CONCURRENCY must be a whole number of at least 1 \(got "many"\)$/,
+    );
   });
   it('never echoes the value of a secret setting that is malformed', () => {
     const webhook = 'ftp://hooks.example.com/T0KEN-abcdef';
-    expect(() => loadConfig({ SALESYNC_ALERT_URL: webhook }, {}, files({}))).toThrow(/^SALESYNC_ALERT_URL must be an http:\/\/ or https:\/\/ URL$/);
+    expect(() => loadConfig({ SALESYNC_ALERT_URL: webhook }, {}, files({}))).toThrow(
+      /^SALESYNC_ALERT_URL must be an http:\/\/ or https:\/\/ URL$/,
+    );
   });
   it('says what to set when the service address or key is missing', () => {
     expect(() => requireService(loadConfig({}, {}, files({})))).toThrow(/SALES_API_BASE_URL is not set/);
@@ -42,15 +46,33 @@ describe('the configuration file', () => {
   const file = '/srv/salesync/salesync.config.json';
 
   it('is read from the working directory, typed like the environment, and the environment and flags override it', () => {
-    const contents = JSON.stringify({ WAREHOUSE_PATH: '/data/crm.duckdb', SALESYNC_CONCURRENCY: 4, SALESYNC_DASHBOARD_WRITE: true, SALESYNC_LOOKBACK: '10m', SALESYNC_SUMMARIES_FINAL: ['done', 'failed'] });
+    const contents = JSON.stringify({
+      WAREHOUSE_PATH: '/data/crm.duckdb',
+      SALESYNC_CONCURRENCY: 4,
+      SALESYNC_DASHBOARD_WRITE: true,
+      SALESYNC_LOOKBACK: '10m',
+      SALESYNC_SUMMARIES_FINAL: ['done', 'failed'],
+    });
     const config = loadConfig({ SALESYNC_LOOKBACK: '1m' }, { resourceConcurrency: 2 }, files({ [file]: contents }));
-    expect(config).toMatchObject({ warehousePath: '/data/crm.duckdb', resourceConcurrency: 2, dashboardWrite: true, lookbackMs: 60_000, summariesFinalStatuses: ['done', 'failed'] });
+    expect(config).toMatchObject({
+      warehousePath: '/data/crm.duckdb',
+      resourceConcurrency: 2,
+      dashboardWrite: true,
+      lookbackMs: 60_000,
+      summariesFinalStatuses: ['done', 'failed'],
+    });
   });
 
   it('is the file SALESYNC_CONFIG names, relative to the working directory; a named file that is missing is an error', () => {
-    const config = loadConfig({ SALESYNC_CONFIG: 'conf/prod.json' }, {}, files({ '/srv/salesync/conf/prod.json': '{"REDIS_PREFIX": "crm"}' }));
+    const config = loadConfig(
+      { SALESYNC_CONFIG: 'conf/prod.json' },
+      {},
+      files({ '/srv/salesync/conf/prod.json': '{"REDIS_PREFIX": "crm"}' }),
+    );
     expect(config.redisPrefix).toBe('crm');
-    expect(() => loadConfig({ SALESYNC_CONFIG: 'nope.json' }, {}, files({}))).toThrow(/SALESYNC_CONFIG names \/srv\/salesync\/nope\.json, which does not exist/);
+    expect(() => loadConfig({ SALESYNC_CONFIG: 'nope.json' }, {}, files({}))).toThrow(
+      /SALESYNC_CONFIG names \/srv\/salesync\/nope\.json, which does not exist/,
+    );
   });
 
   it('refuses an unknown key with one line that names it and the nearest setting', () => {
@@ -59,7 +81,9 @@ describe('the configuration file', () => {
   });
 
   it('names the file and the variable when a value in it is malformed, and says so when it is not JSON', () => {
-    expect(() => loadConfig({}, {}, files({ [file]: '{"SALESYNC_DELETE_SHARE": 2}' }))).toThrow(`SALESYNC_DELETE_SHARE in ${file} must be a share above 0 and at most 1, such as 0.5 (got "2")`);
+    expect(() => loadConfig({}, {}, files({ [file]: '{"SALESYNC_DELETE_SHARE": 2}' }))).toThrow(
+      `SALESYNC_DELETE_SHARE in ${file} must be a share above 0 and at most 1, such as 0.5 (got "2")`,
+    );
     expect(() => loadConfig({}, {}, files({ [file]: '{"SALESYNC_DELETE_SHARE": 0.2,}' }))).toThrow(/is not valid JSON/);
     expect(() => loadConfig({}, {}, files({ [file]: '[1]' }))).toThrow(/must hold one JSON object of settings/);
   });

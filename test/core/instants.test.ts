@@ -50,11 +50,32 @@ describe('canonicalInstant', () => {
       return Math.floor((state / 2 ** 32) * n);
     };
     const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-    const samples = ['0001-01-01T00:00:00Z', '0999-12-31T23:59:59.9999999-01:00', '1000-01-01T00:30:00+01:00', '9999-12-31T23:59:59.999999-09:00', '2024-02-29T23:59:59,5+0930', '2024-03-01 00:00z', '2024-13-01T00:00:00Z', '2023-02-29T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:00:00+24:00'];
+    const samples = [
+      '0001-01-01T00:00:00Z',
+      '0999-12-31T23:59:59.9999999-01:00',
+      '1000-01-01T00:30:00+01:00',
+      '9999-12-31T23:59:59.999999-09:00',
+      '2024-02-29T23:59:59,5+0930',
+      '2024-03-01 00:00z',
+      '2024-13-01T00:00:00Z',
+      '2023-02-29T00:00:00Z',
+      '2024-01-01T24:00:00Z',
+      '2024-01-01T00:00:00+24:00',
+    ];
     for (let i = 0; i < 2000; i++) {
-      const frac = ['', '.' + String(random(1e9)).padStart(9, '0').slice(0, 1 + random(9))][random(2)];
-      const offset = ['Z', '', `+${pad(random(15))}:${pad(random(60))}`, `-${pad(random(13))}${pad(random(60))}`, `+${pad(random(15))}`][random(5)];
-      samples.push(`${pad(1 + random(9999), 4)}-${pad(1 + random(12))}-${pad(1 + random(31))}T${pad(random(24))}:${pad(random(60))}:${pad(random(60))}${frac}${offset}`);
+      const frac = [
+        '',
+        '.' +
+          String(random(1e9))
+            .padStart(9, '0')
+            .slice(0, 1 + random(9)),
+      ][random(2)];
+      const offset = ['Z', '', `+${pad(random(15))}:${pad(random(60))}`, `-${pad(random(13))}${pad(random(60))}`, `+${pad(random(15))}`][
+        random(5)
+      ];
+      samples.push(
+        `${pad(1 + random(9999), 4)}-${pad(1 + random(12))}-${pad(1 + random(31))}T${pad(random(24))}:${pad(random(60))}:${pad(random(60))}${frac}${offset}`,
+      );
     }
     for (const text of samples) {
       const micros = parseInstantMicros(text);

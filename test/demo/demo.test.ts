@@ -14,7 +14,13 @@ async function readmeQueries(): Promise<string[]> {
   const block = /Example queries[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
   return block
     .split(/;\s*\n/)
-    .map((q) => q.split('\n').filter((l) => !l.trim().startsWith('--')).join('\n').trim())
+    .map((q) =>
+      q
+        .split('\n')
+        .filter((l) => !l.trim().startsWith('--'))
+        .join('\n')
+        .trim(),
+    )
     .filter(Boolean);
 }
 
@@ -40,7 +46,10 @@ describe('demo', () => {
 
   it('runs every example query of docs/analysts.md on the demo warehouse', async () => {
     expect(result).toBeDefined();
-    const warehouse = createWarehouse({ ...DEFAULT_CONFIG, warehousePath: join(await dirPromise, 'demo.duckdb') }, pino({ level: 'silent' }));
+    const warehouse = createWarehouse(
+      { ...DEFAULT_CONFIG, warehousePath: join(await dirPromise, 'demo.duckdb') },
+      pino({ level: 'silent' }),
+    );
     const queries = await readmeQueries();
     expect(queries.length).toBeGreaterThanOrEqual(5);
     for (const sql of queries) {

@@ -13,7 +13,10 @@ import { freePort } from '../support/ports.js';
 const redis = useTestRedis();
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness({ seed: 2301, size: { deals: 30, companies: 5, contacts: 5, meetingLogs: 2, contactActivities: 2, users: 2 } });
+  harness = await startHarness({
+    seed: 2301,
+    size: { deals: 30, companies: 5, contacts: 5, meetingLogs: 2, contactActivities: 2, users: 2 },
+  });
 });
 afterAll(async () => {
   await harness?.close();
@@ -64,7 +67,12 @@ describe('safe by default', () => {
     });
     const worker = startCli(['worker'], env);
     try {
-      await waitFor(async () => worker.output(), (o) => o.includes('worker started'), 30_000, 'the worker to start');
+      await waitFor(
+        async () => worker.output(),
+        (o) => o.includes('worker started'),
+        30_000,
+        'the worker to start',
+      );
       const listening = listeningAddresses(worker.child.pid!);
       expect(listening.map((l) => l.port).sort()).toEqual([dashboardPort, metricsPort].sort());
       for (const { address } of listening) expect(address, JSON.stringify(listening)).toMatch(/^(127\.\d+\.\d+\.\d+|0:0:0:0:0:0:0:1)$/);
@@ -126,13 +134,17 @@ describe('safe by default', () => {
     });
 
     it('asks for the configured user and password (401 with WWW-Authenticate otherwise)', async () => {
-      const options = dashboardOptions(loadConfig({ SALESYNC_DASHBOARD_USER: 'ops', SALESYNC_DASHBOARD_PASSWORD: 's3cret:with:colons', SALESYNC_DASHBOARD_PORT: '0' }));
+      const options = dashboardOptions(
+        loadConfig({ SALESYNC_DASHBOARD_USER: 'ops', SALESYNC_DASHBOARD_PASSWORD: 's3cret:with:colons', SALESYNC_DASHBOARD_PORT: '0' }),
+      );
       try {
         const url = await start(options);
         const anonymous = await fetch(`${url}/`);
         expect(anonymous.status).toBe(401);
         expect(anonymous.headers.get('www-authenticate')).toMatch(/^Basic realm="salesync"/);
-        const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+        const basic = (user: string, password: string) => ({
+          authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+        });
         expect((await fetch(`${url}/api/queues`, { headers: basic('ops', 'wrong') })).status).toBe(401);
         expect((await fetch(`${url}/api/queues`, { headers: basic('root', 's3cret:with:colons') })).status).toBe(401);
         const ok = await fetch(`${url}/`, { headers: basic('ops', 's3cret:with:colons') });
@@ -144,7 +156,9 @@ describe('safe by default', () => {
     });
 
     it('only a user or only a password is a configuration error', () => {
-      expect(() => loadConfig({ SALESYNC_DASHBOARD_USER: 'ops' })).toThrow(/SALESYNC_DASHBOARD_USER and SALESYNC_DASHBOARD_PASSWORD go together/);
+      expect(() => loadConfig({ SALESYNC_DASHBOARD_USER: 'ops' })).toThrow(
+        /SALESYNC_DASHBOARD_USER and SALESYNC_DASHBOARD_PASSWORD go together/,
+      );
     });
   });
 });

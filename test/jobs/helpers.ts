@@ -8,7 +8,13 @@ import { DEFAULT_KEYS } from '../../src/simulator/index.js';
 const cli = join(projectRoot(import.meta.url), 'dist/src/cli/main.js');
 
 /** The environment of a spawned CLI: this simulator, this warehouse, this Redis and prefix, nothing inherited. */
-export function cliEnv(url: string, warehouse: string, redisUrl: string, prefix: string, extra: Record<string, string> = {}): Record<string, string> {
+export function cliEnv(
+  url: string,
+  warehouse: string,
+  redisUrl: string,
+  prefix: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',

@@ -60,7 +60,15 @@ describe('one walk per resource', () => {
   it('two sync jobs and a manual sync of one resource at once: one walks at a time, the others are skipped or wait, all recorded', async () => {
     const harness = await startHarness({ size: { meetingLogs: 150 }, perKeyPerMinute: 2400 });
     const prefix = `${redis.prefix}-overlap`;
-    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, workerConcurrency: 3, leaseTtlMs: 3000 };
+    const config = {
+      ...harness.config,
+      redisUrl: redis.url,
+      redisPrefix: prefix,
+      dashboardPort: 0,
+      metricsPort: 0,
+      workerConcurrency: 3,
+      leaseTtlMs: 3000,
+    };
     const worker = await startWorker(config);
     try {
       const queue = openQueue(redis.connect(), prefix);
@@ -74,7 +82,12 @@ describe('one walk per resource', () => {
       ]);
       const result = await manual;
       expect(result.code, result.output).toBe(0);
-      await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the queue to drain');
+      await waitFor(
+        () => pendingJobs(queue),
+        (n) => n === 0,
+        60_000,
+        'the queue to drain',
+      );
       await queue.close();
     } finally {
       await worker.stop();
@@ -87,7 +100,8 @@ describe('one walk per resource', () => {
     expect(runs.filter((r) => r.outcome === 'skipped').length).toBeGreaterThanOrEqual(1);
     expect(walked.every((r) => r.outcome === 'succeeded')).toBe(true);
     // Never two at once: each walk starts after the one before it finished.
-    for (let i = 1; i < walked.length; i++) expect(walked[i]!.startedAt.getTime()).toBeGreaterThanOrEqual(walked[i - 1]!.finishedAt!.getTime());
+    for (let i = 1; i < walked.length; i++)
+      expect(walked[i]!.startedAt.getTime()).toBeGreaterThanOrEqual(walked[i - 1]!.finishedAt!.getTime());
     await expectMirrorsTruth(warehouse, harness.sim, { resources: ['meeting-logs'] });
     await harness.close();
   });
@@ -100,11 +114,17 @@ describe('manual reconcile and summaries with REDIS_URL', () => {
     // 30/min for the organization: a token every 3 s, 10 at once. Each token a run takes moves the shared
     // bucket's theoretical arrival time (tat) 3 s ahead of Redis's clock, and the bucket outlives the run by that.
     const TOKEN_MS = 3000;
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_WAIT: '1s', SALES_API_ORG_RATE_LIMIT: '30' });
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, {
+      SALESYNC_LEASE_WAIT: '1s',
+      SALES_API_ORG_RATE_LIMIT: '30',
+    });
     try {
       const client = redis.connect();
       // Another process walking deals.
-      const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), { ttlMs: 60_000, holder: 'other-host pid 1' });
+      const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), {
+        ttlMs: 60_000,
+        holder: 'other-host pid 1',
+      });
       expect(held).not.toBeNull();
       const waited = await runCli(['reconcile', 'deals'], env);
       expect(waited.code, waited.output).toBe(0);
@@ -129,7 +149,9 @@ describe('manual reconcile and summaries with REDIS_URL', () => {
       expect(await orgTat()).toBeGreaterThanOrEqual(afterSweep + TOKEN_MS);
 
       const warehouse = createWarehouse(harness.config, silent);
-      const runs = (await warehouse.recentRuns(50)).filter((r) => r.resource === 'deals').sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+      const runs = (await warehouse.recentRuns(50))
+        .filter((r) => r.resource === 'deals')
+        .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
       expect(runs.map((r) => [r.mode, r.outcome])).toEqual([
         ['reconcile', 'skipped'],
         ['reconcile', 'succeeded'],
@@ -152,21 +174,36 @@ describe('reconcile jobs', () => {
     const prefix = `${redis.prefix}-reconcile-job`;
     const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, leaseTtlMs: 3000 };
     const client = redis.connect();
-    const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), { ttlMs: 60_000, holder: 'other-host pid 1' });
+    const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), {
+      ttlMs: 60_000,
+      holder: 'other-host pid 1',
+    });
     const worker = await startWorker(config);
     try {
       const queue = openQueue(client, prefix);
       await queue.add('reconcile', { resource: 'deals' });
-      await waitFor(() => pendingJobs(queue), (n) => n === 0, 30_000, 'the held reconcile to be skipped');
+      await waitFor(
+        () => pendingJobs(queue),
+        (n) => n === 0,
+        30_000,
+        'the held reconcile to be skipped',
+      );
       await held!.release();
       await queue.add('reconcile', { resource: 'deals' });
-      await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the reconcile to run');
+      await waitFor(
+        () => pendingJobs(queue),
+        (n) => n === 0,
+        60_000,
+        'the reconcile to run',
+      );
       await queue.close();
     } finally {
       await worker.stop();
     }
     const warehouse = createWarehouse(harness.config, silent);
-    const runs = (await warehouse.recentRuns(50)).filter((r) => r.mode === 'reconcile').sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    const runs = (await warehouse.recentRuns(50))
+      .filter((r) => r.mode === 'reconcile')
+      .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
     expect(runs.map((r) => [r.resource, r.outcome])).toEqual([
       ['deals', 'skipped'],
       ['deals', 'succeeded'],

@@ -8,7 +8,10 @@ let redis: TestRedis;
 let harness: Harness;
 beforeAll(async () => {
   redis = await startTestRedis();
-  harness = await startHarness({ seed: 61, size: { deals: 300, companies: 50, contacts: 50, meetingLogs: 5, contactActivities: 20, users: 5 } });
+  harness = await startHarness({
+    seed: 61,
+    size: { deals: 300, companies: 50, contacts: 50, meetingLogs: 5, contactActivities: 20, users: 5 },
+  });
 });
 afterAll(async () => {
   await harness?.close();
@@ -24,7 +27,12 @@ describe('worker visibility', () => {
     });
     const worker = startCli(['worker'], env);
     try {
-      await waitFor(async () => worker.output(), (o) => o.includes('worker started'), 20_000, 'the worker to start');
+      await waitFor(
+        async () => worker.output(),
+        (o) => o.includes('worker started'),
+        20_000,
+        'the worker to start',
+      );
       const queued = await runCli(['backfill', 'deals'], env);
       expect(queued.code, queued.output).toBe(0);
 

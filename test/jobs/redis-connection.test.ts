@@ -52,7 +52,8 @@ describe('bounded connections to Redis', () => {
 
 describe('the reconnection policy of a connection that lost Redis', () => {
   /** Attempt `attempt` of an outage `downForMs` old, under a 10 s SALESYNC_REDIS_TIMEOUT. */
-  const delay = (attempt: number, downForMs: number) => reconnectDelay({ attempt, downSince: 50_000, now: 50_000 + downForMs, timeoutMs: 10_000 });
+  const delay = (attempt: number, downForMs: number) =>
+    reconnectDelay({ attempt, downSince: 50_000, now: 50_000 + downForMs, timeoutMs: 10_000 });
 
   it('keeps trying within SALESYNC_REDIS_TIMEOUT, pausing longer each attempt up to a second, never past the deadline', () => {
     expect(delay(1, 0)).toBe(200);
@@ -70,7 +71,11 @@ describe('the reconnection policy of a connection that lost Redis', () => {
   it('counts each outage from its first attempt: a blip that recovered leaves the next outage its whole timeout', () => {
     let now = 0;
     const gaveUp: number[] = [];
-    const retry = boundedRetryStrategy(1000, (downForMs) => gaveUp.push(downForMs), () => now);
+    const retry = boundedRetryStrategy(
+      1000,
+      (downForMs) => gaveUp.push(downForMs),
+      () => now,
+    );
     expect(retry(1)).toBe(200);
     now = 300;
     expect(retry(2)).toBe(400); // then it came back: ioredis counts from 1 again
@@ -151,7 +156,9 @@ describe('a connection that was ready', () => {
       expect(lost.length).toBeGreaterThan(0);
       expect(lost[0]!.code).toBe('redis_unavailable');
       expect(lost[0]!.message).toMatch(
-        new RegExp(`^could not reach Redis at ${server.url.replace(/[.]/g, '\\.')} \\(lost the connection, then connection refused: .+; gave up after [0-9.]+s \\(SALESYNC_REDIS_TIMEOUT\\)\\)$`),
+        new RegExp(
+          `^could not reach Redis at ${server.url.replace(/[.]/g, '\\.')} \\(lost the connection, then connection refused: .+; gave up after [0-9.]+s \\(SALESYNC_REDIS_TIMEOUT\\)\\)$`,
+        ),
       );
     } finally {
       client.disconnect();

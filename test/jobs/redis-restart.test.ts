@@ -36,7 +36,14 @@ describe('connections', () => {
 describe('walk lease', () => {
   it('a walk stopped because Redis lost its lease ends with walk_lease_lost, not as a clean interruption', async () => {
     const client = redis.connect();
-    const guard = walkLeaseGuard({ redis: client, prefix: `${redis.prefix}-walk`, warehouse: { path: '/tmp/w.duckdb' } as Warehouse, logger: silent, ttlMs: 300, waitMs: 0 });
+    const guard = walkLeaseGuard({
+      redis: client,
+      prefix: `${redis.prefix}-walk`,
+      warehouse: { path: '/tmp/w.duckdb' } as Warehouse,
+      logger: silent,
+      ttlMs: 300,
+      waitMs: 0,
+    });
     const lost = guard('deals', 'incremental', async (signal) => {
       await redis.restart();
       // The next renewal (every ttl / 3) finds the lease gone and aborts the walk, which stops like any interruption.
@@ -60,11 +67,19 @@ describe('worker and a Redis restart', () => {
     // Rate-limited meeting logs (one GET per log) keep the job running while Redis goes away.
     const harness = await startHarness({ size: { meetingLogs: 300 }, perKeyPerMinute: 1200 });
     const prefix = `${redis.prefix}-worker`;
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALES_API_RATE_LIMIT: '1200', SALESYNC_LEASE_TTL: '3s' });
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, {
+      SALES_API_RATE_LIMIT: '1200',
+      SALESYNC_LEASE_TTL: '3s',
+    });
     const queue = openQueue(redis.connect(), prefix);
     await queue.add('sync', { resource: 'meeting-logs', mode: 'incremental' });
     const worker = startCli(['worker'], env);
-    await waitFor(async () => (await queue.getJobs(['active'])).length, (n) => n > 0, 30_000, 'the job to start');
+    await waitFor(
+      async () => (await queue.getJobs(['active'])).length,
+      (n) => n > 0,
+      30_000,
+      'the job to start',
+    );
     await queue.close();
 
     // SIGTERM while Redis is down: BullMQ's close then finds its blocking connection reconnecting and never ends.
@@ -93,7 +108,12 @@ describe('worker and a Redis that goes for good', () => {
     worker.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     let stopped = false;
     try {
-      await waitFor(async () => worker.output(), (output) => output.includes('"msg":"worker started"'), 30_000, 'the worker to start');
+      await waitFor(
+        async () => worker.output(),
+        (output) => output.includes('"msg":"worker started"'),
+        30_000,
+        'the worker to start',
+      );
       const stoppedAt = Date.now();
       stopped = true;
       await gone.stop();
@@ -104,7 +124,9 @@ describe('worker and a Redis that goes for good', () => {
       expect(took).toBeGreaterThanOrEqual(2000);
       expect(took).toBeLessThan(15_000);
       expect(stderr).toMatch(
-        new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${gone.url.replace(/[.]/g, '\\.')} \\(lost the connection, then connection refused[^\\n]*; gave up after [0-9.]+s \\(SALESYNC_REDIS_TIMEOUT\\)\\)\\n$`),
+        new RegExp(
+          `^salesync: redis_unavailable: could not reach Redis at ${gone.url.replace(/[.]/g, '\\.')} \\(lost the connection, then connection refused[^\\n]*; gave up after [0-9.]+s \\(SALESYNC_REDIS_TIMEOUT\\)\\)\\n$`,
+        ),
       );
     } finally {
       if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
@@ -117,13 +139,25 @@ describe('worker and a Redis that goes for good', () => {
     const gone = await startTestRedis();
     expect(gone.owned, 'needs redis-server on PATH, to stop it').toBe(true);
     // Slow answers: the walk is still under way when Redis goes.
-    const harness = await startHarness({ seed: 5, size: { deals: 3000, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 }, faults: { latencyMs: 600 } });
-    const env = cliEnv(harness.url, harness.config.warehousePath, gone.url, `${gone.prefix}-sync`, { SALESYNC_REDIS_TIMEOUT: '2s', SALESYNC_FLUSH_ROWS: '200' });
+    const harness = await startHarness({
+      seed: 5,
+      size: { deals: 3000, companies: 2, contacts: 2, meetingLogs: 1, contactActivities: 1, users: 2 },
+      faults: { latencyMs: 600 },
+    });
+    const env = cliEnv(harness.url, harness.config.warehousePath, gone.url, `${gone.prefix}-sync`, {
+      SALESYNC_REDIS_TIMEOUT: '2s',
+      SALESYNC_FLUSH_ROWS: '200',
+    });
     const sync = startCli(['sync', 'deals'], env);
     let stderr = '';
     sync.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
-      await waitFor(async () => sync.output(), (output) => output.includes('"msg":"walk started"'), 30_000, 'the walk to start');
+      await waitFor(
+        async () => sync.output(),
+        (output) => output.includes('"msg":"walk started"'),
+        30_000,
+        'the walk to start',
+      );
       await sleep(1500);
       const stoppedAt = Date.now();
       await gone.stop();
@@ -131,7 +165,9 @@ describe('worker and a Redis that goes for good', () => {
       const took = Date.now() - stoppedAt;
       expect(code, sync.output()).toBe(1);
       expect(took).toBeLessThan(15_000);
-      expect(stderr).toMatch(new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${gone.url.replace(/[.]/g, '\\.')}[^\\n]*\\n$`));
+      expect(stderr).toMatch(
+        new RegExp(`^salesync: redis_unavailable: could not reach Redis at ${gone.url.replace(/[.]/g, '\\.')}[^\\n]*\\n$`),
+      );
       // What was fetched before is kept: the rerun resumes (checked by its watermark-free checkpoint).
       const { walk } = await harness.env().warehouse.readState('deals');
       expect(walk?.cursor ?? null).not.toBeNull();

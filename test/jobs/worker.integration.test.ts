@@ -17,7 +17,11 @@ describe('salesync worker', () => {
   it('on SIGTERM mid-walk commits what it holds and exits 0; restarted, it resumes and ends equal to the truth', async () => {
     const harness = await startHarness({ size: { meetingLogs: 300 }, perKeyPerMinute: 2400 });
     const prefix = `${redis.prefix}-term`;
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALES_API_RATE_LIMIT: '2400', SALESYNC_FLUSH_ROWS: '200', SALESYNC_LEASE_TTL: '3s' });
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, {
+      SALES_API_RATE_LIMIT: '2400',
+      SALESYNC_FLUSH_ROWS: '200',
+      SALESYNC_LEASE_TTL: '3s',
+    });
     const queue = openQueue(redis.connect(), prefix);
     for (const resource of RESOURCE_NAMES) await queue.add('sync', { resource, mode: 'incremental' });
 
@@ -36,7 +40,12 @@ describe('salesync worker', () => {
     expect(await pendingJobs(queue)).toBeGreaterThan(0);
 
     const second = startCli(['worker'], env);
-    await waitFor(() => pendingJobs(queue), (n) => n === 0, 60_000, 'the queue to drain');
+    await waitFor(
+      () => pendingJobs(queue),
+      (n) => n === 0,
+      60_000,
+      'the queue to drain',
+    );
     second.child.kill('SIGTERM');
     expect(await second.exited, second.output()).toBe(0);
     expect(second.output()).toMatch(/resuming walk from its checkpoint/);
@@ -44,14 +53,18 @@ describe('salesync worker', () => {
 
     const warehouse = createWarehouse(harness.config, silent);
     await expectMirrorsTruth(warehouse, harness.sim);
-    const logs = (await warehouse.recentRuns(50)).filter((r) => r.resource === 'meeting-logs' && r.mode !== 'summaries').map((r) => r.outcome);
+    const logs = (await warehouse.recentRuns(50))
+      .filter((r) => r.resource === 'meeting-logs' && r.mode !== 'summaries')
+      .map((r) => r.outcome);
     expect(logs.sort()).toEqual(['interrupted', 'succeeded']);
     await harness.close();
   }, 90_000);
 
   it('with `schedule`, keeps the warehouse fresh with no manual step; a standby worker waits for the owner', async () => {
     // Small on purpose: schedules fire every 2 s, and every check compares the whole warehouse with the truth.
-    const harness = await startHarness({ size: { deals: 120, companies: 40, contacts: 150, meetingLogs: 20, contactActivities: 60, users: 5 } });
+    const harness = await startHarness({
+      size: { deals: 120, companies: 40, contacts: 150, meetingLogs: 20, contactActivities: 60, users: 5 },
+    });
     const prefix = `${redis.prefix}-fresh`;
     // Schedules every 2 s keep the worker writing all the time; without a linger the test's reads find gaps.
     const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, prefix, { SALESYNC_LEASE_TTL: '3s', SALESYNC_LINGER: '0' });
@@ -62,13 +75,27 @@ describe('salesync worker', () => {
     expect((JSON.parse(again.output) as unknown[]).length).toBe(12);
 
     const owner = startCli(['worker'], env);
-    await waitFor(async () => owner.output(), (o) => o.includes('worker started'), 20_000, 'the worker to start');
+    await waitFor(
+      async () => owner.output(),
+      (o) => o.includes('worker started'),
+      20_000,
+      'the worker to start',
+    );
     const standby = startCli(['worker'], env);
-    await waitFor(async () => standby.output(), (o) => o.includes('standby'), 20_000, 'the standby line');
+    await waitFor(
+      async () => standby.output(),
+      (o) => o.includes('standby'),
+      20_000,
+      'the standby line',
+    );
 
     const warehouse = createWarehouse(harness.config, silent);
     // Checked every 2 s: each check opens the file, and the worker must not wait for the test to write.
-    const mirrors = async () => expectMirrorsTruth(warehouse, harness.sim).then(() => true, () => false);
+    const mirrors = async () =>
+      expectMirrorsTruth(warehouse, harness.sim).then(
+        () => true,
+        () => false,
+      );
     const fresh = (what: string) => waitFor(mirrors, Boolean, 40_000, what, 2000);
     await fresh('the first scheduled syncs');
     harness.sim.admin.mutateRandom(40, 3, ['update', 'create', 'activity']);
@@ -77,7 +104,12 @@ describe('salesync worker', () => {
     // The owner stops; the standby takes over when the lease is released.
     owner.child.kill('SIGTERM');
     expect(await owner.exited, owner.output()).toBe(0);
-    await waitFor(async () => standby.output(), (o) => o.includes('worker started'), 20_000, 'the standby to take over');
+    await waitFor(
+      async () => standby.output(),
+      (o) => o.includes('worker started'),
+      20_000,
+      'the standby to take over',
+    );
     harness.sim.admin.mutateRandom(20, 4, ['update']);
     await sleep(500);
     await fresh('the standby to sync the changes');

@@ -3,7 +3,13 @@ import { setMaxListeners } from 'node:events';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateLane, RateLimiter } from '../../src/core/rate-limiter.js';
-import { createLimiter, createRedisLimiter, TokenBucketLimiter, type ClosableRateLimiter, type RedisLimiterOptions } from '../../src/limiter/index.js';
+import {
+  createLimiter,
+  createRedisLimiter,
+  TokenBucketLimiter,
+  type ClosableRateLimiter,
+  type RedisLimiterOptions,
+} from '../../src/limiter/index.js';
 import { useTestRedis } from '../support/use-redis.js';
 import { maxInWindow } from '../../bench/window-stats.js';
 
@@ -163,7 +169,12 @@ describe('Redis limiter', () => {
     // The 60-second guarantee is the cross-process test's; here a 1 s window at 600/min (590 sustained).
     const [limiter] = pair({ perKeyPerMinute: 600, perOrgPerMinute: 100_000 });
     const grants = await hammer(limiter, ['k'], 2500, { inFlight: 8 });
-    expect(maxInWindow(grants.map((g) => g.at), 1000)).toBeLessThanOrEqual(10 + 11);
+    expect(
+      maxInWindow(
+        grants.map((g) => g.at),
+        1000,
+      ),
+    ).toBeLessThanOrEqual(10 + 11);
   });
 });
 
@@ -173,10 +184,13 @@ describe('Redis limiter', () => {
  * flat out throughout (8 loops); a sync (4 loops) asking from 2.5 s to 5.5 s only.
  */
 const lanesOf: Array<[string, (options: Omit<RedisLimiterOptions, 'redis' | 'prefix'>) => [RateLimiter, RateLimiter]]> = [
-  ['in-process', (options) => {
-    const limiter = new TokenBucketLimiter(options);
-    return [limiter, limiter];
-  }],
+  [
+    'in-process',
+    (options) => {
+      const limiter = new TokenBucketLimiter(options);
+      return [limiter, limiter];
+    },
+  ],
   ['Redis, two processes', (options) => pair(options)],
 ];
 

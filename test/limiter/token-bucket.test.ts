@@ -1,6 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RateLane } from '../../src/core/rate-limiter.js';
-import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, gcraYielding, TokenBucketLimiter, type GcraParams } from '../../src/limiter/index.js';
+import {
+  gcraLimitAvailable,
+  gcraParams,
+  gcraTake,
+  gcraWait,
+  gcraYielding,
+  TokenBucketLimiter,
+  type GcraParams,
+} from '../../src/limiter/index.js';
 
 /**
  * Sends as fast as the buckets allow over `minutes` of simulated time; returns send times. `view` is how the
@@ -201,7 +209,12 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     const perKey = countBy(grants, (g) => g.keyId);
     expect(perKey.a).toBeGreaterThanOrEqual(590);
     expect(perKey.b).toBeGreaterThanOrEqual(590);
-    expect(maxInAnyWindow(grants.filter((g) => g.keyId === 'a').map((g) => g.at), 60_000)).toBeLessThanOrEqual(600);
+    expect(
+      maxInAnyWindow(
+        grants.filter((g) => g.keyId === 'a').map((g) => g.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(600);
   });
 
   it('grants the key whose token comes first, skipping a paused one', async () => {
@@ -214,7 +227,12 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
   it('caps a pool of keys at the organization limit', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 600, perOrgPerMinute: 900, now: () => Date.now() });
     const grants = await driveLimiter(limiter, [{ keys: ['a', 'b', 'c'] }], 120_000);
-    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(900);
+    expect(
+      maxInAnyWindow(
+        grants.map((g) => g.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(900);
     expect(grants.length / 2).toBeGreaterThanOrEqual(880);
   });
 
@@ -231,15 +249,30 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     expect(byLane.backfill! / 2).toBeLessThanOrEqual(300);
     expect(byLane.backfill! / 2).toBeGreaterThanOrEqual(285);
     expect(byLane.sync! / 2).toBeGreaterThanOrEqual(870);
-    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
+    expect(
+      maxInAnyWindow(
+        grants.map((g) => g.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(1200);
   });
 
   it('lets a backfill running alone use the whole budget, not only its share', async () => {
-    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.25 }, now: () => Date.now() });
+    const limiter = new TokenBucketLimiter({
+      perKeyPerMinute: 10_000,
+      perOrgPerMinute: 1200,
+      laneShares: { backfill: 0.25 },
+      now: () => Date.now(),
+    });
     const grants = await driveLimiter(limiter, [{ keys: ['a', 'b'], lane: 'backfill', inFlight: 8 }], 120_000);
     // The organization's 1190/min sustained (1200 less the burst), not the share's 300.
     expect(grants.length / 2).toBeGreaterThanOrEqual(1180);
-    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
+    expect(
+      maxInAnyWindow(
+        grants.map((g) => g.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(1200);
   });
 
   it('lets a summaries sweep (reconcile --deep) running alone use the whole of its one key', async () => {
@@ -253,12 +286,24 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
   it('keeps backfill and summaries each their share when both want more, and lets them split the rest', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
     // Summaries with half the loops of the backfill: a plain first-come split would give it a third, not less.
-    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill', inFlight: 8 }, { keys: ['a'], lane: 'summaries', inFlight: 2 }], 60_000);
+    const grants = await driveLimiter(
+      limiter,
+      [
+        { keys: ['a'], lane: 'backfill', inFlight: 8 },
+        { keys: ['a'], lane: 'summaries', inFlight: 2 },
+      ],
+      60_000,
+    );
     const byLane = countBy(grants, (g) => g.lane);
     expect(byLane.backfill).toBeGreaterThanOrEqual(0.5 * 1200 - 15);
     expect(byLane.summaries).toBeGreaterThanOrEqual(0.25 * 1200 - 15);
     expect(byLane.backfill! + byLane.summaries!).toBeGreaterThanOrEqual(1180);
-    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
+    expect(
+      maxInAnyWindow(
+        grants.map((g) => g.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(1200);
   });
 
   it('gives way to a sync at once: its first requests beside a busy backfill wait for nothing', async () => {
@@ -272,7 +317,12 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
   });
 
   it('holds a backfill to its share while sync asks, and gives it the whole budget back as soon as sync goes quiet', async () => {
-    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.25 }, now: () => Date.now() });
+    const limiter = new TokenBucketLimiter({
+      perKeyPerMinute: 10_000,
+      perOrgPerMinute: 1200,
+      laneShares: { backfill: 0.25 },
+      now: () => Date.now(),
+    });
     const grants = await driveLimiter(
       limiter,
       [
@@ -292,12 +342,24 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
   it('lets a backfill take whatever a light sync leaves, and the light sync never waits', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
     // Sync wants 60/min (one loop, a request a second): the backfill may use the other 1130, far past its half.
-    const grants = await driveLimiter(limiter, [{ keys: ['a'], lane: 'backfill', inFlight: 8 }, { keys: ['a'], inFlight: 1, everyMs: 1000 }], 60_000);
+    const grants = await driveLimiter(
+      limiter,
+      [
+        { keys: ['a'], lane: 'backfill', inFlight: 8 },
+        { keys: ['a'], inFlight: 1, everyMs: 1000 },
+      ],
+      60_000,
+    );
     const byLane = countBy(grants, (g) => g.lane);
     expect(byLane.sync).toBeGreaterThanOrEqual(59);
     expect(Math.max(...grants.filter((g) => g.lane === 'sync').map((g) => g.waitedMs))).toBe(0);
     expect(byLane.backfill).toBeGreaterThanOrEqual(1190 - 60 - 15);
-    expect(maxInAnyWindow(grants.map((g) => g.at), 60_000)).toBeLessThanOrEqual(1200);
+    expect(
+      maxInAnyWindow(
+        grants.map((g) => g.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(1200);
   });
 
   it('reserves the schedule its share even when one key, not the organization, is the limit', async () => {
@@ -310,7 +372,12 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
   });
 
   it('never lets a waiting backfill hold back a sync request behind it', async () => {
-    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, laneShares: { backfill: 0.005 }, now: () => Date.now() });
+    const limiter = new TokenBucketLimiter({
+      perKeyPerMinute: 10_000,
+      perOrgPerMinute: 1200,
+      laneShares: { backfill: 0.005 },
+      now: () => Date.now(),
+    });
     // Take every token a backfill may take now (its share's burst of 3, then what it may of the organization's).
     let taken = 0;
     let backfillDone = false;

@@ -35,12 +35,16 @@ describe('the packed package', () => {
   });
 
   it('runs the demo end to end from the install alone: schema files and the simulator ship with it', async () => {
-    const demo = await run(join(dir, 'node_modules', '.bin', 'salesync'), ['demo'], { cwd: dir, timeout: 120_000, env: { PATH: process.env.PATH ?? '', HOME: dir } });
+    const demo = await run(join(dir, 'node_modules', '.bin', 'salesync'), ['demo'], {
+      cwd: dir,
+      timeout: 120_000,
+      env: { PATH: process.env.PATH ?? '', HOME: dir },
+    });
     expect(demo.stdout).toMatch(/Query it yourself/);
     expect(await readdir(join(dir, 'data'))).toContain('demo.duckdb');
   }, 150_000);
 
-  it('reads the shared limiter\'s Lua scripts from the install itself', async () => {
+  it("reads the shared limiter's Lua scripts from the install itself", async () => {
     const limiter = join(dir, 'node_modules', 'salesync', 'dist', 'src', 'limiter', 'redis-limiter.js');
     const script = `import('${limiter}').then((m) => console.log(m.readLimiterScript('acquire.lua').length))`;
     const read = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir });

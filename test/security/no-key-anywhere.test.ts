@@ -27,7 +27,10 @@ afterAll(async () => harness?.close());
 
 describe('the API key is nowhere salesync writes', () => {
   it('not in stdout, stderr, trace logs, any table, nor the bytes of the warehouse, its WAL or the snapshot', async () => {
-    harness = await startHarness({ seed: 601, size: { deals: 120, companies: 40, contacts: 150, meetingLogs: 8, contactActivities: 40, users: 5 } });
+    harness = await startHarness({
+      seed: 601,
+      size: { deals: 120, companies: 40, contacts: 150, meetingLogs: 8, contactActivities: 40, users: 5 },
+    });
     const sim = harness.sim;
     sim.admin.addKey(KEY, 'read');
     const snapshotPath = join(harness.dir, 'snapshot.duckdb');

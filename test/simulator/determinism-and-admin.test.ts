@@ -38,18 +38,22 @@ describe('determinism', () => {
       if (d.properties['account_id']) expect(companies.has(d.properties['account_id'] as string)).toBe(true);
       if (d.properties['owner_id']) expect(users.has(d.properties['owner_id'] as string)).toBe(true);
     }
-    for (const c of truth.records.contacts) if (c.properties['account_id']) expect(companies.has(c.properties['account_id'] as string)).toBe(true);
+    for (const c of truth.records.contacts)
+      if (c.properties['account_id']) expect(companies.has(c.properties['account_id'] as string)).toBe(true);
     for (const l of truth.records['meeting-logs']) expect(deals.has(l.properties['deal_id'] as string)).toBe(true);
     for (const a of truth.records['contact-activities']) expect(contacts.has(a.properties['contact_id'] as string)).toBe(true);
     // aggregates agree with the activities
     const counts = new Map<string, number>();
-    for (const l of truth.records['meeting-logs']) counts.set(l.properties['deal_id'] as string, (counts.get(l.properties['deal_id'] as string) ?? 0) + 1);
+    for (const l of truth.records['meeting-logs'])
+      counts.set(l.properties['deal_id'] as string, (counts.get(l.properties['deal_id'] as string) ?? 0) + 1);
     for (const d of truth.records.deals) expect(d.properties['activity_count']).toBe(counts.get(d.id) ?? 0);
   });
 
   test('100k records generate in a few seconds', () => {
     const began = performance.now();
-    const sim = createSimulator({ size: { deals: 25_000, companies: 15_000, contacts: 30_000, meetingLogs: 20_000, contactActivities: 10_000, users: 50 } });
+    const sim = createSimulator({
+      size: { deals: 25_000, companies: 15_000, contacts: 30_000, meetingLogs: 20_000, contactActivities: 10_000, users: 50 },
+    });
     // ~1.5 s alone on a 2-core machine; the margin absorbs parallel test files.
     expect(performance.now() - began).toBeLessThan(6_000);
     expect(sim.admin.mutateRandom(3, 1)).toHaveLength(3);
@@ -96,12 +100,15 @@ describe('admin', () => {
   test('mutateRandom reports what it did, and only the changes it says moved updated_at did', async () => {
     const sim = await start();
     const before = sim.admin.truth();
-    const watermark = before.records.deals.concat(before.records.companies, before.records.contacts, before.records['meeting-logs'], before.records['contact-activities'])
+    const watermark = before.records.deals
+      .concat(before.records.companies, before.records.contacts, before.records['meeting-logs'], before.records['contact-activities'])
       .map((r) => micros(r.updated_at))
       .reduce((a, b) => (a > b ? a : b));
     const report = sim.admin.mutateRandom(80, 5);
     expect(report).toHaveLength(80);
-    expect(new Set(report.map((r) => r.kind))).toEqual(new Set(['update', 'same-value', 'create', 'activity', 'link', 'summaries', 'delete']));
+    expect(new Set(report.map((r) => r.kind))).toEqual(
+      new Set(['update', 'same-value', 'create', 'activity', 'link', 'summaries', 'delete']),
+    );
     const after = sim.admin.truth();
     const deleted = new Set(report.filter((r) => r.kind === 'delete').map((r) => r.id));
     const moved = new Set(report.filter((r) => r.movedUpdatedAt).map((r) => r.id));

@@ -94,7 +94,11 @@ describe('faults', () => {
     const sim = await start();
     for (const bad of [{ rateLimitRetryAfterSeconds: -1 }, { rateLimitRemaining: 1.5 }, { rateLimitResetSeconds: '60' }]) {
       expect(() => sim.admin.setFaults(bad as never), JSON.stringify(bad)).toThrow(/whole number of at least 0/);
-      const res = await fetch(`${sim.url}/_admin/faults`, { method: 'PUT', body: JSON.stringify(bad), headers: { 'Content-Type': 'application/json' } });
+      const res = await fetch(`${sim.url}/_admin/faults`, {
+        method: 'PUT',
+        body: JSON.stringify(bad),
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(res.status).toBe(400);
     }
   });

@@ -83,7 +83,12 @@ describe('cursor paging', () => {
   test('users page with a cursor too', async () => {
     const sim = await start();
     const users = await walkList(sim, '/v1/users/', { page_size: '3' });
-    expect(users.map((u) => u.id).sort()).toEqual(sim.admin.truth().users.map((u) => u.id).sort());
+    expect(users.map((u) => u.id).sort()).toEqual(
+      sim.admin
+        .truth()
+        .users.map((u) => u.id)
+        .sort(),
+    );
   });
 
   test('a record updated mid-walk behind the cursor is returned again later in updated_at order', async () => {
@@ -118,10 +123,16 @@ describe('updated_after', () => {
     };
     for (const offset of ['Z', '+09:00'] as const) {
       const exact = await walkList(sim, '/v1/deals/', { updated_after: iso(at, offset) });
-      expect(exact.some((r) => r.id === target.id), `exact ${offset}`).toBe(true);
+      expect(
+        exact.some((r) => r.id === target.id),
+        `exact ${offset}`,
+      ).toBe(true);
       expect(exact.every((r) => micros(r.updated_at) >= at)).toBe(true);
       const oneMicroLater = await walkList(sim, '/v1/deals/', { updated_after: iso(at + 1n, offset) });
-      expect(oneMicroLater.some((r) => r.id === target.id), `+1µs ${offset}`).toBe(false);
+      expect(
+        oneMicroLater.some((r) => r.id === target.id),
+        `+1µs ${offset}`,
+      ).toBe(false);
     }
   });
 

@@ -14,8 +14,16 @@ async function ids(sim: Simulator, resource: string, conditions: unknown[]): Pro
   return reply.body.results.map((r: any) => r.id).sort();
 }
 
-function expected(sim: Simulator, resource: 'deals' | 'companies' | 'contacts' | 'meeting-logs', keep: (p: Record<string, any>) => boolean): string[] {
-  return sim.admin.truth().records[resource].filter((r) => keep(r.properties)).map((r) => r.id).sort();
+function expected(
+  sim: Simulator,
+  resource: 'deals' | 'companies' | 'contacts' | 'meeting-logs',
+  keep: (p: Record<string, any>) => boolean,
+): string[] {
+  return sim.admin
+    .truth()
+    .records[resource].filter((r) => keep(r.properties))
+    .map((r) => r.id)
+    .sort();
 }
 
 function expectFieldError(reply: { status: number; body: any }, name: string): void {
@@ -57,15 +65,27 @@ describe('search', () => {
 
   test('number operators compare numerically, range is inclusive and is_null matches missing values', async () => {
     const sim = await start();
-    const amounts = sim.admin.truth().records.deals.map((d) => d.properties['amount']).filter((a): a is number => typeof a === 'number').sort((a, b) => a - b);
+    const amounts = sim.admin
+      .truth()
+      .records.deals.map((d) => d.properties['amount'])
+      .filter((a): a is number => typeof a === 'number')
+      .sort((a, b) => a - b);
     const mid = amounts[Math.floor(amounts.length / 2)]!;
-    expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'gte', value: mid }])).toEqual(expected(sim, 'deals', (p) => typeof p['amount'] === 'number' && p['amount'] >= mid));
-    expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'lt', value: mid }])).toEqual(expected(sim, 'deals', (p) => typeof p['amount'] === 'number' && p['amount'] < mid));
-    expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'eq', value: mid }])).toEqual(expected(sim, 'deals', (p) => p['amount'] === mid));
+    expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'gte', value: mid }])).toEqual(
+      expected(sim, 'deals', (p) => typeof p['amount'] === 'number' && p['amount'] >= mid),
+    );
+    expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'lt', value: mid }])).toEqual(
+      expected(sim, 'deals', (p) => typeof p['amount'] === 'number' && p['amount'] < mid),
+    );
+    expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'eq', value: mid }])).toEqual(
+      expected(sim, 'deals', (p) => p['amount'] === mid),
+    );
     expect(await ids(sim, 'deals', [{ field: 'amount', operator: 'range', value: [amounts[0], mid] }])).toEqual(
       expected(sim, 'deals', (p) => typeof p['amount'] === 'number' && p['amount'] <= mid),
     );
-    expect(await ids(sim, 'deals', [{ field: 'dK3mP9xQ', operator: 'is_null' }])).toEqual(expected(sim, 'deals', (p) => p['dK3mP9xQ'] == null));
+    expect(await ids(sim, 'deals', [{ field: 'dK3mP9xQ', operator: 'is_null' }])).toEqual(
+      expected(sim, 'deals', (p) => p['dK3mP9xQ'] == null),
+    );
   });
 
   test('select matches the internal value exactly, never the label', async () => {
@@ -87,29 +107,45 @@ describe('search', () => {
     const sim = await start();
     const deal = sim.admin.truth().records.deals.find((d) => d.properties['close_date'])!;
     const day = deal.properties['close_date'] as string;
-    expect(await ids(sim, 'deals', [{ field: 'close_date', operator: 'date_eq', value: day }])).toEqual(expected(sim, 'deals', (p) => p['close_date'] === day));
-    expect(await ids(sim, 'deals', [{ field: 'close_date', operator: 'date_after', value: day }])).toEqual(expected(sim, 'deals', (p) => p['close_date'] != null && p['close_date'] > day));
+    expect(await ids(sim, 'deals', [{ field: 'close_date', operator: 'date_eq', value: day }])).toEqual(
+      expected(sim, 'deals', (p) => p['close_date'] === day),
+    );
+    expect(await ids(sim, 'deals', [{ field: 'close_date', operator: 'date_after', value: day }])).toEqual(
+      expected(sim, 'deals', (p) => p['close_date'] != null && p['close_date'] > day),
+    );
     expect(await ids(sim, 'deals', [{ field: 'close_date', operator: 'date_on_or_before', value: day }])).toEqual(
       expected(sim, 'deals', (p) => p['close_date'] != null && p['close_date'] <= day),
     );
     const created = sim.admin.createRecord('meeting-logs', { deal_id: deal.id, meeting_date: '2030-05-05T23:30:00+09:00' });
     // 2030-05-05T23:30+09:00 is 2030-05-05T14:30Z: on 2030-05-05 in UTC
     expect(await ids(sim, 'meeting-logs', [{ field: 'meeting_date', operator: 'date_eq', value: '2030-05-05' }])).toEqual([created.id]);
-    expect(await ids(sim, 'meeting-logs', [{ field: 'meeting_date', operator: 'date_range', value: ['2030-05-05T14:30:00Z', '2030-12-31'] }])).toEqual([created.id]);
+    expect(
+      await ids(sim, 'meeting-logs', [{ field: 'meeting_date', operator: 'date_range', value: ['2030-05-05T14:30:00Z', '2030-12-31'] }]),
+    ).toEqual([created.id]);
     expect(await ids(sim, 'meeting-logs', [{ field: 'meeting_date', operator: 'date_after', value: '2030-05-05T14:30:00Z' }])).toEqual([]);
   });
 
   test('boolean eq and ne', async () => {
     const sim = await start();
-    expect(await ids(sim, 'deals', [{ field: 'dB4hJ6sU', operator: 'eq', value: true }])).toEqual(expected(sim, 'deals', (p) => p['dB4hJ6sU'] === true));
-    expect(await ids(sim, 'deals', [{ field: 'dB4hJ6sU', operator: 'ne', value: true }])).toEqual(expected(sim, 'deals', (p) => p['dB4hJ6sU'] !== true));
+    expect(await ids(sim, 'deals', [{ field: 'dB4hJ6sU', operator: 'eq', value: true }])).toEqual(
+      expected(sim, 'deals', (p) => p['dB4hJ6sU'] === true),
+    );
+    expect(await ids(sim, 'deals', [{ field: 'dB4hJ6sU', operator: 'ne', value: true }])).toEqual(
+      expected(sim, 'deals', (p) => p['dB4hJ6sU'] !== true),
+    );
   });
 
   test('conditions in a group are ANDed and groups are ORed', async () => {
     const sim = await start();
     const reply = await search(sim, 'deals', {
       filter_groups: [
-        { name: 'won big', conditions: [{ field: 'stage', operator: 'equals', value: 'stg_won' }, { field: 'amount', operator: 'gte', value: 10_000_000 }] },
+        {
+          name: 'won big',
+          conditions: [
+            { field: 'stage', operator: 'equals', value: 'stg_won' },
+            { field: 'amount', operator: 'gte', value: 10_000_000 },
+          ],
+        },
         { conditions: [{ field: 'stage', operator: 'equals', value: 'stg_lost' }] },
       ],
       page_size: 200,

@@ -8,7 +8,11 @@ const start = useSimulators();
 describe('summaryStatuses', () => {
   test('seeded and generated summaries use the configured names: none → pending → final[0] → final[0]', async () => {
     const sim = await start({ size: { meetingLogs: 300 }, summaryStatuses: { pending: 'queued', final: ['done'] } });
-    const seeded = new Set(Object.values(sim.admin.truth().summaries).flat().map((s) => s.status));
+    const seeded = new Set(
+      Object.values(sim.admin.truth().summaries)
+        .flat()
+        .map((s) => s.status),
+    );
     expect(seeded).toEqual(new Set(['queued', 'done']));
     const deal = sim.admin.truth().records.deals[0]!;
     const { activity } = sim.admin.recordActivity('meeting-logs', deal.id);

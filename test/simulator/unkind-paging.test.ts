@@ -59,7 +59,12 @@ describe('cursorKind offset', () => {
   test('users keep keyset paging under cursorKind offset', async () => {
     const sim = await start({ cursorKind: 'offset' });
     const users = await walkList(sim, '/v1/users/', { page_size: '3' });
-    expect(users.map((u) => u.id).sort()).toEqual(sim.admin.truth().users.map((u) => u.id).sort());
+    expect(users.map((u) => u.id).sort()).toEqual(
+      sim.admin
+        .truth()
+        .users.map((u) => u.id)
+        .sort(),
+    );
   });
 });
 

@@ -4,7 +4,11 @@ import { call, DEFAULT_KEYS, micros, useSimulators } from './helpers.js';
 const start = useSimulators();
 const write = DEFAULT_KEYS.write;
 
-function find(sim: Awaited<ReturnType<ReturnType<typeof useSimulators>>>, resource: 'deals' | 'companies' | 'contacts' | 'meeting-logs', id: string) {
+function find(
+  sim: Awaited<ReturnType<ReturnType<typeof useSimulators>>>,
+  resource: 'deals' | 'companies' | 'contacts' | 'meeting-logs',
+  id: string,
+) {
   return sim.admin.truth().records[resource].find((r) => r.id === id)!;
 }
 
@@ -73,7 +77,9 @@ describe('updated_at rules', () => {
     expect(moved.properties['deal_id']).toBe(deal.id);
     expect(moved.updated_at).toBe(log.updated_at);
     const owner = truth.users.find((u) => u.id !== truth.records.deals[0]!.properties['owner_id'])!;
-    expect(sim.admin.changeLink('deals', truth.records.deals[0]!.id, 'owner_id', owner.id).updated_at).toBe(truth.records.deals[0]!.updated_at);
+    expect(sim.admin.changeLink('deals', truth.records.deals[0]!.id, 'owner_id', owner.id).updated_at).toBe(
+      truth.records.deals[0]!.updated_at,
+    );
   });
 
   test('a link change together with a real change moves updated_at', async () => {
@@ -106,7 +112,7 @@ describe('updated_at rules', () => {
     expect(changed).toBeGreaterThan(0);
   });
 
-  test('recording a meeting log moves the parent deal\'s activity_count and updated_at', async () => {
+  test("recording a meeting log moves the parent deal's activity_count and updated_at", async () => {
     const sim = await start();
     const deal = sim.admin.truth().records.deals[2]!;
     const { activity, parent } = sim.admin.recordActivity('meeting-logs', deal.id);
@@ -135,7 +141,7 @@ describe('updated_at rules', () => {
     expect(since.body.results.some((r: any) => r.id === contact.id)).toBe(true);
   });
 
-  test('summaries appear and change without moving the meeting log\'s updated_at', async () => {
+  test("summaries appear and change without moving the meeting log's updated_at", async () => {
     const sim = await start();
     const log = sim.admin.truth().records['meeting-logs'].find((r) => !sim.admin.truth().summaries[r.id])!;
     const pending = sim.admin.generateSummaries(log.id);

@@ -166,7 +166,10 @@ describe('property definitions', () => {
     expect(defs.find((d: any) => d.api_name === 'cX4pL7mQ').property_type).toBe('text');
     expect(defs.find((d: any) => d.api_name === 'cR8tN2vB').options).toEqual([{ value: 'tier_s', label: 'Sランク' }]);
     expect(defs.some((d: any) => d.api_name === 'cN3bT6uW')).toBe(false);
-    const values = sim.admin.truth().records.companies.map((c) => c.properties['cX4pL7mQ']).filter((v) => v != null);
+    const values = sim.admin
+      .truth()
+      .records.companies.map((c) => c.properties['cX4pL7mQ'])
+      .filter((v) => v != null);
     expect(values.every((v) => typeof v === 'string')).toBe(true);
   });
 });

@@ -6,7 +6,12 @@ import { CLI, runCli, type CliRun } from './cli.js';
  * runCli, killed if it runs past `withinMs`: a hang fails the test saying so instead of timing the suite out.
  * `onStart` gets the run's stdout (its log lines) so far.
  */
-export async function runCliWithin(args: string[], env: Record<string, string>, withinMs = 120_000, onStart?: (stdout: () => string) => void): Promise<CliRun> {
+export async function runCliWithin(
+  args: string[],
+  env: Record<string, string>,
+  withinMs = 120_000,
+  onStart?: (stdout: () => string) => void,
+): Promise<CliRun> {
   let timer: NodeJS.Timeout | undefined;
   const run = await runCli(args, env, (kill, stdout) => {
     timer = setTimeout(kill, withinMs);

@@ -17,7 +17,11 @@ export interface CliRun {
 }
 
 /** Run the CLI with exactly `env` (plus PATH and HOME); `onStart` gets a way to SIGKILL it, and its stdout (the log lines) so far. */
-export function runCli(args: string[], env: Record<string, string>, onStart?: (kill: () => void, stdout: () => string) => void): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  onStart?: (kill: () => void, stdout: () => string) => void,
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
@@ -29,7 +33,10 @@ export function runCli(args: string[], env: Record<string, string>, onStart?: (k
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, pid: child.pid ?? null, stdout, stderr }));
-    onStart?.(() => child.kill('SIGKILL'), () => stdout);
+    onStart?.(
+      () => child.kill('SIGKILL'),
+      () => stdout,
+    );
   });
 }
 

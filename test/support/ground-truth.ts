@@ -58,13 +58,20 @@ export async function expectMirrorsTruth(
       `SELECT api_name, column_name, property_type FROM property_definitions WHERE resource = ${lit(resource)}`,
     );
     const typed = defs.map((d) => `${canonicalSql(String(d.column_name), String(d.property_type))} AS ${q(`t:${d.api_name}`)}`);
-    const rows = await warehouse.query(
-      `SELECT id, CAST(epoch_us(created_at) AS VARCHAR) AS c, CAST(epoch_us(updated_at) AS VARCHAR) AS u,
+    const rows = await warehouse
+      .query(
+        `SELECT id, CAST(epoch_us(created_at) AS VARCHAR) AS c, CAST(epoch_us(updated_at) AS VARCHAR) AS u,
               CAST(_properties AS VARCHAR) AS p ${typed.length ? `, ${typed.join(', ')}` : ''}
        FROM ${q(table)} WHERE _deleted_at IS NULL ORDER BY id`,
-    ).then((all) => all.filter((r) => !excluded.has(String(r.id))));
-    const expected = [...truth.records[resource]].filter((r) => !excluded.has(r.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    expect(rows.map((r) => r.id), `${resource}: ids`).toEqual(expected.map((r) => r.id));
+      )
+      .then((all) => all.filter((r) => !excluded.has(String(r.id))));
+    const expected = [...truth.records[resource]]
+      .filter((r) => !excluded.has(r.id))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    expect(
+      rows.map((r) => r.id),
+      `${resource}: ids`,
+    ).toEqual(expected.map((r) => r.id));
     expected.forEach((record, i) => {
       const row = rows[i]!;
       const where = `${resource} ${record.id}`;
@@ -84,7 +91,9 @@ export async function expectMirrorsTruth(
   if (options.users ?? options.resources === undefined) {
     const users = await warehouse.query(`SELECT id, email, name, is_active FROM users WHERE _deleted_at IS NULL ORDER BY id`);
     expect(users, 'users').toEqual(
-      [...truth.users].sort((a, b) => (a.id < b.id ? -1 : 1)).map((u) => ({ id: u.id, email: u.email, name: u.name, is_active: u.is_active })),
+      [...truth.users]
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map((u) => ({ id: u.id, email: u.email, name: u.name, is_active: u.is_active })),
     );
   }
 

@@ -16,7 +16,12 @@ export interface Harness {
   dir: string;
   config: Config;
   env(overrides?: Partial<Config>, signal?: AbortSignal): SyncEnvironment;
-  sync(options?: { mode?: WalkMode; resources?: readonly ResourceName[]; config?: Partial<Config>; signal?: AbortSignal }): Promise<SyncReport>;
+  sync(options?: {
+    mode?: WalkMode;
+    resources?: readonly ResourceName[];
+    config?: Partial<Config>;
+    signal?: AbortSignal;
+  }): Promise<SyncReport>;
   close(): Promise<void>;
 }
 

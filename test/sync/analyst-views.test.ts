@@ -35,8 +35,12 @@ describe('analyst views, history and snapshots against the simulator', () => {
     });
     sim.admin.updateRecord('deals', deal.id, { dHostil1: 'v1', stage: 'stg_won' });
     sim.admin.updatePropertyOptions('deals', 'stage', [
-      { value: 'stg_lead', label: 'リード' }, { value: 'stg_qualify', label: '要件確認' }, { value: 'stg_proposal', label: '提案' },
-      { value: 'stg_negotiation', label: '交渉' }, { value: 'stg_won', label: '受注 🎉' }, { value: 'stg_lost', label: '失注' },
+      { value: 'stg_lead', label: 'リード' },
+      { value: 'stg_qualify', label: '要件確認' },
+      { value: 'stg_proposal', label: '提案' },
+      { value: 'stg_negotiation', label: '交渉' },
+      { value: 'stg_won', label: '受注 🎉' },
+      { value: 'stg_lost', label: '失注' },
     ]);
     sim.admin.changePropertyType('deals', 'dK3mP9xQ', 'text');
     expect((await harness.sync({ resources: RESOURCES })).ok).toBe(true);
@@ -67,7 +71,9 @@ describe('analyst views, history and snapshots against the simulator', () => {
     expect(first.snapshot?.path).toBe(snapshotPath);
 
     const { sim } = harness;
-    const deal = sim.admin.truth().records.deals.find((d) => d.properties.stage !== 'stg_qualify' && d.properties.stage !== 'stg_proposal')!;
+    const deal = sim.admin
+      .truth()
+      .records.deals.find((d) => d.properties.stage !== 'stg_qualify' && d.properties.stage !== 'stg_proposal')!;
     // A BI tool holds the first snapshot open through every later run.
     const held = await DuckDBInstance.create(snapshotPath, { access_mode: 'READ_ONLY' });
     const heldConnection = await held.connect();
@@ -79,22 +85,27 @@ describe('analyst views, history and snapshots against the simulator', () => {
         expect(report.ok).toBe(true);
         expect(report.snapshot).toBeDefined();
       }
-      const history = await harness.env().warehouse.query(
-        `SELECT stage, stage_label, valid_from, valid_to FROM deal_stage_history WHERE deal_id = '${deal.id}' ORDER BY valid_from`,
-      );
+      const history = await harness
+        .env()
+        .warehouse.query(
+          `SELECT stage, stage_label, valid_from, valid_to FROM deal_stage_history WHERE deal_id = '${deal.id}' ORDER BY valid_from`,
+        );
       expect(history.map((h) => h.stage)).toEqual([deal.properties.stage, ...stages]);
       expect(history.slice(1).map((h) => h.stage_label)).toEqual(['要件確認', '提案', '受注']);
       // valid_from is the version's updated_at; each stretch ends where the next begins; the last is open.
-      const versions = await harness.env().warehouse.query(
-        `SELECT updated_at FROM deals_history WHERE id = '${deal.id}' ORDER BY updated_at`,
-      );
+      const versions = await harness
+        .env()
+        .warehouse.query(`SELECT updated_at FROM deals_history WHERE id = '${deal.id}' ORDER BY updated_at`);
       expect(history.map((h) => h.valid_from)).toEqual(versions.map((v) => v.updated_at));
       for (let i = 0; i < history.length - 1; i += 1) expect(history[i]!.valid_to).toBe(history[i + 1]!.valid_from);
       expect(history.at(-1)!.valid_to).toBeNull();
 
       // The held snapshot is still the first run's, whole.
       expect(await readOne(heldConnection, `SELECT "フェーズ" AS stage FROM deals_view WHERE id = '${deal.id}'`)).toEqual({
-        stage: sim.admin.truth().properties.deals.find((p) => p.api_name === 'stage')!.options.find((o) => o.value === deal.properties.stage)!.label,
+        stage: sim.admin
+          .truth()
+          .properties.deals.find((p) => p.api_name === 'stage')!
+          .options.find((o) => o.value === deal.properties.stage)!.label,
       });
       expect(await readOne(heldConnection, `SELECT count(*)::INTEGER AS n FROM deals_history WHERE id = '${deal.id}'`)).toEqual({ n: 1 });
     } finally {

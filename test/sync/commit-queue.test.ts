@@ -8,7 +8,12 @@ import { CommitQueue, commitsAllowed } from '../../src/sync/commit-queue.js';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
-const deal = (n: number, name: string): ServiceRecord => ({ id: ID(n), properties: { name }, created_at: '2026-01-01T00:00:00Z', updated_at: `2026-01-0${n}T00:00:00Z` });
+const deal = (n: number, name: string): ServiceRecord => ({
+  id: ID(n),
+  properties: { name },
+  created_at: '2026-01-01T00:00:00Z',
+  updated_at: `2026-01-0${n}T00:00:00Z`,
+});
 const checkpoint = (cursor: string) => ({ cursor, updatedAfter: null, startedAt: '2026-01-05T00:00:00Z', mode: 'full' as const });
 
 describe('commitsAllowed', () => {
@@ -58,7 +63,9 @@ describe('CommitQueue', () => {
     const dir = mkdtempSync(join(tmpdir(), 'salesync-queue-'));
     const warehouse: Warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
     try {
-      await warehouse.applyPropertyDefinitions('deals', [{ api_name: 'name', display_name: 'name', property_type: 'text', is_core: true, is_required_on_create: true, options: [] }]);
+      await warehouse.applyPropertyDefinitions('deals', [
+        { api_name: 'name', display_name: 'name', property_type: 'text', is_core: true, is_required_on_create: true, options: [] },
+      ]);
       await warehouse.commitBatch('deals', { records: [deal(1, 'kept')], checkpoint: checkpoint('cursor-1') });
       const queue = new CommitQueue();
       const broken = { ...deal(3, 'broken'), id: null } as unknown as ServiceRecord;
@@ -82,10 +89,12 @@ describe('CommitQueue', () => {
     const failure = new SalesyncError('warehouse_error', 'disk full');
     await queue.push(() => () => Promise.reject(failure));
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await queue.push(() => () => Promise.resolve()).then(
-      () => expect.unreachable(),
-      (error: unknown) => expect(error).toBe(failure),
-    );
+    await queue
+      .push(() => () => Promise.resolve())
+      .then(
+        () => expect.unreachable(),
+        (error: unknown) => expect(error).toBe(failure),
+      );
     await expect(queue.drain()).rejects.toBe(failure);
   });
 });

@@ -12,7 +12,10 @@ afterEach(async () => {
 
 describe('a full disk during a sync', () => {
   it('stops every walk at once: no other resource spends requests it could never commit', async () => {
-    harness = await startHarness({ seed: 71, size: { deals: 50, companies: 20, contacts: 30, meetingLogs: 2, contactActivities: 5, users: 3 } });
+    harness = await startHarness({
+      seed: 71,
+      size: { deals: 50, companies: 20, contacts: 30, meetingLogs: 2, contactActivities: 5, users: 3 },
+    });
     const env = harness.env();
     const real = env.deps.warehouse;
     // The first deals commit meets a full disk (what DuckDB reports when the WAL cannot grow).
@@ -20,7 +23,9 @@ describe('a full disk during a sync', () => {
       ...real,
       commitBatch: (resource, batch) =>
         resource === 'deals'
-          ? Promise.reject(warehouseFailure(real.path, 'commitBatch', new Error('Could not write file "w.duckdb.wal": No space left on device')))
+          ? Promise.reject(
+              warehouseFailure(real.path, 'commitBatch', new Error('Could not write file "w.duckdb.wal": No space left on device')),
+            )
           : real.commitBatch(resource, batch),
     };
     const report = await runSync({ ...env.deps, warehouse }, env.settings, {

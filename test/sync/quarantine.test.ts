@@ -27,9 +27,9 @@ describe('one bad record never stops its resource', () => {
     const raw = await harness.env().warehouse.query(`SELECT raw FROM rejected_records`);
     expect(JSON.parse(String(raw[0]!.raw))).toMatchObject({ id: bad });
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { exclude: [bad] });
-    const runs = await harness.env().warehouse.query(
-      `SELECT outcome, rejected FROM sync_runs WHERE resource = 'deals' ORDER BY started_at DESC LIMIT 1`,
-    );
+    const runs = await harness
+      .env()
+      .warehouse.query(`SELECT outcome, rejected FROM sync_runs WHERE resource = 'deals' ORDER BY started_at DESC LIMIT 1`);
     expect(runs.map((r) => [r.outcome, Number(r.rejected)])).toEqual([['succeeded_with_rejects', 1]]);
 
     // Fixed at the service (and changed, so an incremental walk sees it): written, and out of quarantine.

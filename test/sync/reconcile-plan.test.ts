@@ -14,7 +14,12 @@ describe('reconcile sweep plan', () => {
 
   it('starts afresh when nothing was interrupted, or the stored walk is not a sweep of everything', () => {
     expect(planSweep({ walk: null })).toEqual({ mode: 'full', updatedAfter: null, after: null, resumedFrom: null, resumed: false });
-    const windowed = { cursor: 'abc', updatedAfter: '2025-12-01T00:00:00Z', startedAt: '2026-01-01T00:00:00Z', mode: 'incremental' as const };
+    const windowed = {
+      cursor: 'abc',
+      updatedAfter: '2025-12-01T00:00:00Z',
+      startedAt: '2026-01-01T00:00:00Z',
+      mode: 'incremental' as const,
+    };
     expect(planSweep({ walk: windowed }).resumed).toBe(false);
   });
 });
@@ -38,7 +43,11 @@ describe('summaries window', () => {
   });
 
   it('is configured by SALESYNC_SUMMARIES_WINDOW and SALESYNC_SUMMARIES_FINAL (no final statuses unless declared: settledness is learned)', () => {
-    expect(loadConfig({})).toMatchObject({ summariesWindowMs: 14 * 86_400_000, summariesFinalStatuses: null, summariesRecheckMs: 3_600_000 });
+    expect(loadConfig({})).toMatchObject({
+      summariesWindowMs: 14 * 86_400_000,
+      summariesFinalStatuses: null,
+      summariesRecheckMs: 3_600_000,
+    });
     expect(loadConfig({ SALESYNC_SUMMARIES_WINDOW: '3d', SALESYNC_SUMMARIES_FINAL: ' completed , failed,skipped ' })).toMatchObject({
       summariesWindowMs: 3 * 86_400_000,
       summariesFinalStatuses: ['completed', 'failed', 'skipped'],

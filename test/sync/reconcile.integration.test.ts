@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, type RecordResourceName } from '../../src/core/resources.js';
 import { SalesyncError } from '../../src/core/errors.js';
-import { emptyResult, reconcileStateKey, runReconcile, type ReconcileReport, type ReconcileResult, type WalkGuard } from '../../src/sync/index.js';
+import {
+  emptyResult,
+  reconcileStateKey,
+  runReconcile,
+  type ReconcileReport,
+  type ReconcileResult,
+  type WalkGuard,
+} from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { abortingAfterPages } from '../support/wrap-api.js';
@@ -16,9 +23,16 @@ const SMALL = { deals: 300, companies: 100, contacts: 300, meetingLogs: 60, cont
 /** What links and predictions touch: each test walks only the resources it needs (every walk opens the file). */
 const LINKED: RecordResourceName[] = ['deals', 'companies', 'contacts'];
 
-async function reconcile(h: Harness, options: { resources?: readonly (typeof RESOURCE_NAMES)[number][]; deep?: boolean } = {}): Promise<ReconcileReport> {
+async function reconcile(
+  h: Harness,
+  options: { resources?: readonly (typeof RESOURCE_NAMES)[number][]; deep?: boolean } = {},
+): Promise<ReconcileReport> {
   const env = h.env();
-  return runReconcile(env.deps, env.settings, { resources: options.resources ?? RESOURCE_NAMES, deep: options.deep === true, concurrency: 3 });
+  return runReconcile(env.deps, env.settings, {
+    resources: options.resources ?? RESOURCE_NAMES,
+    deep: options.deep === true,
+    concurrency: 3,
+  });
 }
 
 function byResource(report: ReconcileReport): Record<string, ReconcileResult> {
@@ -30,7 +44,10 @@ async function driftIds(h: Harness, resource: RecordResourceName): Promise<strin
   const table = resource.replace('-', '_');
   const stored = await h.env().warehouse.query(`SELECT id, CAST(_properties AS VARCHAR) AS p FROM ${table} WHERE _deleted_at IS NULL`);
   const mirror = new Map(stored.map((r) => [String(r.id), JSON.parse(String(r.p)) as unknown]));
-  return h.sim.admin.truth().records[resource].filter((r) => mirror.has(r.id) && JSON.stringify(mirror.get(r.id)) !== JSON.stringify(r.properties)).map((r) => r.id);
+  return h.sim.admin
+    .truth()
+    .records[resource].filter((r) => mirror.has(r.id) && JSON.stringify(mirror.get(r.id)) !== JSON.stringify(r.properties))
+    .map((r) => r.id);
 }
 
 describe('reconcile against the simulator', () => {
@@ -83,7 +100,8 @@ describe('reconcile against the simulator', () => {
       contacts: [truth.records.contacts[10]!.id],
       'meeting-logs': [truth.records['meeting-logs'][5]!.id],
     };
-    for (const [resource, ids] of Object.entries(gone)) for (const id of ids) harness.sim.admin.deleteRecord(resource as RecordResourceName, id);
+    for (const [resource, ids] of Object.entries(gone))
+      for (const id of ids) harness.sim.admin.deleteRecord(resource as RecordResourceName, id);
 
     expect((await harness.sync({ resources: swept })).ok).toBe(true);
     await expect(expectMirrorsTruth(warehouse, harness.sim, { resources: swept })).rejects.toThrow();
@@ -93,7 +111,10 @@ describe('reconcile against the simulator', () => {
     for (const resource of swept) {
       const table = resource.replace('-', '_');
       const marked = await warehouse.query(`SELECT id FROM ${table} WHERE _deleted_at IS NOT NULL ORDER BY id`);
-      expect(marked.map((r) => r.id), resource).toEqual([...(gone[resource] ?? [])].sort());
+      expect(
+        marked.map((r) => r.id),
+        resource,
+      ).toEqual([...(gone[resource] ?? [])].sort());
       expect(byResource(report)[resource]?.deleted, resource).toBe(gone[resource]?.length ?? 0);
     }
     expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM reconcile_seen`)).toEqual([{ n: 0 }]);
@@ -120,7 +141,9 @@ describe('reconcile against the simulator', () => {
     expect((await warehouse.readState('deals', reconcileStateKey('deals'))).walk?.cursor).toBeTruthy();
     // The incremental walk's state is untouched by the sweep.
     expect((await warehouse.readState('deals')).walk).toBeNull();
-    expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM reconcile_seen WHERE sweep_key = 'deals#reconcile'`)).toEqual([{ n: 400 }]);
+    expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM reconcile_seen WHERE sweep_key = 'deals#reconcile'`)).toEqual([
+      { n: 400 },
+    ]);
 
     harness.sim.admin.resetStats();
     const resumed = await reconcile(harness, { resources: ['deals'] });
@@ -131,7 +154,10 @@ describe('reconcile against the simulator', () => {
     const marked = await warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL ORDER BY id`);
     expect(marked.map((r) => r.id)).toEqual([...deleted].sort());
     const runs = await warehouse.query(`SELECT outcome, deleted FROM sync_runs WHERE mode = 'reconcile' ORDER BY started_at`);
-    expect(runs).toEqual([{ outcome: 'interrupted', deleted: 0 }, { outcome: 'succeeded', deleted: 2 }]);
+    expect(runs).toEqual([
+      { outcome: 'interrupted', deleted: 0 },
+      { outcome: 'succeeded', deleted: 2 },
+    ]);
   });
 
   it('acceptance: after every kind of change and a prediction batch, sync then reconcile --deep equals the truth', async () => {
@@ -153,7 +179,9 @@ describe('reconcile against the simulator', () => {
     const deletes = reports.filter((r) => r.kind === 'delete');
     for (const resource of RECORD_RESOURCE_NAMES) {
       // Deleted records created after the first sync were never mirrored: nothing to mark.
-      const mirrored = await warehouse.query(`SELECT count(*)::INTEGER AS n FROM ${resource.replace('-', '_')} WHERE _deleted_at IS NOT NULL`);
+      const mirrored = await warehouse.query(
+        `SELECT count(*)::INTEGER AS n FROM ${resource.replace('-', '_')} WHERE _deleted_at IS NOT NULL`,
+      );
       expect(results[resource]?.deleted, resource).toBe(mirrored[0]?.n);
       expect(results[resource]?.deleted, resource).toBeLessThanOrEqual(deletes.filter((d) => d.resource === resource).length);
     }

@@ -45,11 +45,15 @@ describe('summary lifecycle against the simulator', () => {
     sim.admin.generateSummaries(log.id);
     expect(await hourlySync()).toBe(1);
     await expectMirrorsTruth(warehouse, sim, LOGS);
-    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([{ status: 'queued' }]);
+    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([
+      { status: 'queued' },
+    ]);
     sim.admin.generateSummaries(log.id);
     expect(await hourlySync()).toBe(1);
     await expectMirrorsTruth(warehouse, sim, LOGS);
-    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([{ status: 'done' }]);
+    expect(await warehouse.query(`SELECT DISTINCT status FROM meeting_log_summaries WHERE meeting_log_id = '${log.id}'`)).toEqual([
+      { status: 'done' },
+    ]);
 
     // Unchanged reads are spaced ever further apart (1 h, 2 h, 4 h, ...): the log is read less and less.
     const reads = [];
@@ -64,7 +68,10 @@ describe('summary lifecycle against the simulator', () => {
 
   it('with SALESYNC_SUMMARIES_FINAL declared, a log whose summaries are all final is not read again', async () => {
     let clock = Date.UTC(2026, 0, 10, 12);
-    harness = await startHarness({ seed: 44, size: SMALL, now: () => clock, summaryStatuses: { pending: 'queued', final: ['done'] } }, { summariesFinalStatuses: ['done'] });
+    harness = await startHarness(
+      { seed: 44, size: SMALL, now: () => clock, summaryStatuses: { pending: 'queued', final: ['done'] } },
+      { summariesFinalStatuses: ['done'] },
+    );
     const { sim } = harness;
     const { activity: log } = sim.admin.recordActivity('meeting-logs', sim.admin.truth().records.deals[0]!.id);
     expect((await harness.sync(LOGS)).ok).toBe(true);
@@ -121,7 +128,13 @@ describe('summary lifecycle against the simulator', () => {
     await expect(expectMirrorsTruth(warehouse, sim, LOGS)).rejects.toThrow(/meeting_log_summaries/);
 
     const deep = await processReconcileJob(summariesEnv(harness), { resource: 'meeting-logs', deep: true });
-    expect(deep.results[0]).toMatchObject({ outcome: 'succeeded', summariesChanged: 1, changed: 0, written: 0, details: SMALL.meetingLogs });
+    expect(deep.results[0]).toMatchObject({
+      outcome: 'succeeded',
+      summariesChanged: 1,
+      changed: 0,
+      written: 0,
+      details: SMALL.meetingLogs,
+    });
     await expectMirrorsTruth(warehouse, sim, LOGS);
   });
 });

@@ -73,7 +73,9 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
     const moving = await harness.sync({ resources: ['deals'] });
     expect(moving.results[0]).toMatchObject({ outcome: 'succeeded', settled: false, passes: 2 });
     expect((await harness.env().warehouse.readState('deals')).watermark).toBe(before);
-    const runs = await harness.env().warehouse.query(`SELECT passes, settled FROM sync_runs WHERE resource = 'deals' ORDER BY started_at DESC LIMIT 1`);
+    const runs = await harness
+      .env()
+      .warehouse.query(`SELECT passes, settled FROM sync_runs WHERE resource = 'deals' ORDER BY started_at DESC LIMIT 1`);
     expect(runs[0]).toEqual({ passes: 2, settled: false });
 
     harness.sim.admin.setOnListPage(null);
@@ -85,7 +87,10 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
   it('a reconcile run while records change marks no live record deleted, and marks exactly the deleted ones', async () => {
     harness = await startHarness({ seed: 44, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' });
     expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
-    const gone = harness.sim.admin.truth().records.deals.slice(300, 303).map((r) => r.id);
+    const gone = harness.sim.admin
+      .truth()
+      .records.deals.slice(300, 303)
+      .map((r) => r.id);
     for (const id of gone) harness.sim.admin.deleteRecord('deals', id);
     moveRecordsBehindTheCursor(harness.sim, 5, 1);
     harness.sim.admin.resetStats();

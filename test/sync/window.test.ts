@@ -30,7 +30,11 @@ describe('planWalk', () => {
 
   it('does not resume a walk of another mode: its cursor belongs to another query', () => {
     const walk = { cursor: 'c42', updatedAfter: null, startedAt: '2026-03-01T11:00:00Z', mode: 'full' as const };
-    expect(planWalk({ watermark, walk }, 'incremental', 0)).toMatchObject({ resumed: false, after: null, updatedAfter: '2026-03-01T10:00:00.000000Z' });
+    expect(planWalk({ watermark, walk }, 'incremental', 0)).toMatchObject({
+      resumed: false,
+      after: null,
+      updatedAfter: '2026-03-01T10:00:00.000000Z',
+    });
   });
 });
 

@@ -18,7 +18,10 @@ describe('content hash', () => {
   });
 
   it('does not depend on the order the service sent properties in, nor on the offset of the same instant', () => {
-    const reordered = record({ properties: { account_id: 'C00000000000000001', amount: 10, name: 'A' }, created_at: '2025-01-01T00:00:00Z' });
+    const reordered = record({
+      properties: { account_id: 'C00000000000000001', amount: 10, name: 'A' },
+      created_at: '2025-01-01T00:00:00Z',
+    });
     expect(contentHash(reordered)).toBe(contentHash(record()));
   });
 

@@ -14,7 +14,13 @@ interface SourcesFile {
     name: string;
     database?: string;
     schema: string;
-    tables: { name: string; description?: string; loaded_at_field?: string; freshness?: unknown; columns: { name: string; description?: string; data_tests?: string[] }[] }[];
+    tables: {
+      name: string;
+      description?: string;
+      loaded_at_field?: string;
+      freshness?: unknown;
+      columns: { name: string; description?: string; data_tests?: string[] }[];
+    }[];
   }[];
 }
 
@@ -22,7 +28,10 @@ let harness: Harness;
 let catalog: CatalogRelation[];
 
 beforeAll(async () => {
-  harness = await startHarness({ seed: 2101, size: { deals: 30, companies: 10, contacts: 20, meetingLogs: 5, contactActivities: 10, users: 3 } });
+  harness = await startHarness({
+    seed: 2101,
+    size: { deals: 30, companies: 10, contacts: 20, meetingLogs: 5, contactActivities: 10, users: 3 },
+  });
   const custom = harness.sim.admin.addProperty('deals', { display_name: '紹介元', property_type: 'text' });
   harness.sim.admin.updateRecord('deals', harness.sim.admin.truth().records.deals[0]!.id, { [custom.api_name]: '展示会' });
   expect((await harness.sync()).ok).toBe(true);
@@ -56,7 +65,8 @@ describe('salesync dbt-sources', () => {
   it('tests ids unique and not null where a table holds one row per record, and only not null in history', () => {
     const tables = (parse(dbtSourcesYaml(catalog)) as SourcesFile).sources[0]!.tables;
     const idTests = (name: string) => tables.find((t) => t.name === name)!.columns.find((c) => c.name === 'id')!.data_tests;
-    for (const name of ['deals', 'companies', 'contacts', 'meeting_logs', 'contact_activities', 'users']) expect(idTests(name), name).toEqual(['unique', 'not_null']);
+    for (const name of ['deals', 'companies', 'contacts', 'meeting_logs', 'contact_activities', 'users'])
+      expect(idTests(name), name).toEqual(['unique', 'not_null']);
     expect(idTests('deals_history')).toEqual(['not_null']);
   });
 

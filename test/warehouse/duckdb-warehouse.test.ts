@@ -60,10 +60,11 @@ describe('DuckDB warehouse', () => {
 
   it('keeps timestamps at full precision: offsets honoured, microseconds kept', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
-    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-02T03:04:05.123456+09:00', { signed_at: '2026-01-02T03:04:05.000001-05:00' })]));
-    const [row] = await warehouse.query(
-      `SELECT epoch_us(updated_at) AS u, epoch_us(created_at) AS c, epoch_us(signed_at) AS s FROM deals`,
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-02T03:04:05.123456+09:00', { signed_at: '2026-01-02T03:04:05.000001-05:00' })]),
     );
+    const [row] = await warehouse.query(`SELECT epoch_us(updated_at) AS u, epoch_us(created_at) AS c, epoch_us(signed_at) AS s FROM deals`);
     expect(row).toEqual({ u: 1767290645123456, c: 1767193199999999, s: 1767341045000001 });
     const stored = await warehouse.storedUpdatedAt('deals', [ID(1), ID(2)]);
     expect([...stored]).toEqual([[ID(1), '2026-01-01T18:04:05.123456Z']]);
@@ -72,8 +73,13 @@ describe('DuckDB warehouse', () => {
   it('stores one typed column per property, NULL for values of the wrong type, and the raw properties as received', async () => {
     const plan = await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     expect(plan.map((p) => [p.columnName, p.sqlType])).toEqual([
-      ['name', 'VARCHAR'], ['amount', 'DOUBLE'], ['close_date', 'DATE'], ['signed_at', 'TIMESTAMPTZ'],
-      ['won', 'BOOLEAN'], ['stage', 'VARCHAR'], ['tags', 'JSON'],
+      ['name', 'VARCHAR'],
+      ['amount', 'DOUBLE'],
+      ['close_date', 'DATE'],
+      ['signed_at', 'TIMESTAMPTZ'],
+      ['won', 'BOOLEAN'],
+      ['stage', 'VARCHAR'],
+      ['tags', 'JSON'],
     ]);
     const properties = { name: 'Acme "big" deal; --', amount: 'lots', close_date: '2026-03-31', won: true, stage: 'won', tags: 'a,b' };
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', properties)]));
@@ -81,8 +87,15 @@ describe('DuckDB warehouse', () => {
       `SELECT name, amount, close_date, signed_at, won, stage, CAST(tags AS VARCHAR) AS tags, CAST(_properties AS VARCHAR) AS p, _deleted_at FROM deals`,
     );
     expect(row).toEqual({
-      name: 'Acme "big" deal; --', amount: null, close_date: '2026-03-31', signed_at: null, won: true,
-      stage: 'won', tags: '"a,b"', p: JSON.stringify(properties), _deleted_at: null,
+      name: 'Acme "big" deal; --',
+      amount: null,
+      close_date: '2026-03-31',
+      signed_at: null,
+      won: true,
+      stage: 'won',
+      tags: '"a,b"',
+      p: JSON.stringify(properties),
+      _deleted_at: null,
     });
     const [column] = await warehouse.query(`SELECT data_type FROM duckdb_columns() WHERE table_name = 'deals' AND column_name = 'tags'`);
     expect(column?.data_type).toBe('JSON');
@@ -105,7 +118,10 @@ describe('DuckDB warehouse', () => {
 
   it('updates the stored ids of a mixed batch and appends the new ones, one row and one version each', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
-    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'one' }), deal(2, '2026-01-01T00:00:00Z', { name: 'two' })]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-01T00:00:00Z', { name: 'one' }), deal(2, '2026-01-01T00:00:00Z', { name: 'two' })]),
+    );
     const mixed = [deal(2, '2026-01-02T00:00:00Z', { name: 'two v2', amount: 5 }), deal(3, '2026-01-02T00:00:00Z', { name: 'three' })];
     expect(await warehouse.commitBatch('deals', batch(mixed))).toMatchObject({ written: 2, changed: 2 });
     expect(await warehouse.commitBatch('deals', batch(mixed))).toMatchObject({ written: 2, changed: 0 });
@@ -124,10 +140,10 @@ describe('DuckDB warehouse', () => {
   it('keeps a stored row when a late page brings an older version of it', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-02T00:00:00.000002Z', { name: 'newer' })]));
-    const result = await warehouse.commitBatch('deals', batch([
-      deal(1, '2026-01-02T09:00:00.000001+09:00', { name: 'older' }),
-      deal(2, '2026-01-01T00:00:00Z', { name: 'new id' }),
-    ]));
+    const result = await warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-02T09:00:00.000001+09:00', { name: 'older' }), deal(2, '2026-01-01T00:00:00Z', { name: 'new id' })]),
+    );
     expect(result).toMatchObject({ written: 1 });
     expect(await warehouse.query(`SELECT id, name FROM deals ORDER BY id`)).toEqual([
       { id: ID(1), name: 'newer' },
@@ -139,24 +155,29 @@ describe('DuckDB warehouse', () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'kept' })], 'cursor-1'));
     const broken = { ...deal(3, '2026-01-03T00:00:00Z'), id: null } as unknown as ServiceRecord;
-    const failing = warehouse.commitBatch('deals', batch([deal(1, '2026-01-03T00:00:00Z', { name: 'lost' }), deal(2, '2026-01-03T00:00:00Z'), broken], 'cursor-2'));
+    const failing = warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-03T00:00:00Z', { name: 'lost' }), deal(2, '2026-01-03T00:00:00Z'), broken], 'cursor-2'),
+    );
     await expect(failing).rejects.toMatchObject({ code: 'warehouse_error' });
     expect(await warehouse.query(`SELECT id, name FROM deals`)).toEqual([{ id: ID(1), name: 'kept' }]);
     expect((await warehouse.readState('deals')).walk?.cursor).toBe('cursor-1');
   });
 
-
   it('loads a record far larger than the others in its batch, multi-byte text included', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     const huge = '売上'.repeat(60_000) + 'x'.repeat(200_000);
-    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'small' }), deal(2, '2026-01-01T00:00:00Z', { name: huge })]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-01T00:00:00Z', { name: 'small' }), deal(2, '2026-01-01T00:00:00Z', { name: huge })]),
+    );
     expect(await warehouse.query(`SELECT id, length(name) AS n FROM deals ORDER BY id`)).toEqual([
       { id: ID(1), n: 5 },
       { id: ID(2), n: huge.length },
     ]);
   });
 
-  it('loads a record over read_json\'s default 16 MiB object limit', async () => {
+  it("loads a record over read_json's default 16 MiB object limit", async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     const enormous = '売'.repeat(6_000_000); // 18 MB of UTF-8
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: enormous })]));
@@ -175,8 +196,17 @@ describe('DuckDB warehouse', () => {
   it('stores the checkpoint, and on completion moves the watermark and forgets the walk', async () => {
     await warehouse.commitBatch('deals', batch([], 'cursor-1'));
     expect(await warehouse.readState('deals')).toEqual({
-      resource: 'deals', watermark: null, lastCompletedAt: null,
-      walk: { ...checkpoint('cursor-1'), pass: 1, passStartedAt: checkpoint('cursor-1').startedAt, dirty: false, maxUpdatedAt: null, localClock: false },
+      resource: 'deals',
+      watermark: null,
+      lastCompletedAt: null,
+      walk: {
+        ...checkpoint('cursor-1'),
+        pass: 1,
+        passStartedAt: checkpoint('cursor-1').startedAt,
+        dirty: false,
+        maxUpdatedAt: null,
+        localClock: false,
+      },
     });
     await warehouse.commitBatch('deals', batch([], null, { completeWatermark: '2026-01-04T23:59:00.123456+09:00' }));
     const done = await warehouse.readState('deals');
@@ -190,7 +220,10 @@ describe('DuckDB warehouse', () => {
   it('adds a column for a new property and fills it from rows already stored', async () => {
     await warehouse.applyPropertyDefinitions('deals', [def('name')]);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { name: 'a', cf000001: 7 })]));
-    const plan = await warehouse.applyPropertyDefinitions('deals', [def('name'), def('cf000001', 'number', 'Score "x"; DROP TABLE deals; --')]);
+    const plan = await warehouse.applyPropertyDefinitions('deals', [
+      def('name'),
+      def('cf000001', 'number', 'Score "x"; DROP TABLE deals; --'),
+    ]);
     expect(plan.at(-1)).toMatchObject({ columnName: 'cf000001', sqlType: 'DOUBLE' });
     expect(await warehouse.query(`SELECT name, cf000001 FROM deals`)).toEqual([{ name: 'a', cf000001: 7 }]);
     const [stored] = await warehouse.query(`SELECT display_name FROM property_definitions WHERE api_name = 'cf000001'`);
@@ -199,10 +232,21 @@ describe('DuckDB warehouse', () => {
 
   it('gives hostile and case-colliding api_names their own quoted columns', async () => {
     const hostile = 'x"; DROP TABLE deals; --';
-    const plan = await warehouse.applyPropertyDefinitions('deals', [def(hostile), def('Region01'), def('region01'), def('id'), def('地域')]);
+    const plan = await warehouse.applyPropertyDefinitions('deals', [
+      def(hostile),
+      def('Region01'),
+      def('region01'),
+      def('id'),
+      def('地域'),
+    ]);
     expect(plan.map((p) => p.columnName)).toEqual([hostile, 'Region01', 'region01__2', 'id__2', '地域']);
-    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { [hostile]: 'h', Region01: 'R', region01: 'r', id: 'i', 地域: '東' })]));
-    const [row] = await warehouse.query(`SELECT "x""; DROP TABLE deals; --" AS h, "Region01" AS a, "region01__2" AS b, id__2 AS c, "地域" AS d FROM deals`);
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-01T00:00:00Z', { [hostile]: 'h', Region01: 'R', region01: 'r', id: 'i', 地域: '東' })]),
+    );
+    const [row] = await warehouse.query(
+      `SELECT "x""; DROP TABLE deals; --" AS h, "Region01" AS a, "region01__2" AS b, id__2 AS c, "地域" AS d FROM deals`,
+    );
     expect(row).toEqual({ h: 'h', a: 'R', b: 'r', c: 'i', d: '東' });
     // A later listing in another order renames nothing.
     const again = await warehouse.applyPropertyDefinitions('deals', [def('region01'), def('Region01')]);
@@ -218,8 +262,12 @@ describe('DuckDB warehouse', () => {
 
   it('writes, updates and skips rows whose properties are named like the upsert stage’s own columns', async () => {
     const names = ['_stored', '_stored_updated_at', '_older', '_same', '_changed', '_legacy', '_stored_rowid', 'c0', 'c2', 'k0'];
-    await warehouse.applyPropertyDefinitions('deals', names.map((n) => def(n)));
-    const version = (day: string, n = 1) => deal(n, `2026-01-0${day}T00:00:00Z`, Object.fromEntries(names.map((name) => [name, `${name}@${day}`])));
+    await warehouse.applyPropertyDefinitions(
+      'deals',
+      names.map((n) => def(n)),
+    );
+    const version = (day: string, n = 1) =>
+      deal(n, `2026-01-0${day}T00:00:00Z`, Object.fromEntries(names.map((name) => [name, `${name}@${day}`])));
     expect(await warehouse.commitBatch('deals', batch([version('2')]))).toMatchObject({ written: 1, changed: 1 });
     expect(await warehouse.commitBatch('deals', batch([version('3'), version('3', 2)]))).toMatchObject({ written: 2, changed: 2 });
     // A late page: older than the stored row, so not written, but kept in history.
@@ -229,7 +277,9 @@ describe('DuckDB warehouse', () => {
       { id: ID(1), ...Object.fromEntries(names.map((name) => [name, `${name}@3`])) },
       { id: ID(2), ...Object.fromEntries(names.map((name) => [name, `${name}@3`])) },
     ]);
-    const history = await warehouse.query(`SELECT id, strftime(updated_at AT TIME ZONE 'UTC', '%d') AS day FROM deals_history ORDER BY id, updated_at`);
+    const history = await warehouse.query(
+      `SELECT id, strftime(updated_at AT TIME ZONE 'UTC', '%d') AS day FROM deals_history ORDER BY id, updated_at`,
+    );
     expect(history).toEqual([
       { id: ID(1), day: '01' },
       { id: ID(1), day: '02' },
@@ -238,12 +288,15 @@ describe('DuckDB warehouse', () => {
     ]);
   });
 
-  it('replaces only its own stored row when a property is named rowid (any case), which would hide DuckDB\'s rowid', async () => {
+  it("replaces only its own stored row when a property is named rowid (any case), which would hide DuckDB's rowid", async () => {
     const plan = await warehouse.applyPropertyDefinitions('deals', [def('name'), def('RowID')]);
     expect(plan.map((p) => p.columnName)).toEqual(['name', 'RowID__2']);
     await warehouse.commitBatch(
       'deals',
-      batch([deal(1, '2026-01-01T00:00:00Z', { name: 'a1', RowID: 'same' }), deal(2, '2026-01-01T00:00:00Z', { name: 'b1', RowID: 'same' })]),
+      batch([
+        deal(1, '2026-01-01T00:00:00Z', { name: 'a1', RowID: 'same' }),
+        deal(2, '2026-01-01T00:00:00Z', { name: 'b1', RowID: 'same' }),
+      ]),
     );
     // Deal 1 changes: deal 2, which holds the same RowID value, stays.
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-02T00:00:00Z', { name: 'a2', RowID: 'same' })]));
@@ -304,10 +357,16 @@ describe('DuckDB warehouse', () => {
 
   it('keeps old values readable when a property changes type, also when their row is re-written, and fills the new column from raw properties', async () => {
     await warehouse.applyPropertyDefinitions('deals', [def('amount', 'number')]);
-    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z', { amount: 100 }), deal(3, '2026-01-01T00:00:00Z', { amount: 300 })]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(1, '2026-01-01T00:00:00Z', { amount: 100 }), deal(3, '2026-01-01T00:00:00Z', { amount: 300 })]),
+    );
     const plan = await warehouse.applyPropertyDefinitions('deals', [def('amount', 'text')]);
     expect(plan).toEqual([{ apiName: 'amount', columnName: 'amount__varchar', propertyType: 'text', sqlType: 'VARCHAR' }]);
-    await warehouse.commitBatch('deals', batch([deal(2, '2026-01-01T00:00:00Z', { amount: 'about 5k' }), deal(3, '2026-01-02T00:00:00Z', { amount: 'three' })]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(2, '2026-01-01T00:00:00Z', { amount: 'about 5k' }), deal(3, '2026-01-02T00:00:00Z', { amount: 'three' })]),
+    );
     expect(await warehouse.query(`SELECT id, amount, amount__varchar FROM deals ORDER BY id`)).toEqual([
       { id: ID(1), amount: 100, amount__varchar: '100' },
       { id: ID(2), amount: null, amount__varchar: 'about 5k' },
@@ -327,32 +386,72 @@ describe('DuckDB warehouse', () => {
 
   it('replaces the summaries of each listed meeting log, with selections as a list of structs', async () => {
     const summary = (summary_type: string, selections: MeetingLogSummary['selections']): MeetingLogSummary => ({
-      summary_type, result_type: selections.length ? 'select' : 'text', text: selections.length ? null : 'notes',
-      selections, reason: '', status: 'done', updated_at: '2026-01-02T03:04:05.123456+09:00',
+      summary_type,
+      result_type: selections.length ? 'select' : 'text',
+      text: selections.length ? null : 'notes',
+      selections,
+      reason: '',
+      status: 'done',
+      updated_at: '2026-01-02T03:04:05.123456+09:00',
     });
     const log = (n: number) => ({ ...deal(n, '2026-01-01T00:00:00Z'), id: `M${String(n).padStart(17, '0')}` });
-    await warehouse.commitBatch('meeting-logs', batch([log(1), log(2)], 'c', {
-      summaries: new Map([
-        [log(1).id, [summary('old-a', []), summary('old-b', [])]],
-        [log(2).id, [summary('kept', [])]],
-      ]),
-    }));
-    await warehouse.commitBatch('meeting-logs', batch([log(1)], 'c', {
-      summaries: new Map([[log(1).id, [summary('new', [{ value: 'hot', level: 2, order: 1 }, { value: 'warm', level: 1, order: 2 }])]]]),
-    }));
-    expect(await warehouse.query(
-      `SELECT meeting_log_id AS id, summary_type, selections, selections[1]."order" AS first_order, epoch_us(updated_at) AS u, position
+    await warehouse.commitBatch(
+      'meeting-logs',
+      batch([log(1), log(2)], 'c', {
+        summaries: new Map([
+          [log(1).id, [summary('old-a', []), summary('old-b', [])]],
+          [log(2).id, [summary('kept', [])]],
+        ]),
+      }),
+    );
+    await warehouse.commitBatch(
+      'meeting-logs',
+      batch([log(1)], 'c', {
+        summaries: new Map([
+          [
+            log(1).id,
+            [
+              summary('new', [
+                { value: 'hot', level: 2, order: 1 },
+                { value: 'warm', level: 1, order: 2 },
+              ]),
+            ],
+          ],
+        ]),
+      }),
+    );
+    expect(
+      await warehouse.query(
+        `SELECT meeting_log_id AS id, summary_type, selections, selections[1]."order" AS first_order, epoch_us(updated_at) AS u, position
        FROM meeting_log_summaries ORDER BY meeting_log_id, position`,
-    )).toEqual([
-      { id: log(1).id, summary_type: 'new', selections: [{ value: 'hot', level: 2, order: 1 }, { value: 'warm', level: 1, order: 2 }], first_order: 1, u: 1767290645123456, position: 0 },
+      ),
+    ).toEqual([
+      {
+        id: log(1).id,
+        summary_type: 'new',
+        selections: [
+          { value: 'hot', level: 2, order: 1 },
+          { value: 'warm', level: 1, order: 2 },
+        ],
+        first_order: 1,
+        u: 1767290645123456,
+        position: 0,
+      },
       { id: log(2).id, summary_type: 'kept', selections: [], first_order: null, u: 1767290645123456, position: 0 },
     ]);
-    const [type] = await warehouse.query(`SELECT data_type FROM duckdb_columns() WHERE table_name = 'meeting_log_summaries' AND column_name = 'selections'`);
+    const [type] = await warehouse.query(
+      `SELECT data_type FROM duckdb_columns() WHERE table_name = 'meeting_log_summaries' AND column_name = 'selections'`,
+    );
     expect(type?.data_type).toBe('STRUCT("value" VARCHAR, "level" INTEGER, "order" INTEGER)[]');
   });
 
   it('replaces users, marking those no longer listed and clearing the mark for those back', async () => {
-    const user = (n: number) => ({ id: `U${String(n).padStart(17, '0')}`, email: `u${n}@example.com`, name: `User ${n}`, is_active: n % 2 === 0 });
+    const user = (n: number) => ({
+      id: `U${String(n).padStart(17, '0')}`,
+      email: `u${n}@example.com`,
+      name: `User ${n}`,
+      is_active: n % 2 === 0,
+    });
     await warehouse.replaceUsers([user(1), user(2)], '2026-01-01T00:00:00Z');
     expect(await warehouse.replaceUsers([user(2), user(3)], '2026-01-02T00:00:00Z')).toEqual({ written: 2 });
     expect(await warehouse.query(`SELECT id, is_active, _deleted_at FROM users ORDER BY id`)).toEqual([
@@ -370,14 +469,33 @@ describe('DuckDB warehouse', () => {
     const first = await warehouse.startRun({ resource: 'deals', mode: 'full', startedAt: new Date('2026-01-01T00:00:00.123Z') });
     const second = await warehouse.startRun({ resource: 'contacts', mode: 'incremental', startedAt: new Date('2026-01-02T00:00:00Z') });
     await warehouse.finishRun(first, {
-      finishedAt: new Date('2026-01-01T00:01:00Z'), pages: 3, records: 500, requests: 4, retries: 1, rateLimited: 0,
-      outcome: 'failed', errorCode: 'rate_limited', errorMessage: 'レート制限',
+      finishedAt: new Date('2026-01-01T00:01:00Z'),
+      pages: 3,
+      records: 500,
+      requests: 4,
+      retries: 1,
+      rateLimited: 0,
+      outcome: 'failed',
+      errorCode: 'rate_limited',
+      errorMessage: 'レート制限',
     });
     const runs = await warehouse.recentRuns(10);
-    expect(runs.map((r) => [r.runId, r.outcome])).toEqual([[second, 'running'], [first, 'failed']]);
+    expect(runs.map((r) => [r.runId, r.outcome])).toEqual([
+      [second, 'running'],
+      [first, 'failed'],
+    ]);
     expect(runs[1]).toMatchObject({
-      resource: 'deals', mode: 'full', startedAt: new Date('2026-01-01T00:00:00.123Z'), finishedAt: new Date('2026-01-01T00:01:00Z'),
-      pages: 3, records: 500, requests: 4, retries: 1, rateLimited: 0, errorCode: 'rate_limited', errorMessage: 'レート制限',
+      resource: 'deals',
+      mode: 'full',
+      startedAt: new Date('2026-01-01T00:00:00.123Z'),
+      finishedAt: new Date('2026-01-01T00:01:00Z'),
+      pages: 3,
+      records: 500,
+      requests: 4,
+      retries: 1,
+      rateLimited: 0,
+      errorCode: 'rate_limited',
+      errorMessage: 'レート制限',
     });
     expect(await warehouse.recentRuns(1)).toHaveLength(1);
   });
@@ -385,7 +503,14 @@ describe('DuckDB warehouse', () => {
   it('counts live rows per table, 0 for tables not created yet', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')]));
-    expect(await warehouse.tableCounts()).toEqual({ deals: 2, companies: 0, contacts: 0, meeting_logs: 0, contact_activities: 0, users: 0 });
+    expect(await warehouse.tableCounts()).toEqual({
+      deals: 2,
+      companies: 0,
+      contacts: 0,
+      meeting_logs: 0,
+      contact_activities: 0,
+      users: 0,
+    });
   });
 
   it('returns JSON-friendly values from query: safe BIGINTs as numbers, others as strings, timestamps as ISO', async () => {
@@ -436,7 +561,10 @@ describe('DuckDB warehouse', () => {
       await warehouse.ensureSchema();
       holder = spawn(
         process.execPath,
-        ['-e', `require('@duckdb/node-api').DuckDBInstance.create(${JSON.stringify(warehouse.path)}).then(async (i) => { await i.connect(); console.log('held'); setInterval(() => {}, 1000); });`],
+        [
+          '-e',
+          `require('@duckdb/node-api').DuckDBInstance.create(${JSON.stringify(warehouse.path)}).then(async (i) => { await i.connect(); console.log('held'); setInterval(() => {}, 1000); });`,
+        ],
         { stdio: ['ignore', 'pipe', 'inherit'], cwd: process.cwd() },
       );
       await new Promise((resolve) => holder!.stdout!.once('data', resolve));

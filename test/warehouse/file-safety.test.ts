@@ -78,7 +78,7 @@ describe('a full disk', () => {
     expect(error.message).not.toContain('\n');
   });
 
-  it('names an exhausted DuckDB memory limit in one line with our setting, not DuckDB\'s SQL advice', () => {
+  it("names an exhausted DuckDB memory limit in one line with our setting, not DuckDB's SQL advice", () => {
     const message =
       'Out of Memory Error: failed to allocate data of size 32.0 MiB (42.4 MiB/61.0 MiB used)\n\nPossible solutions:\n* Reducing the number of threads (SET threads=X)';
     const error = warehouseFailure('/d/w.duckdb', 'commitBatch', new Error(message));

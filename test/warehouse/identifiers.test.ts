@@ -43,11 +43,21 @@ describe('assignColumnNames', () => {
   });
 
   it('never lets a property take a system column name', () => {
-    const { plan } = assignColumnNames([], [def('id'), def('UPDATED_AT'), def('_properties'), def('_Synced_At'), def('created_at'), def('_deleted_at')]);
-    expect(plan.map((p) => p.columnName)).toEqual(['id__2', 'UPDATED_AT__2', '_properties__2', '_Synced_At__2', 'created_at__2', '_deleted_at__2']);
+    const { plan } = assignColumnNames(
+      [],
+      [def('id'), def('UPDATED_AT'), def('_properties'), def('_Synced_At'), def('created_at'), def('_deleted_at')],
+    );
+    expect(plan.map((p) => p.columnName)).toEqual([
+      'id__2',
+      'UPDATED_AT__2',
+      '_properties__2',
+      '_Synced_At__2',
+      'created_at__2',
+      '_deleted_at__2',
+    ]);
   });
 
-  it('never lets a property take the name rowid, which would hide DuckDB\'s own row id', () => {
+  it("never lets a property take the name rowid, which would hide DuckDB's own row id", () => {
     const { plan } = assignColumnNames([], [def('rowid'), def('RowId')]);
     expect(plan.map((p) => p.columnName)).toEqual(['rowid__3', 'RowId__2']);
   });

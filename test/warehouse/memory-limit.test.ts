@@ -13,7 +13,7 @@ import { wideDefinitions, wideRecord } from '../../bench/wide-records.js';
 describe('automaticMemoryLimit', () => {
   const MiB = 2 ** 20;
 
-  it('is 256MB for tables of up to 160 columns and records within read_json\'s default 16 MiB', () => {
+  it("is 256MB for tables of up to 160 columns and records within read_json's default 16 MiB", () => {
     expect(automaticMemoryLimit(0)).toBe('256MB');
     expect(automaticMemoryLimit(30, 16 * MiB)).toBe('256MB');
     expect(automaticMemoryLimit(160, 16 * MiB)).toBe('256MB');
@@ -49,7 +49,10 @@ describe('a warehouse of many property columns', () => {
     try {
       await warehouse.applyPropertyDefinitions('deals', definitions);
       for (const day of [1, 2]) {
-        await warehouse.commitBatch('deals', { records: records(day), checkpoint: { cursor: null, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' } });
+        await warehouse.commitBatch('deals', {
+          records: records(day),
+          checkpoint: { cursor: null, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
+        });
       }
       const [row] = await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE updated_at = '2026-01-02T00:00:00Z'`);
       return Number(row!.n);

@@ -9,14 +9,27 @@ const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
 const DEFS: PropertyDefinition[] = [
   { api_name: 'name', display_name: 'name', property_type: 'text', is_core: true, is_required_on_create: true, options: [] },
 ];
-const checkpoint = (cursor: string | null): WalkCheckpoint => ({ cursor, updatedAfter: null, startedAt: '2026-01-05T00:00:00Z', mode: 'incremental' });
+const checkpoint = (cursor: string | null): WalkCheckpoint => ({
+  cursor,
+  updatedAfter: null,
+  startedAt: '2026-01-05T00:00:00Z',
+  mode: 'incremental',
+});
 
 function deal(n: number, updated_at = '2026-01-02T00:00:00Z', name = `deal ${n}`): ServiceRecord {
   return { id: ID(n), properties: { name }, created_at: '2025-12-01T00:00:00Z', updated_at };
 }
-const reject = (id: string | null, reason = 'properties.name: must be a string, a finite number, a boolean or null', raw = `{"id":${JSON.stringify(id)},"properties":{"name":{}}}`): RejectedRecord => ({ id, raw, reason });
+const reject = (
+  id: string | null,
+  reason = 'properties.name: must be a string, a finite number, a boolean or null',
+  raw = `{"id":${JSON.stringify(id)},"properties":{"name":{}}}`,
+): RejectedRecord => ({ id, raw, reason });
 const batch = (records: ServiceRecord[], rejects: RejectedRecord[], runId = 'run-1', extra: Partial<PageBatch> = {}): PageBatch => ({
-  records, checkpoint: checkpoint('c'), rejects, runId, ...extra,
+  records,
+  checkpoint: checkpoint('c'),
+  rejects,
+  runId,
+  ...extra,
 });
 
 let dir: string;
@@ -33,10 +46,12 @@ afterEach(() => {
 });
 
 const quarantined = () =>
-  warehouse.query(`SELECT resource, id, raw, reason, run_id, first_seen_at, last_seen_at FROM rejected_records ORDER BY resource, id NULLS LAST, raw`);
+  warehouse.query(
+    `SELECT resource, id, raw, reason, run_id, first_seen_at, last_seen_at FROM rejected_records ORDER BY resource, id NULLS LAST, raw`,
+  );
 
 describe('quarantine', () => {
-  it('puts a batch\'s rejects in quarantine beside the records it writes, naming the run and the reason', async () => {
+  it("puts a batch's rejects in quarantine beside the records it writes, naming the run and the reason", async () => {
     const result = await warehouse.commitBatch('deals', batch([deal(1)], [reject(ID(2))]));
     expect(result).toMatchObject({ written: 1 });
     expect(await quarantined()).toEqual([
@@ -52,15 +67,29 @@ describe('quarantine', () => {
     await warehouse.commitBatch('deals', batch([], [reject(ID(2), 'created_at: not a date-time', '{"id":"D00000000000000002"}')], 'run-2'));
     const after = await quarantined();
     expect(after).toEqual([
-      { resource: 'deals', id: ID(2), raw: '{"id":"D00000000000000002"}', reason: 'created_at: not a date-time', run_id: 'run-2', first_seen_at: before!.first_seen_at, last_seen_at: expect.any(String) },
+      {
+        resource: 'deals',
+        id: ID(2),
+        raw: '{"id":"D00000000000000002"}',
+        reason: 'created_at: not a date-time',
+        run_id: 'run-2',
+        first_seen_at: before!.first_seen_at,
+        last_seen_at: expect.any(String),
+      },
     ]);
     expect(String(after[0]!.last_seen_at) > String(before!.last_seen_at)).toBe(true);
   });
 
   it('keeps a record without an id once per raw text', async () => {
-    await warehouse.commitBatch('deals', batch([], [reject(null, 'id: missing', '{"a":1}'), reject(null, 'id: missing', '{"a":2}'), reject(null, 'id: missing', '{"a":1}')]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([], [reject(null, 'id: missing', '{"a":1}'), reject(null, 'id: missing', '{"a":2}'), reject(null, 'id: missing', '{"a":1}')]),
+    );
     await warehouse.commitBatch('deals', batch([], [reject(null, 'id: missing', '{"a":2}')], 'run-2'));
-    expect((await quarantined()).map((r) => [r.id, r.raw, r.run_id])).toEqual([[null, '{"a":1}', 'run-1'], [null, '{"a":2}', 'run-2']]);
+    expect((await quarantined()).map((r) => [r.id, r.raw, r.run_id])).toEqual([
+      [null, '{"a":1}', 'run-1'],
+      [null, '{"a":2}', 'run-2'],
+    ]);
   });
 
   it('a record written by a later batch leaves quarantine; one an incremental batch skips as older does not', async () => {
@@ -78,7 +107,10 @@ describe('quarantine', () => {
     await warehouse.commitBatch('deals', batch([deal(1)], []));
     await warehouse.commitBatch('deals', batch([], [reject(ID(1))]));
     const result = await warehouse.commitBatch('deals', {
-      records: [deal(1)], checkpoint: checkpoint(null), stateKey: 'deals#reconcile', sweep: { key: 'deals#reconcile', fresh: true },
+      records: [deal(1)],
+      checkpoint: checkpoint(null),
+      stateKey: 'deals#reconcile',
+      sweep: { key: 'deals#reconcile', fresh: true },
     });
     expect(result).toMatchObject({ written: 0 });
     expect(await quarantined()).toEqual([]);
@@ -92,7 +124,9 @@ describe('quarantine', () => {
 
   it('quarantines nothing of a batch that fails', async () => {
     const broken = { ...deal(3), id: null } as unknown as ServiceRecord;
-    await expect(warehouse.commitBatch('deals', batch([deal(1), broken], [reject(ID(2))]))).rejects.toMatchObject({ code: 'warehouse_error' });
+    await expect(warehouse.commitBatch('deals', batch([deal(1), broken], [reject(ID(2))]))).rejects.toMatchObject({
+      code: 'warehouse_error',
+    });
     expect(await quarantined()).toEqual([]);
   });
 
@@ -104,24 +138,41 @@ describe('quarantine', () => {
   });
 
   it('a rejected user is quarantined under users and not marked deleted by the complete listing; once listed valid it leaves', async () => {
-    const user = (n: number): ServiceUser => ({ id: `U${String(n).padStart(17, '0')}`, email: `u${n}@example.com`, name: `User ${n}`, is_active: true });
+    const user = (n: number): ServiceUser => ({
+      id: `U${String(n).padStart(17, '0')}`,
+      email: `u${n}@example.com`,
+      name: `User ${n}`,
+      is_active: true,
+    });
     await warehouse.replaceUsers([user(1), user(2), user(3)], '2026-01-01T00:00:00Z');
-    await warehouse.replaceUsers([user(1)], '2026-01-02T00:00:00Z', { rejects: [reject(user(2).id, 'email: must be a string')], runId: 'run-u' });
+    await warehouse.replaceUsers([user(1)], '2026-01-02T00:00:00Z', {
+      rejects: [reject(user(2).id, 'email: must be a string')],
+      runId: 'run-u',
+    });
     expect(await warehouse.query(`SELECT id, _deleted_at FROM users ORDER BY id`)).toEqual([
       { id: user(1).id, _deleted_at: null },
       { id: user(2).id, _deleted_at: null },
       { id: user(3).id, _deleted_at: '2026-01-02T00:00:00.000000Z' },
     ]);
-    expect(await quarantined()).toEqual([expect.objectContaining({ resource: 'users', id: user(2).id, reason: 'email: must be a string', run_id: 'run-u' })]);
+    expect(await quarantined()).toEqual([
+      expect.objectContaining({ resource: 'users', id: user(2).id, reason: 'email: must be a string', run_id: 'run-u' }),
+    ]);
     await warehouse.replaceUsers([user(1), user(2)], '2026-01-03T00:00:00Z', { rejects: [], runId: 'run-v' });
     expect(await quarantined()).toEqual([]);
   });
 
   it('a clean pass settles the entries of its window that it did not reject again: a broken id can leave no other way', async () => {
-    const broken = (id: string, updatedAt: string) => reject(id, 'id: must match ^[A-Za-z0-9]{18}$', JSON.stringify({ id, updated_at: updatedAt }));
-    await warehouse.commitBatch('deals', batch([], [broken('short1', '2026-01-03T00:00:00Z'), broken('short2', '2025-06-01T00:00:00Z'), reject(null)]));
+    const broken = (id: string, updatedAt: string) =>
+      reject(id, 'id: must match ^[A-Za-z0-9]{18}$', JSON.stringify({ id, updated_at: updatedAt }));
+    await warehouse.commitBatch(
+      'deals',
+      batch([], [broken('short1', '2026-01-03T00:00:00Z'), broken('short2', '2025-06-01T00:00:00Z'), reject(null)]),
+    );
     // Another run's clean pass over records updated since 2026-01-01, which rejected short3 itself.
-    await warehouse.commitBatch('deals', batch([], [broken('short3', '2026-01-04T00:00:00Z')], 'run-2', { settlesQuarantine: { since: '2026-01-01T00:00:00Z' } }));
+    await warehouse.commitBatch(
+      'deals',
+      batch([], [broken('short3', '2026-01-04T00:00:00Z')], 'run-2', { settlesQuarantine: { since: '2026-01-01T00:00:00Z' } }),
+    );
     expect((await quarantined()).map((r) => r.id)).toEqual(['short2', 'short3', null]);
     // A complete listing settles everything it did not reject, an entry with no readable updated_at included.
     await warehouse.commitBatch('deals', batch([], [], 'run-3', { settlesQuarantine: { since: null } }));

@@ -29,7 +29,9 @@ describe('a read-only Warehouse (a reader of the published file)', () => {
     const reader = openWarehouse({ path, readOnly: true });
     expect(await reader.recentRuns(5)).toEqual([]);
     await expect(reader.ensureSchema()).rejects.toMatchObject({ code: 'warehouse_read_only' });
-    await expect(reader.startRun({ resource: 'deals', mode: 'incremental', startedAt: new Date() })).rejects.toMatchObject({ code: 'warehouse_read_only' });
+    await expect(reader.startRun({ resource: 'deals', mode: 'incremental', startedAt: new Date() })).rejects.toMatchObject({
+      code: 'warehouse_read_only',
+    });
     await expect(reader.query('DELETE FROM sync_runs')).rejects.toMatchObject({ code: 'query_refused' });
   });
 

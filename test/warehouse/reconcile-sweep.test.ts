@@ -22,7 +22,11 @@ const checkpoint = (cursor: string | null): WalkCheckpoint => ({ cursor, updated
 const sweep = (fresh = false): SweepBatch => ({ key: KEY, fresh });
 /** A sweep batch under the sweep's own state key; `cursor: null` ends its pass. */
 const sweepBatch = (records: ServiceRecord[], cursor: string | null, fresh = false, extra: Partial<PageBatch> = {}): PageBatch => ({
-  records, checkpoint: checkpoint(cursor), stateKey: KEY, sweep: sweep(fresh), ...extra,
+  records,
+  checkpoint: checkpoint(cursor),
+  stateKey: KEY,
+  sweep: sweep(fresh),
+  ...extra,
 });
 const walkBatch = (records: ServiceRecord[]): PageBatch => ({ records, checkpoint: { ...checkpoint('c'), mode: 'incremental' } });
 const complete = (deletedIds: string[], deletedAt = '2026-01-05T01:00:00Z') =>
@@ -41,48 +45,76 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const deletedIds = async () =>
-  (await warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL ORDER BY id`)).map((r) => r.id);
+const deletedIds = async () => (await warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL ORDER BY id`)).map((r) => r.id);
 
 describe('reconcile sweep in the warehouse', () => {
   it('writes only changed rows and counts them; its completing batch marks nothing deleted and records every listed id as seen', async () => {
-    await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z'), deal(3, '2026-01-01T00:00:00Z')]));
+    await warehouse.commitBatch(
+      'deals',
+      walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z'), deal(3, '2026-01-01T00:00:00Z')]),
+    );
     const syncedBefore = await warehouse.query(`SELECT id, CAST(_synced_at AS VARCHAR) AS s FROM deals ORDER BY id`);
 
     // Deal 1 unchanged, deal 2 relinked without moving updated_at, deal 3 not listed.
     const first = await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z')], 'c1', true));
     expect(first).toMatchObject({ written: 0, changed: 0, deleted: 0 });
-    const last = await warehouse.commitBatch('deals', sweepBatch([deal(2, '2026-01-01T00:00:00Z', { name: 'deal 2', account_id: 'X' })], null));
+    const last = await warehouse.commitBatch(
+      'deals',
+      sweepBatch([deal(2, '2026-01-01T00:00:00Z', { name: 'deal 2', account_id: 'X' })], null),
+    );
     expect(last).toMatchObject({ written: 1, changed: 1, deleted: 0 });
     expect(await deletedIds()).toEqual([]);
     const syncedAfter = await warehouse.query(`SELECT id, CAST(_synced_at AS VARCHAR) AS s FROM deals ORDER BY id`);
     expect(syncedAfter[0]).toEqual(syncedBefore[0]); // the unchanged row was not rewritten
-    expect(await warehouse.query(`SELECT id FROM reconcile_seen WHERE sweep_key = '${KEY}' ORDER BY id`)).toEqual([{ id: ID(1) }, { id: ID(2) }]);
+    expect(await warehouse.query(`SELECT id FROM reconcile_seen WHERE sweep_key = '${KEY}' ORDER BY id`)).toEqual([
+      { id: ID(1) },
+      { id: ID(2) },
+    ]);
   });
 
   it('sweepCandidates lists the live rows updated before the sweep started that it never listed, and counts the live rows', async () => {
-    await warehouse.commitBatch('deals', walkBatch([
-      deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z'), deal(3, '2026-01-01T00:00:00Z'),
-      deal(4, '2026-01-06T00:00:00Z'), // updated after the sweep started: it may sit behind the cursor
-      deal(5, '2026-01-01T00:00:00Z'),
-    ]));
-    await warehouse.completeSweep('deals', { key: 'earlier', stateKey: 'earlier', deletedIds: [ID(5)], deletedAt: '2026-01-02T00:00:00Z', completedAt: '2026-01-02T00:00:00Z' });
+    await warehouse.commitBatch(
+      'deals',
+      walkBatch([
+        deal(1, '2026-01-01T00:00:00Z'),
+        deal(2, '2026-01-01T00:00:00Z'),
+        deal(3, '2026-01-01T00:00:00Z'),
+        deal(4, '2026-01-06T00:00:00Z'), // updated after the sweep started: it may sit behind the cursor
+        deal(5, '2026-01-01T00:00:00Z'),
+      ]),
+    );
+    await warehouse.completeSweep('deals', {
+      key: 'earlier',
+      stateKey: 'earlier',
+      deletedIds: [ID(5)],
+      deletedAt: '2026-01-02T00:00:00Z',
+      completedAt: '2026-01-02T00:00:00Z',
+    });
     await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z')], null, true));
     expect(await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).toEqual({ ids: [ID(2), ID(3)], live: 4 });
     // A table never written has none.
     expect(await warehouse.sweepCandidates('companies', 'companies#reconcile', SWEEP_START)).toEqual({ ids: [], live: 0 });
   });
 
-  it('sweepCandidates does not refuse a sweep that listed nothing: every live row is a candidate (the share check is the sync\'s)', async () => {
+  it("sweepCandidates does not refuse a sweep that listed nothing: every live row is a candidate (the share check is the sync's)", async () => {
     await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')]));
     await expect(warehouse.commitBatch('deals', sweepBatch([], null, true))).resolves.toMatchObject({ deleted: 0 });
     expect(await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).toEqual({ ids: [ID(1), ID(2)], live: 2 });
     expect(await deletedIds()).toEqual([]);
   });
 
-  it('completeSweep marks exactly the given ids, keeps the time of rows already marked, forgets the seen ids and completes the sweep\'s state row', async () => {
-    await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z'), deal(3, '2026-01-01T00:00:00Z')]));
-    await warehouse.completeSweep('deals', { key: 'earlier', stateKey: 'earlier', deletedIds: [ID(3)], deletedAt: '2026-01-02T00:00:00Z', completedAt: '2026-01-02T00:00:00Z' });
+  it("completeSweep marks exactly the given ids, keeps the time of rows already marked, forgets the seen ids and completes the sweep's state row", async () => {
+    await warehouse.commitBatch(
+      'deals',
+      walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z'), deal(3, '2026-01-01T00:00:00Z')]),
+    );
+    await warehouse.completeSweep('deals', {
+      key: 'earlier',
+      stateKey: 'earlier',
+      deletedIds: [ID(3)],
+      deletedAt: '2026-01-02T00:00:00Z',
+      completedAt: '2026-01-02T00:00:00Z',
+    });
     await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z')], 'c1', true));
     expect((await warehouse.readState('deals', KEY)).walk?.cursor).toBe('c1');
 
@@ -111,7 +143,10 @@ describe('reconcile sweep in the warehouse', () => {
 
     // Through a sweep too, even with unchanged content.
     await complete([ID(2)]);
-    const again = await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')], null, true));
+    const again = await warehouse.commitBatch(
+      'deals',
+      sweepBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')], null, true),
+    );
     expect(again).toMatchObject({ written: 1, changed: 1, deleted: 0 });
     expect(await deletedIds()).toEqual([]);
   });
@@ -132,10 +167,13 @@ describe('reconcile sweep in the warehouse', () => {
 
   it('a record the sweep listed but quarantined counts as seen: never a deletion candidate', async () => {
     await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')]));
-    await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z')], null, true, {
-      rejects: [{ id: ID(2), raw: '{"id":"D00000000000000002","properties":{"name":{}}}', reason: 'properties.name: must be a string' }],
-      runId: 'run-1',
-    }));
+    await warehouse.commitBatch(
+      'deals',
+      sweepBatch([deal(1, '2026-01-01T00:00:00Z')], null, true, {
+        rejects: [{ id: ID(2), raw: '{"id":"D00000000000000002","properties":{"name":{}}}', reason: 'properties.name: must be a string' }],
+        runId: 'run-1',
+      }),
+    );
     expect(await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).toEqual({ ids: [], live: 2 });
   });
 
@@ -148,7 +186,10 @@ describe('reconcile sweep in the warehouse', () => {
     connection.closeSync();
     instance.closeSync();
 
-    const result = await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z', { name: 'renamed' })], null, true));
+    const result = await warehouse.commitBatch(
+      'deals',
+      sweepBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z', { name: 'renamed' })], null, true),
+    );
     expect(result).toMatchObject({ written: 2, changed: 1, deleted: 0 });
     expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE _content_hash IS NULL`)).toEqual([{ n: 0 }]);
   });

@@ -57,7 +57,11 @@ describe('recordToRow', () => {
       { apiName: 'region01', columnName: 'region01__2', propertyType: 'text', sqlType: 'VARCHAR' },
       { apiName: 'missing', columnName: 'missing', propertyType: 'date', sqlType: 'DATE' },
     ];
-    const row = recordToRow(record('A'.repeat(18), '2026-01-02T03:04:05.123456+09:00', { amount: 'n/a', region01: 'East', extra: 1 }), plan, '2026-03-01T00:00:00.000Z');
+    const row = recordToRow(
+      record('A'.repeat(18), '2026-01-02T03:04:05.123456+09:00', { amount: 'n/a', region01: 'East', extra: 1 }),
+      plan,
+      '2026-03-01T00:00:00.000Z',
+    );
     expect(row).toEqual({
       id: 'A'.repeat(18),
       created_at: '2026-01-01T00:00:00.000000Z',

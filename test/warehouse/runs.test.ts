@@ -9,7 +9,12 @@ const alive = new Set([100, 200]);
 const owner = (processId: string, pid: number, host = 'box'): RunOwner => ({ host, pid, processId, isAlive: (p) => alive.has(p) });
 const self = owner('me', 100);
 const ids = (rows: RunningRow[]) => rows.map((r) => r.runId);
-const row = (runId: string, processId: string | null, pid: number | null, host: string | null = 'box'): RunningRow => ({ runId, host, pid, processId });
+const row = (runId: string, processId: string | null, pid: number | null, host: string | null = 'box'): RunningRow => ({
+  runId,
+  host,
+  pid,
+  processId,
+});
 
 describe('abandonedRuns', () => {
   it('abandons a run of a process on this host that is gone', () => {
@@ -17,15 +22,19 @@ describe('abandonedRuns', () => {
   });
 
   it('keeps a run of a live process, and runs of other hosts or without an owner (they cannot be judged here)', () => {
-    expect(ids(abandonedRuns([row('live', 'other', 200), row('far', 'other', 999, 'elsewhere'), row('old', null, null, null)], self, new Set()))).toEqual([]);
+    expect(
+      ids(abandonedRuns([row('live', 'other', 200), row('far', 'other', 999, 'elsewhere'), row('old', null, null, null)], self, new Set())),
+    ).toEqual([]);
   });
 
   it('abandons a run recorded under our pid by an earlier process (the pid was reused)', () => {
     expect(ids(abandonedRuns([row('r', 'earlier', 100)], self, new Set()))).toEqual(['r']);
   });
 
-  it('keeps this process\'s runs (another Warehouse of it may be running them) unless their end could not be recorded', () => {
-    expect(ids(abandonedRuns([row('going', 'me', 100), row('unrecorded', 'me', 100)], self, new Set(['unrecorded'])))).toEqual(['unrecorded']);
+  it("keeps this process's runs (another Warehouse of it may be running them) unless their end could not be recorded", () => {
+    expect(ids(abandonedRuns([row('going', 'me', 100), row('unrecorded', 'me', 100)], self, new Set(['unrecorded'])))).toEqual([
+      'unrecorded',
+    ]);
   });
 });
 
@@ -51,7 +60,9 @@ describe('sync_runs ownership', () => {
       [far]: ['running', null],
       [mine]: ['running', null],
     });
-    const [{ error_message: message }] = (await warehouse.query(`SELECT error_message FROM sync_runs WHERE run_id = '${dead}'`)) as [{ error_message: string }];
+    const [{ error_message: message }] = (await warehouse.query(`SELECT error_message FROM sync_runs WHERE run_id = '${dead}'`)) as [
+      { error_message: string },
+    ];
     expect(message).toMatch(/PID 999 on box/);
   });
 });
@@ -67,8 +78,16 @@ describe('sync_runs figures', () => {
     const warehouse = openWarehouse({ path: join(dir, 'w.duckdb'), runOwner: self });
     const runId = await warehouse.startRun({ resource: 'deals', mode: 'incremental', startedAt: new Date('2026-01-01T00:00:00Z') });
     await warehouse.finishRun(runId, {
-      finishedAt: new Date('2026-01-01T00:01:00Z'), pages: 2, records: 10, requests: 3, retries: 0, rateLimited: 0,
-      outcome: 'succeeded_with_rejects', rejected: 3, passes: 2, settled: true,
+      finishedAt: new Date('2026-01-01T00:01:00Z'),
+      pages: 2,
+      records: 10,
+      requests: 3,
+      retries: 0,
+      rateLimited: 0,
+      outcome: 'succeeded_with_rejects',
+      rejected: 3,
+      passes: 2,
+      settled: true,
     });
     const [run] = await warehouse.recentRuns(1);
     expect(run).toMatchObject({ runId, outcome: 'succeeded_with_rejects', rejected: 3, passes: 2, settled: true });

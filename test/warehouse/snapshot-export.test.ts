@@ -10,14 +10,26 @@ import { openWarehouse, type PageBatch, type Warehouse } from '../../src/warehou
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
 const DEFS: PropertyDefinition[] = [
   { api_name: 'name', display_name: '商談名', property_type: 'text', is_core: true, is_required_on_create: true, options: [] },
-  { api_name: 'stage', display_name: 'フェーズ', property_type: 'select', is_core: true, is_required_on_create: false, options: [{ value: 's1', label: 'リード' }] },
+  {
+    api_name: 'stage',
+    display_name: 'フェーズ',
+    property_type: 'select',
+    is_core: true,
+    is_required_on_create: false,
+    options: [{ value: 's1', label: 'リード' }],
+  },
 ];
 const checkpoint: WalkCheckpoint = { cursor: 'c', updatedAfter: null, startedAt: '2026-01-05T00:00:00Z', mode: 'full' };
 
 function deals(from: number, to: number): PageBatch {
   const records: ServiceRecord[] = [];
   for (let n = from; n <= to; n += 1) {
-    records.push({ id: ID(n), properties: { name: `deal ${n}`, stage: 's1' }, created_at: '2025-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' });
+    records.push({
+      id: ID(n),
+      properties: { name: `deal ${n}`, stage: 's1' },
+      created_at: '2025-01-01T00:00:00Z',
+      updated_at: '2026-01-01T00:00:00Z',
+    });
   }
   return { records, checkpoint };
 }
@@ -90,7 +102,16 @@ describe('parquet export', () => {
     const out = join(dir, 'export');
     const files = await warehouse.exportParquet(out);
     const relations = files.map((f) => f.relation);
-    for (const name of ['deals', 'deals_view', 'deals_history', 'deal_stage_history', 'property_definitions', 'property_options', 'sync_runs', 'users']) {
+    for (const name of [
+      'deals',
+      'deals_view',
+      'deals_history',
+      'deal_stage_history',
+      'property_definitions',
+      'property_options',
+      'sync_runs',
+      'users',
+    ]) {
       expect(relations).toContain(name);
     }
     expect(readdirSync(out).every((f) => f.endsWith('.parquet'))).toBe(true);
@@ -138,7 +159,7 @@ describe('who may read an export', () => {
     expect(readdirSync(out).filter((f) => !f.endsWith('.parquet'))).toEqual([]);
   });
 
-  it('a directory that already exists is the operator\'s: left as it is, and a replaced file is owner-only again', async () => {
+  it("a directory that already exists is the operator's: left as it is, and a replaced file is owner-only again", async () => {
     const out = join(dir, 'shared');
     mkdirSync(out);
     chmodSync(out, 0o755); // this process's umask is the writer's 077 by now

@@ -14,7 +14,12 @@ function log(n: number, created_at = '2026-01-0' + n + 'T00:00:00Z'): ServiceRec
   return { id: LOG(n), properties: {}, created_at, updated_at: '2026-01-09T00:00:00.123456Z' };
 }
 const summary = (status: string, text = 't'): MeetingLogSummary => ({
-  summary_type: 'overview', result_type: 'text', text, selections: [{ value: 'hot', level: 1, order: 1 }], reason: '', status,
+  summary_type: 'overview',
+  result_type: 'text',
+  text,
+  selections: [{ value: 'hot', level: 1, order: 1 }],
+  reason: '',
+  status,
   updated_at: '2026-01-01T00:00:00.123456Z',
 });
 
@@ -32,23 +37,56 @@ afterEach(() => {
 });
 
 /** The logs due at `now` (ms), learned settledness unless `finalStatuses`, a window from 2026-01-01. */
-const due = async (now: number, extra: Partial<SummariesDue> = {}) =>
-  [...(await warehouse.logsAwaitingSummaries({ createdAfter: '2026-01-01T00:00:00Z', serverNow: at(now), finalStatuses: null, recheckMs: HOUR, ...extra })).keys()];
+const due = async (now: number, extra: Partial<SummariesDue> = {}) => [
+  ...(
+    await warehouse.logsAwaitingSummaries({
+      createdAfter: '2026-01-01T00:00:00Z',
+      serverNow: at(now),
+      finalStatuses: null,
+      recheckMs: HOUR,
+      ...extra,
+    })
+  ).keys(),
+];
 const read = (summaries: Map<string, MeetingLogSummary[]>, readAt: number) =>
   warehouse.commitBatch('meeting-logs', { records: [], summaries, summariesReadAt: at(readAt) });
 
 describe('meeting log summaries re-read schedule', () => {
   it('rewrites summaries only for logs whose summaries changed', async () => {
-    const first = await read(new Map([[LOG(1), [summary('pending')]], [LOG(2), []]]), T0);
+    const first = await read(
+      new Map([
+        [LOG(1), [summary('pending')]],
+        [LOG(2), []],
+      ]),
+      T0,
+    );
     expect(first.summariesChanged).toBe(1);
-    expect((await read(new Map([[LOG(1), [summary('pending')]], [LOG(2), []]]), T0)).summariesChanged).toBe(0);
+    expect(
+      (
+        await read(
+          new Map([
+            [LOG(1), [summary('pending')]],
+            [LOG(2), []],
+          ]),
+          T0,
+        )
+      ).summariesChanged,
+    ).toBe(0);
     expect((await read(new Map([[LOG(1), [summary('completed')]]]), T0)).summariesChanged).toBe(1);
     expect(await warehouse.query(`SELECT status FROM meeting_log_summaries`)).toEqual([{ status: 'completed' }]);
   });
 
   it('a log never read is due at once, newest first, with its stored updated_at', async () => {
-    const found = await warehouse.logsAwaitingSummaries({ createdAfter: '2026-01-01T00:00:00Z', serverNow: at(T0), finalStatuses: null, recheckMs: HOUR });
-    expect([...found]).toEqual([[LOG(2), '2026-01-09T00:00:00.123456Z'], [LOG(1), '2026-01-09T00:00:00.123456Z']]);
+    const found = await warehouse.logsAwaitingSummaries({
+      createdAfter: '2026-01-01T00:00:00Z',
+      serverNow: at(T0),
+      finalStatuses: null,
+      recheckMs: HOUR,
+    });
+    expect([...found]).toEqual([
+      [LOG(2), '2026-01-09T00:00:00.123456Z'],
+      [LOG(1), '2026-01-09T00:00:00.123456Z'],
+    ]);
   });
 
   it('a first read makes the next due one base later; each unchanged read doubles the spacing', async () => {
@@ -63,7 +101,9 @@ describe('meeting log summaries re-read schedule', () => {
     await read(new Map([[LOG(1), [summary('pending')]]]), T0 + 3 * HOUR); // unchanged: 2
     expect(await due(T0 + 7 * HOUR - 1)).toEqual([LOG(2)]);
     expect(await due(T0 + 7 * HOUR)).toEqual([LOG(2), LOG(1)]);
-    expect(await warehouse.query(`SELECT meeting_log_id AS id, unchanged_reads AS n FROM meeting_log_summary_reads`)).toEqual([{ id: LOG(1), n: 2 }]);
+    expect(await warehouse.query(`SELECT meeting_log_id AS id, unchanged_reads AS n FROM meeting_log_summary_reads`)).toEqual([
+      { id: LOG(1), n: 2 },
+    ]);
   });
 
   it('a first read that found no summaries counts as a read too', async () => {
@@ -96,13 +136,26 @@ describe('meeting log summaries re-read schedule', () => {
 
   it('the window ends it: a log created before createdAfter is never due, nor one marked deleted', async () => {
     expect(await due(T0, { createdAfter: '2026-01-02T00:00:00Z' })).toEqual([LOG(2)]);
-    await warehouse.completeSweep('meeting-logs', { key: 'k', stateKey: 'meeting-logs#reconcile', deletedIds: [LOG(2)], deletedAt: at(T0), completedAt: at(T0) });
+    await warehouse.completeSweep('meeting-logs', {
+      key: 'k',
+      stateKey: 'meeting-logs#reconcile',
+      deletedIds: [LOG(2)],
+      deletedAt: at(T0),
+      completedAt: at(T0),
+    });
     expect(await due(T0)).toEqual([LOG(1)]);
   });
 
-  it('finalStatuses (the operator\'s list) settles at once a log whose summaries are non-empty and all in it', async () => {
+  it("finalStatuses (the operator's list) settles at once a log whose summaries are non-empty and all in it", async () => {
     await warehouse.commitBatch('meeting-logs', { records: [log(3)] });
-    await read(new Map([[LOG(1), [summary('completed'), summary('failed')]], [LOG(2), [summary('completed'), summary('pending')]], [LOG(3), []]]), T0);
+    await read(
+      new Map([
+        [LOG(1), [summary('completed'), summary('failed')]],
+        [LOG(2), [summary('completed'), summary('pending')]],
+        [LOG(3), []],
+      ]),
+      T0,
+    );
     const later = T0 + 2 * HOUR;
     expect(await due(later, { finalStatuses: ['completed', 'failed'] })).toEqual([LOG(3), LOG(2)]);
     expect(await due(later, { finalStatuses: ['failed'] })).toEqual([LOG(3), LOG(2), LOG(1)]);

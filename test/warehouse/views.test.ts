@@ -9,7 +9,12 @@ import { viewAliases } from '../../src/warehouse/views.js';
 const ID = (prefix: string, n: number) => `${prefix}${String(n).padStart(17, '0')}`;
 const HOSTILE = 'x"; DROP TABLE deals; --';
 
-function def(api_name: string, display_name: string, property_type = 'text', options: PropertyDefinition['options'] = []): PropertyDefinition {
+function def(
+  api_name: string,
+  display_name: string,
+  property_type = 'text',
+  options: PropertyDefinition['options'] = [],
+): PropertyDefinition {
   return { api_name, display_name, property_type, is_core: false, is_required_on_create: false, options };
 }
 
@@ -57,16 +62,31 @@ describe('analyst views', () => {
     await warehouse.commitBatch(
       'deals',
       batch([
-        record(ID('D', 1), '2026-01-01T00:00:00Z', { name: '大型案件', amount: 1200.5, stage: 'stg_won', account_id: ID('C', 1), owner_id: ID('U', 1) }),
+        record(ID('D', 1), '2026-01-01T00:00:00Z', {
+          name: '大型案件',
+          amount: 1200.5,
+          stage: 'stg_won',
+          account_id: ID('C', 1),
+          owner_id: ID('U', 1),
+        }),
         record(ID('D', 2), '2026-01-01T00:00:00Z', { name: '謎', stage: 'stg_unknown' }),
       ]),
     );
-    await warehouse.commitBatch('meeting-logs', batch([record(ID('M', 1), '2026-01-02T00:00:00Z', { deal_id: ID('D', 1), meeting_name: '初回' })]));
+    await warehouse.commitBatch(
+      'meeting-logs',
+      batch([record(ID('M', 1), '2026-01-02T00:00:00Z', { deal_id: ID('D', 1), meeting_name: '初回' })]),
+    );
 
     const rows = await warehouse.query(`SELECT * FROM deals_view ORDER BY id`);
     expect(rows[0]).toMatchObject({
-      id: ID('D', 1), 商談名: '大型案件', 金額: 1200.5, フェーズ: '受注', 取引先: ID('C', 1),
-      owner_name: '佐藤', owner_email: 'sato@example.com', company_name: 'Acme',
+      id: ID('D', 1),
+      商談名: '大型案件',
+      金額: 1200.5,
+      フェーズ: '受注',
+      取引先: ID('C', 1),
+      owner_name: '佐藤',
+      owner_email: 'sato@example.com',
+      company_name: 'Acme',
     });
     // A value outside the options (the service keeps those) shows as itself.
     expect(rows[1]).toMatchObject({ フェーズ: 'stg_unknown', owner_name: null, company_name: null });
@@ -77,7 +97,10 @@ describe('analyst views', () => {
 
   it('hides rows marked deleted', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
-    await warehouse.commitBatch('deals', batch([record(ID('D', 1), '2026-01-01T00:00:00Z', { name: 'a' }), record(ID('D', 2), '2026-01-01T00:00:00Z', { name: 'b' })]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([record(ID('D', 1), '2026-01-01T00:00:00Z', { name: 'a' }), record(ID('D', 2), '2026-01-01T00:00:00Z', { name: 'b' })]),
+    );
     // Marked by hand here: reconcile writes the same column.
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(warehouse.path);
@@ -92,7 +115,9 @@ describe('analyst views', () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await warehouse.commitBatch('deals', batch([record(ID('D', 1), '2026-01-01T00:00:00Z', { name: 'a', stage: 'stg_lead' })]));
     await warehouse.applyPropertyDefinitions('deals', [
-      ...DEAL_DEFS.map((d) => (d.api_name === 'stage' ? { ...d, options: [{ value: 'stg_lead', label: '見込み' }, ...STAGES.slice(1)] } : d)),
+      ...DEAL_DEFS.map((d) =>
+        d.api_name === 'stage' ? { ...d, options: [{ value: 'stg_lead', label: '見込み' }, ...STAGES.slice(1)] } : d,
+      ),
       def('dNew0001', '新しい項目', 'number'),
     ]);
     await warehouse.commitBatch('deals', batch([record(ID('D', 2), '2026-01-02T00:00:00Z', { name: 'b', dNew0001: 42 })]));
@@ -101,7 +126,9 @@ describe('analyst views', () => {
       { id: ID('D', 1), フェーズ: '見込み', 新しい項目: null },
       { id: ID('D', 2), フェーズ: null, 新しい項目: 42 },
     ]);
-    const options = await warehouse.query(`SELECT value, label FROM property_options WHERE resource = 'deals' AND api_name = 'stage' ORDER BY position`);
+    const options = await warehouse.query(
+      `SELECT value, label FROM property_options WHERE resource = 'deals' AND api_name = 'stage' ORDER BY position`,
+    );
     expect(options[0]).toEqual({ value: 'stg_lead', label: '見込み' });
   });
 
@@ -123,7 +150,10 @@ describe('analyst views', () => {
       { resource: 'deals', api_name: 'amount', old_type: 'number', new_type: 'text', old_column: 'amount', new_column: 'amount__varchar' },
     ]);
     const view = await warehouse.query(`SELECT "金額", typeof("金額") AS t FROM deals_view ORDER BY id`);
-    expect(view).toEqual([{ 金額: '100', t: 'VARCHAR' }, { 金額: '百万', t: 'VARCHAR' }]);
+    expect(view).toEqual([
+      { 金額: '100', t: 'VARCHAR' },
+      { 金額: '百万', t: 'VARCHAR' },
+    ]);
     // Listing the same definitions again is not another change.
     await warehouse.applyPropertyDefinitions('deals', retyped);
     expect(await warehouse.query(`SELECT count(*) AS n FROM property_type_changes`)).toEqual([{ n: 1 }]);
@@ -132,7 +162,10 @@ describe('analyst views', () => {
   it('treats hostile display names and labels as data: they change labels and nothing else', async () => {
     const hostile: PropertyDefinition[] = [
       def('name', HOSTILE),
-      def('stage', 'フェーズ', 'select', [{ value: 'stg_won', label: HOSTILE }, { value: "it's", label: "'; DROP TABLE deals; --" }]),
+      def('stage', 'フェーズ', 'select', [
+        { value: 'stg_won', label: HOSTILE },
+        { value: "it's", label: "'; DROP TABLE deals; --" },
+      ]),
       def('dEmoji01', '🚀 "quoted" \\ back\u0000slash', 'number'),
       def('dEmpty01', ''),
     ];
@@ -155,7 +188,10 @@ describe('analyst views', () => {
   it('gives case-colliding api_names and display names distinct, deterministic view columns', async () => {
     const defs = [def('Region01', 'Region', 'select', [{ value: 'r1', label: '関東' }]), def('region01', 'region'), def('dDup0001', 'id')];
     await warehouse.applyPropertyDefinitions('deals', defs);
-    await warehouse.commitBatch('deals', batch([record(ID('D', 1), '2026-01-01T00:00:00Z', { Region01: 'r1', region01: 'memo', dDup0001: 'dup' })]));
+    await warehouse.commitBatch(
+      'deals',
+      batch([record(ID('D', 1), '2026-01-01T00:00:00Z', { Region01: 'r1', region01: 'memo', dDup0001: 'dup' })]),
+    );
     const [row] = await warehouse.query(`SELECT * FROM deals_view`);
     expect(row).toEqual({
       id: ID('D', 1),
@@ -210,8 +246,20 @@ describe('history', () => {
 
     const stages = await warehouse.query(`SELECT * FROM deal_stage_history ORDER BY valid_from`);
     expect(stages).toEqual([
-      { deal_id: id, stage: 'stg_lead', stage_label: 'リード', valid_from: '2026-01-01T00:00:00.000001Z', valid_to: '2026-01-02T15:00:00.000000Z' },
-      { deal_id: id, stage: 'stg_proposal', stage_label: '提案', valid_from: '2026-01-02T15:00:00.000000Z', valid_to: '2026-01-04T00:00:00.000000Z' },
+      {
+        deal_id: id,
+        stage: 'stg_lead',
+        stage_label: 'リード',
+        valid_from: '2026-01-01T00:00:00.000001Z',
+        valid_to: '2026-01-02T15:00:00.000000Z',
+      },
+      {
+        deal_id: id,
+        stage: 'stg_proposal',
+        stage_label: '提案',
+        valid_from: '2026-01-02T15:00:00.000000Z',
+        valid_to: '2026-01-04T00:00:00.000000Z',
+      },
       { deal_id: id, stage: 'stg_won', stage_label: '受注', valid_from: '2026-01-04T00:00:00.000000Z', valid_to: null },
     ]);
   });

@@ -27,10 +27,20 @@ afterEach(() => {
 describe('walk state', () => {
   it('stores where a pass stands (pass, its start, dirty, largest updated_at, local clock) and reads it back as written', async () => {
     const checkpoint: WalkCheckpoint = {
-      ...plain, pass: 3, passStartedAt: '2026-01-05T00:10:00.5+09:00', dirty: true, maxUpdatedAt: '2026-01-05T00:09:59.999999Z', localClock: true,
+      ...plain,
+      pass: 3,
+      passStartedAt: '2026-01-05T00:10:00.5+09:00',
+      dirty: true,
+      maxUpdatedAt: '2026-01-05T00:09:59.999999Z',
+      localClock: true,
     };
     await warehouse.commitBatch('deals', { records: [], checkpoint, stateKey: 'deals#backfill' });
-    expect(await warehouse.readState('deals', 'deals#backfill')).toEqual({ resource: 'deals', watermark: null, walk: checkpoint, lastCompletedAt: null });
+    expect(await warehouse.readState('deals', 'deals#backfill')).toEqual({
+      resource: 'deals',
+      watermark: null,
+      walk: checkpoint,
+      lastCompletedAt: null,
+    });
   });
 
   it('reads a checkpoint written without pass fields back with their defaults', async () => {
@@ -44,7 +54,11 @@ describe('walk state', () => {
     await warehouse.clearWalk('deals');
     expect((await warehouse.readState('deals')).walk).toBeNull();
     await warehouse.commitBatch('deals', { records: [], checkpoint: dirty });
-    await warehouse.commitBatch('deals', { records: [], checkpoint: { ...dirty, cursor: null }, completeWatermark: '2026-01-05T00:00:00Z' });
+    await warehouse.commitBatch('deals', {
+      records: [],
+      checkpoint: { ...dirty, cursor: null },
+      completeWatermark: '2026-01-05T00:00:00Z',
+    });
     await warehouse.commitBatch('deals', { records: [], checkpoint: plain });
     expect((await warehouse.readState('deals')).walk).toEqual({ ...plain, ...DEFAULTS });
   });
@@ -88,7 +102,12 @@ describe('a warehouse written by the previous release', () => {
     expect(existsSync(`${path}.wal`)).toBe(false); // so reads open it READ_ONLY, as they would in the field
 
     const walk = { cursor: 'c7', updatedAfter: null, startedAt: STARTED, mode: 'full', ...DEFAULTS };
-    expect(await warehouse.readState('deals')).toEqual({ resource: 'deals', watermark: '2026-01-01T00:00:00Z', walk, lastCompletedAt: '2026-01-01T00:00:00Z' });
+    expect(await warehouse.readState('deals')).toEqual({
+      resource: 'deals',
+      watermark: '2026-01-01T00:00:00Z',
+      walk,
+      lastCompletedAt: '2026-01-01T00:00:00Z',
+    });
     const [run] = await warehouse.recentRuns(5);
     expect(run).toMatchObject({ runId: 'r1', outcome: 'succeeded', pages: 1, changed: 0 });
     expect(run).not.toHaveProperty('settled');
@@ -101,10 +120,23 @@ describe('a warehouse written by the previous release', () => {
     // The first write opens it read-write: the fixed schema adds what this release needs, the old rows intact.
     const runId = await warehouse.startRun({ resource: 'deals', mode: 'full', startedAt: new Date('2026-01-06T00:00:00Z') });
     await warehouse.finishRun(runId, {
-      finishedAt: new Date('2026-01-06T00:01:00Z'), pages: 1, records: 1, requests: 1, retries: 0, rateLimited: 0,
-      outcome: 'succeeded_with_rejects', rejected: 2, passes: 2, settled: false,
+      finishedAt: new Date('2026-01-06T00:01:00Z'),
+      pages: 1,
+      records: 1,
+      requests: 1,
+      retries: 0,
+      rateLimited: 0,
+      outcome: 'succeeded_with_rejects',
+      rejected: 2,
+      passes: 2,
+      settled: false,
     });
-    expect(await warehouse.readState('deals')).toEqual({ resource: 'deals', watermark: '2026-01-01T00:00:00Z', walk, lastCompletedAt: '2026-01-01T00:00:00Z' });
+    expect(await warehouse.readState('deals')).toEqual({
+      resource: 'deals',
+      watermark: '2026-01-01T00:00:00Z',
+      walk,
+      lastCompletedAt: '2026-01-01T00:00:00Z',
+    });
     await warehouse.commitBatch('deals', { records: [], checkpoint: { ...plain, pass: 2 } });
     expect((await warehouse.readState('deals')).walk).toEqual({ ...plain, ...DEFAULTS, pass: 2 });
     expect((await warehouse.recentRuns(5)).map((r) => [r.runId, r.outcome, r.rejected, r.passes, r.settled])).toEqual([

@@ -41,11 +41,20 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
   const jobs = createJobEnvironment(config, { logger: runtime.logger, signal: runtime.signal, redis: shared?.redis ?? null });
   runtime.display?.stop();
   const line = runtime.interactive
-    ? new BackfillProgressLine(process.stderr, await expectedRecords(jobs.env.warehouse, request.resource, request.since), config.perKeyPerMinute)
+    ? new BackfillProgressLine(
+        process.stderr,
+        await expectedRecords(jobs.env.warehouse, request.resource, request.since),
+        config.perKeyPerMinute,
+      )
     : null;
   try {
     const guard = shared?.guard(jobs.env.warehouse);
-    const result = await processBackfillJob({ ...jobs.backfillDeps, ...(line ? { progress: line } : {}) }, jobs.env.settings, request, guard);
+    const result = await processBackfillJob(
+      { ...jobs.backfillDeps, ...(line ? { progress: line } : {}) },
+      jobs.env.settings,
+      request,
+      guard,
+    );
     line?.stop();
     runtime.out(
       `backfill of ${result.resource}: ${result.outcome}${result.resumed ? ' (resumed)' : ''}, ${formatCount(result.pages, 'page')}, ${formatCount(result.written, 'record')} written, ` +
@@ -62,7 +71,11 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
 }
 
 /** What the warehouse already holds in the window: the best guess of what the walk will bring. */
-async function expectedRecords(warehouse: { query(sql: string): Promise<Record<string, unknown>[]> }, resource: string, since: string | null): Promise<number | null> {
+async function expectedRecords(
+  warehouse: { query(sql: string): Promise<Record<string, unknown>[]> },
+  resource: string,
+  since: string | null,
+): Promise<number | null> {
   const table = resourceDescriptor(resource as Parameters<typeof resourceDescriptor>[0]).table;
   try {
     const where = since === null ? '' : ` WHERE updated_at >= CAST('${since.replace(/'/g, "''")}' AS TIMESTAMPTZ)`;

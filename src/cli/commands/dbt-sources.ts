@@ -13,7 +13,10 @@ export interface DbtSourcesCommandOptions {
 /** A dbt `sources.yml` for the published warehouse, to stdout or to `--out`. */
 export async function dbtSourcesCommand(runtime: CliRuntime, options: DbtSourcesCommandOptions): Promise<void> {
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
+    throw new ConfigError(
+      'warehouse_missing',
+      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
+    );
   }
   const catalog = await createWarehouse(runtime.config, runtime.logger).catalog();
   const yaml = dbtSourcesYaml(catalog, { sourceName: options.sourceName, ...(options.database ? { database: options.database } : {}) });

@@ -13,7 +13,14 @@ export async function demoCommand(runtime: CliRuntime): Promise<void> {
     },
     rows: (rows) => {
       const headers = Object.keys(rows[0] ?? {});
-      runtime.out(indent(formatTable(headers, rows.map((row) => headers.map((h) => cell(row[h]))))));
+      runtime.out(
+        indent(
+          formatTable(
+            headers,
+            rows.map((row) => headers.map((h) => cell(row[h]))),
+          ),
+        ),
+      );
     },
   };
   await runDemo({

@@ -14,7 +14,10 @@ export async function exportCommand(runtime: CliRuntime, options: { format: stri
   }
   // The published file: a missing one says run a sync; one this user may not read says so (warehouse_unreadable).
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
+    throw new ConfigError(
+      'warehouse_missing',
+      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
+    );
   }
   // Owner-only unless the operator opened the published warehouse up; then as open as it, for the same readers.
   const access = exportAccessFor({ mode: runtime.config.publishMode, group: runtime.config.publishGroup });
@@ -25,6 +28,11 @@ export async function exportCommand(runtime: CliRuntime, options: { format: stri
     runtime.out(JSON.stringify(files, null, 2));
     return;
   }
-  runtime.out(formatTable(['relation', 'kind', 'rows', 'file'], files.map((f) => [f.relation, f.kind, f.rows, f.file])));
+  runtime.out(
+    formatTable(
+      ['relation', 'kind', 'rows', 'file'],
+      files.map((f) => [f.relation, f.kind, f.rows, f.file]),
+    ),
+  );
   runtime.out(`(${formatCount(files.length, 'file')} in ${options.out})`);
 }

@@ -12,7 +12,10 @@ import { formatTable } from '../table.js';
 export async function queryCommand(runtime: CliRuntime, sql: string, options: { json?: boolean }): Promise<void> {
   // The published file: a missing one says run a sync; one this user may not read says so (warehouse_unreadable).
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
+    throw new ConfigError(
+      'warehouse_missing',
+      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
+    );
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
   const rows = await warehouse.query(sql).finally(() => warehouse.close());

@@ -10,7 +10,11 @@ import { parseResources } from './sync.js';
  * With REDIS_URL, like a sync: tokens from the limiter every process shares, and the resource's lease (a sweep
  * waits for a walk of the same resource under way, up to SALESYNC_LEASE_WAIT, then is skipped).
  */
-export async function reconcileCommand(runtime: CliRuntime, names: string[], options: { deep?: boolean; force?: boolean }): Promise<ReconcileReport> {
+export async function reconcileCommand(
+  runtime: CliRuntime,
+  names: string[],
+  options: { deep?: boolean; force?: boolean },
+): Promise<ReconcileReport> {
   const resources = parseResources(names);
   const report = await withSyncEnvironment(
     runtime,

@@ -1,5 +1,13 @@
 import { ConfigError } from '../../core/errors.js';
-import { defaultSchedules, listSchedules, openQueue, registerSchedules, removeSchedules, validateSchedules, type ScheduleRow } from '../../../jobs/index.js';
+import {
+  defaultSchedules,
+  listSchedules,
+  openQueue,
+  registerSchedules,
+  removeSchedules,
+  validateSchedules,
+  type ScheduleRow,
+} from '../../../jobs/index.js';
 import { openRedis } from '../../redis/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
@@ -8,7 +16,10 @@ import { formatTable } from '../table.js';
  * `salesync schedule`: register the Job Schedulers (idempotent); `--list` shows them, `--remove` removes them.
  * Every schedule is checked (time zone, cron pattern, intervals) before Redis is touched: all or nothing.
  */
-export async function scheduleCommand(runtime: CliRuntime, options: { list?: boolean; remove?: boolean; json?: boolean }): Promise<ScheduleRow[]> {
+export async function scheduleCommand(
+  runtime: CliRuntime,
+  options: { list?: boolean; remove?: boolean; json?: boolean },
+): Promise<ScheduleRow[]> {
   const { config } = runtime;
   if (!config.redisUrl) {
     throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: schedules live in Redis (e.g. REDIS_URL=redis://localhost:6379)');

@@ -17,7 +17,11 @@ export async function simulatorCommand(runtime: CliRuntime, flags: SimulatorFlag
   const simulator = createSimulator({ seed: flags.seed, size, perKeyPerMinute: flags.rateLimit });
   const { url } = await simulator.listen(flags.port, flags.host);
   runtime.out(`Sales Records Service simulator on ${url}  (seed ${flags.seed}; admin surface under ${url}/_admin/)`);
-  runtime.out(`keys:\n${Object.entries(DEFAULT_KEYS).map(([role, key]) => `  ${role.padEnd(8)} ${key}`).join('\n')}`);
+  runtime.out(
+    `keys:\n${Object.entries(DEFAULT_KEYS)
+      .map(([role, key]) => `  ${role.padEnd(8)} ${key}`)
+      .join('\n')}`,
+  );
   runtime.out(`try:  SALES_API_BASE_URL=${url} SALES_API_KEY=${DEFAULT_KEYS.read} npx salesync sync`);
   await new Promise<void>((resolve) => runtime.signal.addEventListener('abort', () => resolve(), { once: true }));
   await simulator.close();

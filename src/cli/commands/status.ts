@@ -36,7 +36,10 @@ async function collectJobs(runtime: CliRuntime): Promise<Map<string, ResourceJob
 
 export async function collectStatus(runtime: CliRuntime, now = Date.now()): Promise<ResourceStatus[]> {
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError('warehouse_missing', `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`);
+    throw new ConfigError(
+      'warehouse_missing',
+      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
+    );
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
   try {
@@ -68,7 +71,13 @@ export async function statusCommand(runtime: CliRuntime, options: StatusOptions 
   if (options.json) {
     runtime.out(
       JSON.stringify(
-        { warehouse: runtime.config.warehousePath, checkedAt: new Date().toISOString(), healthy: problems.length === 0, problems, resources: statuses },
+        {
+          warehouse: runtime.config.warehousePath,
+          checkedAt: new Date().toISOString(),
+          healthy: problems.length === 0,
+          problems,
+          resources: statuses,
+        },
         null,
         2,
       ),
@@ -94,7 +103,21 @@ function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], wi
   runtime.out(`warehouse: ${runtime.config.warehousePath}\n`);
   runtime.out(
     formatTable(
-      ['resource', 'rows', 'rejected', 'watermark', 'fresh', 'last run', 'mode', 'outcome', 'records', 'requests', '429s', 'took', ...(withJobs ? ['queued', 'active'] : [])],
+      [
+        'resource',
+        'rows',
+        'rejected',
+        'watermark',
+        'fresh',
+        'last run',
+        'mode',
+        'outcome',
+        'records',
+        'requests',
+        '429s',
+        'took',
+        ...(withJobs ? ['queued', 'active'] : []),
+      ],
       statuses.map((s) => [
         s.resource + (s.walkInProgress ? ' *' : ''),
         s.rows,
@@ -114,8 +137,13 @@ function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], wi
   );
   if (statuses.some((s) => s.walkInProgress)) runtime.out('\n* an interrupted walk: the next sync resumes it from its checkpoint');
   if (statuses.some((s) => s.rejected > 0)) {
-    runtime.out('\nrejected: records that failed validation, kept verbatim in rejected_records (salesync query "SELECT * FROM rejected_records")');
+    runtime.out(
+      '\nrejected: records that failed validation, kept verbatim in rejected_records (salesync query "SELECT * FROM rejected_records")',
+    );
   }
   const ahead = Math.max(0, ...statuses.map((s) => s.clockAheadMs ?? 0));
-  if (ahead >= 1000) runtime.out(`\nthe service's clock was ${formatDuration(ahead)} ahead of this host's at the last completion: ages count from "just now"`);
+  if (ahead >= 1000)
+    runtime.out(
+      `\nthe service's clock was ${formatDuration(ahead)} ahead of this host's at the last completion: ages count from "just now"`,
+    );
 }

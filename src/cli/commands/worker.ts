@@ -6,7 +6,10 @@ import type { CliRuntime } from '../runtime.js';
 export async function workerCommand(runtime: CliRuntime): Promise<void> {
   const { config } = runtime;
   if (!config.redisUrl) {
-    throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: the worker takes its jobs from Redis (e.g. REDIS_URL=redis://localhost:6379)');
+    throw new ConfigError(
+      'missing_redis_url',
+      'REDIS_URL is not set: the worker takes its jobs from Redis (e.g. REDIS_URL=redis://localhost:6379)',
+    );
   }
   try {
     await runWorker({ config: { ...config, redisUrl: config.redisUrl }, logger: runtime.logger, signal: runtime.signal });
