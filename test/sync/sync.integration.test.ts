@@ -42,7 +42,9 @@ describe('sync against the simulator', () => {
     for (const resource of RECORD_RESOURCE_NAMES) {
       const since = parseInstantMicros(minusMs(watermarks.get(resource)!, harness.config.lookbackMs))!;
       const changed = truth.records[resource].filter((r) => parseInstantMicros(r.updated_at)! >= since).length;
-      expect(byRoute[`GET /v1/${resourceDescriptor(resource).path}/`], `${resource}: ${changed} changed`).toBe(Math.max(1, Math.ceil(changed / 200)));
+      expect(byRoute[`GET /v1/${resourceDescriptor(resource).path}/`], `${resource}: ${changed} changed`).toBe(
+        Math.max(1, Math.ceil(changed / 200)),
+      );
     }
     // Meeting logs: one single view per new or changed log, none for the unchanged (boundary logs listed again included).
     const changedLogs = truth.records['meeting-logs'].filter((r) => logsBefore.get(r.id) !== r.updated_at).length;
@@ -114,34 +116,6 @@ describe('sync against the simulator', () => {
     await expect(harness.sync({ config: { apiKey: wrongKey } })).rejects.toMatchObject({ code: 'unauthorized' });
     const after = await stat(harness.config.warehousePath);
     expect(after.mtimeMs).toBe(before.mtimeMs);
-    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
-  });
-
-  it('converges to the truth through 5xx, timeouts, resets, malformed bodies, HTML pages and 429s', async () => {
-    harness = await startHarness(
-      { seed: 8, size: SMALL, faults: { errorRate: 0.05, timeoutRate: 0.02, resetRate: 0.03, malformedRate: 0.05, htmlErrorRate: 0.03, rateLimitRate: 0.05, seed: 99 } },
-      { requestTimeoutMs: 500, retryBaseDelayMs: 10 },
-    );
-    let report = await harness.sync();
-    for (let attempt = 0; attempt < 4 && !report.ok; attempt++) report = await harness.sync();
-    expect(report.ok).toBe(true);
-    const faults = harness.sim.admin.stats().faults;
-    expect(Object.values(faults).reduce((a, b) => a + b, 0)).toBeGreaterThan(5);
-    harness.sim.admin.clearFaults();
-    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
-  });
-
-  it('mirrors an organization with 300 custom deal properties at the default settings (a fixed 256MB could not commit its batches)', async () => {
-    harness = await startHarness({ seed: 8, size: { ...SMALL, deals: 2000 } });
-    const admin = harness.sim.admin;
-    const wide = Array.from({ length: 300 }, (_, i) =>
-      admin.addProperty('deals', { display_name: `項目 ${i}`, property_type: i % 3 === 0 ? 'number' : 'text' }).api_name,
-    );
-    for (const [n, deal] of admin.truth().records.deals.entries()) {
-      admin.updateRecord('deals', deal.id, Object.fromEntries(wide.map((name, i) => [name, i % 3 === 0 ? n + i : `値 ${n} ${i}`])));
-    }
-    const report = await harness.sync();
-    expect(report.results.map((r) => r.error?.code ?? 'ok')).toEqual(report.results.map(() => 'ok'));
     await expectMirrorsTruth(harness.env().warehouse, harness.sim);
   });
 

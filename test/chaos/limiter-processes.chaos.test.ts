@@ -33,11 +33,14 @@ beforeAll(async () => {
   startAt = Date.now() + 1500;
   stopAt = startAt + RUN_MS;
   const injection = new Promise<void>((resolve) =>
-    setTimeout(() => {
-      injectedAt = Date.now();
-      sim.admin.failNext(1, 'rateLimit');
-      resolve();
-    }, startAt + INJECT_AT_MS - Date.now()),
+    setTimeout(
+      () => {
+        injectedAt = Date.now();
+        sim.admin.failNext(1, 'rateLimit');
+        resolve();
+      },
+      startAt + INJECT_AT_MS - Date.now(),
+    ),
   );
   reports = await Promise.all(
     // Staggered starts: a late joiner must not find a fresh budget of its own.
@@ -91,6 +94,12 @@ describe('three processes sharing one key through the Redis limiter', () => {
     // grant that was already on its way back from Redis when the pause landed).
     const during = reports.flatMap((r) => r.grants).filter((t) => t > first.at + 20 && t < first.at + 950);
     expect(during).toEqual([]);
-    expect(longestGap(reports.flatMap((r) => r.grants), injectedAt, injectedAt + 5_000).gapMs).toBeGreaterThanOrEqual(950);
+    expect(
+      longestGap(
+        reports.flatMap((r) => r.grants),
+        injectedAt,
+        injectedAt + 5_000,
+      ).gapMs,
+    ).toBeGreaterThanOrEqual(950);
   });
 });
