@@ -10,25 +10,26 @@ COPY package.json package-lock.json ./
 # No scripts: `prepare` would build before the sources are here (the build is the step below).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
 COPY src ./src
 COPY jobs ./jobs
 COPY bench ./bench
 # The bench's Redis helper is part of the build's include graph.
 COPY test/support/redis.ts ./test/support/redis.ts
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+# npm run build: tsc, then the files it does not emit (the limiter's Lua scripts) copied into dist/.
+RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     WAREHOUSE_PATH=/data/warehouse.duckdb \
     HOME=/tmp
 WORKDIR /app
-# What the built CLI reads at run time: package.json (its version, and the project root), the fixed tables'
-# DDL (schema/) and the limiter's Lua scripts (src/limiter/lua/; tsc copies no .lua files into dist/).
+# What the built CLI reads at run time: package.json (its version, and the project root), the build (the Lua
+# scripts included) and the fixed tables' DDL (schema/): what `npm pack` ships.
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY schema ./schema
-COPY src/limiter/lua ./src/limiter/lua
 # Owner-only files (the warehouse is created 0600) belong to whoever runs the container: compose runs it as
 # the host user (SALESYNC_UID), so the analysts' file on the host is theirs to read.
 RUN mkdir -p /data && chown node:node /data
