@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { listValue, StatementType, type DuckDBConnection } from '@duckdb/node-api';
-import { ConfigError, SalesyncError } from '../core/errors.js';
+import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { PropertyDefinition, RejectedRecord, ServiceRecord, ServiceUser } from '../core/types.js';
 import type {
@@ -46,7 +46,7 @@ import { exportParquet } from './export.js';
 import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
-import { adoptPublishedFile, assertReadableIfPresent, ensureWriterDirectory } from './files.js';
+import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
 import { rebuildViews } from './views.js';
 import { rowToJsonFriendly } from './values.js';
 import { microsToIso } from '../core/time.js';
@@ -227,9 +227,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             );
           }
           if (assertReadableIfPresent(path) === 'missing') {
-            throw new ConfigError('warehouse_missing', `no warehouse at ${path}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`, {
-              path,
-            });
+            throw warehouseMissing(path);
           }
           return await withDatabase({ ...openOptions, access: 'read', neverWrite: true, sealed: access === 'strict-read' }, work);
         }

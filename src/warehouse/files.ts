@@ -11,7 +11,7 @@ import { constants } from 'node:fs';
 import { chmod, copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { accessSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { SalesyncError } from '../core/errors.js';
+import { ConfigError, SalesyncError } from '../core/errors.js';
 
 /** The directory, beside the published file, that holds the writer's file. */
 export const WRITER_DIRECTORY = '.salesync';
@@ -33,6 +33,26 @@ export function warehouseUnreadable(path: string, cause?: unknown): SalesyncErro
     `cannot read ${path} (permission denied): ask its owner for read access ` +
       '(SALESYNC_PUBLISH_MODE and SALESYNC_PUBLISH_GROUP set who may read the published file)',
     { cause, context: { path } },
+  );
+}
+
+/**
+ * No published file at `path`. While a first sync runs (its writer's file exists), that is not a mistake: the
+ * file appears when a run ends, or during a long one every SALESYNC_PUBLISH_EVERY.
+ */
+export function warehouseMissing(path: string): ConfigError {
+  let writing = false;
+  try {
+    writing = statSync(writerPathFor(path)).isFile();
+  } catch {
+    writing = false;
+  }
+  return new ConfigError(
+    'warehouse_missing',
+    writing
+      ? `no warehouse at ${path} yet: a first sync is writing it (or was stopped); it is published when a run ends, and every SALESYNC_PUBLISH_EVERY during a long one`
+      : `no warehouse at ${path}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
+    { path },
   );
 }
 

@@ -18,7 +18,14 @@ export type {
   Warehouse,
   WarehouseOptions,
 } from './types.js';
-export { writerPathFor, publishedFileStatus, assertReadableIfPresent, warehouseUnreadable, WRITER_DIRECTORY } from './files.js';
+export {
+  writerPathFor,
+  publishedFileStatus,
+  assertReadableIfPresent,
+  warehouseMissing,
+  warehouseUnreadable,
+  WRITER_DIRECTORY,
+} from './files.js';
 export { DEFAULT_PUBLISH_MODE } from './snapshot.js';
 export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 export { sqlTypeFor, type SqlType } from './column-types.js';

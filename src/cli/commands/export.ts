@@ -1,6 +1,6 @@
 import { ConfigError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
-import { assertReadableIfPresent } from '../../warehouse/index.js';
+import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index.js';
 import { createExportDirectory, exportAccessFor, shareExport } from '../../warehouse/export.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatCount, formatTable } from '../table.js';
@@ -14,10 +14,7 @@ export async function exportCommand(runtime: CliRuntime, options: { format: stri
   }
   // The published file: a missing one says run a sync; one this user may not read says so (warehouse_unreadable).
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError(
-      'warehouse_missing',
-      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
-    );
+    throw warehouseMissing(runtime.config.warehousePath);
   }
   // Owner-only unless the operator opened the published warehouse up; then as open as it, for the same readers.
   const access = exportAccessFor({ mode: runtime.config.publishMode, group: runtime.config.publishGroup });

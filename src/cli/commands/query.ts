@@ -1,6 +1,5 @@
-import { ConfigError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
-import { assertReadableIfPresent } from '../../warehouse/index.js';
+import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 
@@ -12,10 +11,7 @@ import { formatTable } from '../table.js';
 export async function queryCommand(runtime: CliRuntime, sql: string, options: { json?: boolean }): Promise<void> {
   // The published file: a missing one says run a sync; one this user may not read says so (warehouse_unreadable).
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError(
-      'warehouse_missing',
-      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
-    );
+    throw warehouseMissing(runtime.config.warehousePath);
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
   const rows = await warehouse.query(sql).finally(() => warehouse.close());

@@ -1,6 +1,6 @@
-import { ConfigError, SalesyncError } from '../../core/errors.js';
+import { SalesyncError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
-import { assertReadableIfPresent } from '../../warehouse/index.js';
+import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index.js';
 import { jobsPerResource, openQueue } from '../../../jobs/index.js';
 import { openRedis, redisFailureReason, redisUnavailable } from '../../redis/index.js';
 import { collectStatus as readStatus, type ResourceJobs, type ResourceStatus } from '../../status/index.js';
@@ -36,10 +36,7 @@ async function collectJobs(runtime: CliRuntime): Promise<Map<string, ResourceJob
 
 export async function collectStatus(runtime: CliRuntime, now = Date.now()): Promise<ResourceStatus[]> {
   if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw new ConfigError(
-      'warehouse_missing',
-      `no warehouse at ${runtime.config.warehousePath}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
-    );
+    throw warehouseMissing(runtime.config.warehousePath);
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
   try {
