@@ -108,12 +108,13 @@ const CASES: BadCase[] = [
     says: /nothing is listening at 127\.0\.0\.1:\d+ .*Check SALES_API_BASE_URL/,
   },
   {
-    name: 'a base URL that already ends in /v1',
+    // A trailing /v1 is accepted (dropped); a path the service does not serve is not.
+    name: 'a base URL with a path the service does not use',
     key: DEFAULT_KEYS.read,
-    env: (h) => ({ SALES_API_BASE_URL: `${h.url}/v1` }),
+    env: (h) => ({ SALES_API_BASE_URL: `${h.url}/crm` }),
     exitCode: 1,
     code: 'not_found',
-    // The path is named relative to the base URL, so the doubled /v1 itself is not visible; the advice is.
+    // The path is named relative to the base URL, so the extra /crm itself is not visible; the advice is.
     says: /found nothing at GET \/v1\/users\/ \(404.*check SALES_API_BASE_URL/,
   },
   {
