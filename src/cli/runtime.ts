@@ -49,12 +49,11 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
   const display = interactive ? new ProgressDisplay(options.stderr) : null;
   // A person at a terminal sees warnings by default; a log shipper gets everything at LOG_LEVEL.
   const level = (interactive || options.quiet) && !options.env.LOG_LEVEL && !options.overrides.logLevel ? 'warn' : config.logLevel;
-  const logger: Logger = display
-    ? pino(
-        { level, base: { app: 'salesync' }, timestamp: pino.stdTimeFunctions.isoTime },
-        humanLogStream((line) => display.log(line)),
-      )
-    : createLogger(level, pino.destination({ dest: 1, sync: true }));
+  // One logger, redaction included, whichever way its lines go: above the live display, or JSON on stdout.
+  const logger: Logger = createLogger(
+    level,
+    display ? humanLogStream((line) => display.log(line)) : pino.destination({ dest: 1, sync: true }),
+  );
   const controller = new AbortController();
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;

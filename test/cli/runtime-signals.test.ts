@@ -75,3 +75,22 @@ describe('SIGINT and SIGTERM', () => {
     expect(exits).toEqual([]);
   });
 });
+
+describe('the terminal logger', () => {
+  it('redacts keys in the lines it writes above the live display, as the JSON logger does', () => {
+    const stderr = capture();
+    const runtime = createRuntime({
+      env: { LOG_LEVEL: 'info' },
+      overrides: {},
+      stdout: capture(),
+      stderr,
+      progress: true,
+      exit: () => undefined,
+    });
+    const secret = 'sk_TerminalSecret000000000000000000000000000001';
+    runtime.logger.warn({ apiKey: secret, request: { headers: { authorization: `Bearer ${secret}` } } }, 'a warning with a key attached');
+    runtime.close();
+    expect(stderr.text()).toContain('a warning with a key attached');
+    expect(stderr.text()).not.toContain(secret);
+  });
+});

@@ -80,8 +80,8 @@ describe('salesync dbt-sources', () => {
     expect(tables.find((t) => t.name === 'deals')!.loaded_at_field).toBe('_synced_at');
   });
 
-  it('writes the file with --out from the CLI, with the source and database names asked for', async () => {
-    const out = join(harness.dir, 'sources.yml');
+  it('writes the file with --out from the CLI (its directory made when missing), with the source and database names asked for', async () => {
+    const out = join(harness.dir, 'models', 'sources.yml');
     const run = await runCli(['dbt-sources', '--out', out, '--source-name', 'crm', '--database', 'salesync'], cliEnv(harness));
     expect(run.code, run.stderr).toBe(0);
     const sources = parse(readFileSync(out, 'utf8')) as SourcesFile;

@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { createWarehouse } from '../../sync/index.js';
 import { assertReadableIfPresent, warehouseMissing, dbtSourcesYaml } from '../../warehouse/index.js';
 import type { CliRuntime } from '../runtime.js';
@@ -20,6 +21,7 @@ export async function dbtSourcesCommand(runtime: CliRuntime, options: DbtSources
     runtime.out(yaml.trimEnd());
     return;
   }
+  await mkdir(dirname(options.out), { recursive: true });
   await writeFile(options.out, yaml);
   runtime.out(`wrote ${catalog.length} tables and views to ${options.out}`);
 }
