@@ -9,7 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # No scripts: `prepare` would build before the sources are here (the build is the step below).
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
 COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
 COPY src ./src
 COPY jobs ./jobs
