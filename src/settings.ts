@@ -426,3 +426,13 @@ export function configurationTable(): string {
   const rows = Object.values(SETTINGS).map((spec: Setting<unknown>) => `| \`${spec.variable}\` | ${defaultText(spec)} | ${spec.meaning} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
+
+/**
+ * A flag's help from the setting it overrides: what it is (the setting's meaning unless `what` says it for the
+ * flag), its variable and its default, e.g. `resources walked at once (env SALESYNC_CONCURRENCY, default 3)`.
+ */
+export function flagHelp(name: SettingName, what?: string): string {
+  const spec: Setting<unknown> = SETTINGS[name];
+  const plain = (text: string) => text.replace(/`/g, '');
+  return `${plain(what ?? spec.meaning)} (env ${spec.variable}, default ${plain(defaultText(spec))})`;
+}

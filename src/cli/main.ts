@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { Config } from '../config.js';
+import { flagHelp } from '../settings.js';
 import { SalesyncError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RESOURCE_NAMES } from '../core/resources.js';
@@ -118,9 +119,9 @@ export function buildProgram(): Command {
   const program = new Command('salesync')
     .description('Keep a DuckDB file an exact, fresh mirror of a Sales Records Service organization.')
     .version(version)
-    .option('-w, --warehouse <path>', 'DuckDB file (env WAREHOUSE_PATH, default ./data/warehouse.duckdb)')
-    .option('--base-url <url>', 'service address (env SALES_API_BASE_URL)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env LOG_LEVEL, default info)', logLevel)
+    .option('-w, --warehouse <path>', flagHelp('warehousePath', 'the DuckDB file'))
+    .option('--base-url <url>', flagHelp('baseUrl', 'the service address'))
+    .option('--log-level <level>', flagHelp('logLevel'), logLevel)
     .option('--no-progress', 'never draw the live progress display, even on a terminal')
     // Usage mistakes are thrown (exitOverride) and said in one line with exit 2, never commander's text and the help.
     .exitOverride()
@@ -131,7 +132,7 @@ export function buildProgram(): Command {
     .description(`walk resources into the warehouse: incremental from each watermark, resuming interrupted walks`)
     .argument('[resource...]', `any of: ${RESOURCE_NAMES.join(' ')} (default: all)`)
     .option('--full', 'walk every record, ignoring the watermarks (a later reconcile also detects deletions)')
-    .option('--concurrency <n>', 'resources walked at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt('--concurrency'))
+    .option('--concurrency <n>', flagHelp('resourceConcurrency', 'resources walked at once'), positiveInt('--concurrency'))
     .action(async (resources: string[], options: { full?: boolean; concurrency?: number }) =>
       run(
         program,
@@ -148,7 +149,7 @@ export function buildProgram(): Command {
     .argument('[resource...]', `any of: ${RESOURCE_NAMES.join(' ')} (default: all)`)
     .option('--deep', "meeting logs: re-fetch every log's single view, catching summaries changed on any log (one request per log)")
     .option('--force', 'mark confirmed deletions even when more than SALESYNC_DELETE_SHARE of a table is missing')
-    .option('--concurrency <n>', 'resources swept at once (env SALESYNC_CONCURRENCY, default 3)', positiveInt('--concurrency'))
+    .option('--concurrency <n>', flagHelp('resourceConcurrency', 'resources swept at once'), positiveInt('--concurrency'))
     .action(async (resources: string[], options: { deep?: boolean; force?: boolean; concurrency?: number }) =>
       run(
         program,
@@ -193,23 +194,11 @@ export function buildProgram(): Command {
   program
     .command('worker')
     .description('run scheduled and queued jobs from Redis (REDIS_URL) until SIGTERM; serves bull-board and Prometheus metrics')
-    .option('--concurrency <n>', 'jobs run at once (env SALESYNC_WORKER_CONCURRENCY, default 3)', positiveInt('--concurrency'))
-    .option('--dashboard-port <port>', 'bull-board port, 0 disables (env SALESYNC_DASHBOARD_PORT, default 3000)', port('--dashboard-port'))
-    .option(
-      '--dashboard-host <host>',
-      'address bull-board listens on (env SALESYNC_DASHBOARD_HOST, default 127.0.0.1: this host only)',
-      listenHost('--dashboard-host'),
-    )
-    .option(
-      '--metrics-port <port>',
-      'Prometheus /metrics port, 0 disables (env SALESYNC_METRICS_PORT, default 9464)',
-      port('--metrics-port'),
-    )
-    .option(
-      '--metrics-host <host>',
-      'address /metrics listens on (env SALESYNC_METRICS_HOST, default 127.0.0.1: this host only)',
-      listenHost('--metrics-host'),
-    )
+    .option('--concurrency <n>', flagHelp('workerConcurrency', 'jobs run at once'), positiveInt('--concurrency'))
+    .option('--dashboard-port <port>', flagHelp('dashboardPort', 'bull-board port, 0 disables'), port('--dashboard-port'))
+    .option('--dashboard-host <host>', flagHelp('dashboardHost'), listenHost('--dashboard-host'))
+    .option('--metrics-port <port>', flagHelp('metricsPort', 'Prometheus /metrics port, 0 disables'), port('--metrics-port'))
+    .option('--metrics-host <host>', flagHelp('metricsHost'), listenHost('--metrics-host'))
     .action(
       async (options: {
         concurrency?: number;
@@ -238,15 +227,11 @@ export function buildProgram(): Command {
     .description('register the Job Schedulers in Redis (idempotent): syncs every 15m, users hourly, reconcile nightly, summaries hourly')
     .option('--list', 'show the registered schedules and change nothing')
     .option('--remove', "remove salesync's schedules (jobs already queued still run)")
-    .option(
-      '--sync-every <duration>',
-      'incremental sync of each record resource (env SALESYNC_SYNC_EVERY, default 15m)',
-      duration('--sync-every'),
-    )
-    .option('--users-every <duration>', 'users refresh (env SALESYNC_USERS_EVERY, default 1h)', duration('--users-every'))
-    .option('--summaries-every <duration>', 'summaries job (env SALESYNC_SUMMARIES_EVERY, default 1h)', duration('--summaries-every'))
-    .option('--reconcile-cron <pattern>', 'reconcile sweep (env SALESYNC_RECONCILE_CRON, default "0 3 * * *")')
-    .option('--timezone <tz>', 'time zone of the cron pattern (env SALESYNC_TIMEZONE, default UTC)')
+    .option('--sync-every <duration>', flagHelp('syncEveryMs', 'incremental sync of each record resource'), duration('--sync-every'))
+    .option('--users-every <duration>', flagHelp('usersEveryMs', 'users refresh'), duration('--users-every'))
+    .option('--summaries-every <duration>', flagHelp('summariesEveryMs', 'summaries job'), duration('--summaries-every'))
+    .option('--reconcile-cron <pattern>', flagHelp('reconcileCron', 'reconcile sweep'))
+    .option('--timezone <tz>', flagHelp('timezone'))
     .option('--json', 'print JSON instead of a table')
     .action(
       async (options: {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, loadConfig, requireService } from '../../src/config.js';
 import { projectRoot } from '../../src/core/paths.js';
-import { configurationTable, SETTINGS } from '../../src/settings.js';
+import { configurationTable, flagHelp, SETTINGS } from '../../src/settings.js';
 
 /** A loader whose only configuration file is `files[path]`. */
 function files(contents: Record<string, string>): { readFile: (path: string) => string; cwd: string } {
@@ -113,5 +113,15 @@ describe('the settings table', () => {
       const text = Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default);
       expect(spec.schema.parse(text), name).toEqual(spec.default);
     }
+  });
+
+  it('gives a flag its help from the setting it overrides: variable and default come from the table, not from a copy', () => {
+    expect(flagHelp('resourceConcurrency', 'resources walked at once')).toBe(
+      'resources walked at once (env SALESYNC_CONCURRENCY, default 3)',
+    );
+    expect(flagHelp('reconcileCron', 'reconcile sweep')).toBe(
+      `reconcile sweep (env SALESYNC_RECONCILE_CRON, default ${SETTINGS.reconcileCron.default})`,
+    );
+    expect(flagHelp('warehousePath')).toBe('the DuckDB file (flag --warehouse) (env WAREHOUSE_PATH, default ./data/warehouse.duckdb)');
   });
 });
