@@ -23,7 +23,7 @@ import {
   parseErrorEnvelope,
   salesApiErrorFromResponse,
 } from './errors.js';
-import { assertApiKeyFormat, keyFingerprint } from './keys.js';
+import { KeyPool, parseKeys } from './keys.js';
 import {
   DEFAULT_RETRY,
   decideRetry,
@@ -81,24 +81,11 @@ interface RawResponse {
   body: string;
 }
 
-/** A key the service told to wait longer than `maxRetryAfterMs`: nothing is sent on it before `untilMs` (local). */
-interface SetAsideKey {
-  untilMs: number;
-  source: ServiceWait['source'];
-  /** The answer that said so, e.g. `429 GET /v1/deals/`. */
-  seenOn: string;
-}
-
 export function createSalesApi(options: SalesApiOptions): SalesApi {
-  const keys = keyPool(options);
+  const keys = new KeyPool(parseKeys(options));
   const base = parseBaseUrl(options.baseUrl);
-  const fingerprints = keys.map((k) => k.fingerprint);
+  const { fingerprints } = keys;
   const fingerprint = fingerprints[0]!;
-  const secretOf = new Map(keys.map((k) => [k.fingerprint, k.key]));
-  /** Keys not (yet) rejected with a 401, in the order given: what every acquire offers the limiter. */
-  let liveKeys: readonly string[] = fingerprints;
-  /** Keys told to wait longer than the client waits by itself (see `noteRateLimits`), by fingerprint. */
-  const setAside = new Map<string, SetAsideKey>();
   const retry: ResolvedRetryOptions = { ...DEFAULT_RETRY, ...withoutUndefined(options.retry ?? {}) };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { limiter } = options;
@@ -111,8 +98,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   const keyField = (keyId: string) => (fingerprints.length > 1 ? { keyFingerprint: keyId } : {});
   const stats: RequestStats = { requests: 0, retries: 0, rateLimited: 0, throttledMs: 0 };
   /** A reject's raw text without our own keys, should a careless service echo one into a record (rejects are stored). */
-  const withoutKeys = (raw: string): string =>
-    keys.reduce((text, { key }) => (text.includes(key.slice(3)) ? text.split(key.slice(3)).join('…(redacted)') : text), raw);
+  const withoutKeys = (raw: string): string => keys.redact(raw);
 
   const http = got.extend({
     // Authorization is set per request: each attempt goes out on the key the limiter granted.
@@ -136,7 +122,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       const response = await http(url, {
         method: spec.method,
         responseType: 'text',
-        headers: { authorization: `Bearer ${secretOf.get(keyId) ?? keys[0]!.key}` },
+        headers: { authorization: `Bearer ${keys.secretOf(keyId)}` },
         ...(spec.body === undefined ? {} : { json: spec.body }),
         ...(spec.signal ? { signal: spec.signal } : {}),
       });
@@ -172,7 +158,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       status === 429 ? parseRetryAfterMs(header(headers, 'retry-after'), parseServerDateMs(header(headers, 'date')) ?? now) : null;
     const tooLong = waitTooLong(retryAfterMs, observation, now, retry);
     if (tooLong) {
-      setAside.set(keyId, { untilMs: now + tooLong.ms, source: tooLong.source, seenOn: `${status} ${request.method} ${request.path}` });
+      keys.setAside(keyId, { untilMs: now + tooLong.ms, source: tooLong.source, seenOn: `${status} ${request.method} ${request.path}` });
       log.warn(
         { waitMs: tooLong.ms, source: tooLong.source, ...keyField(keyId) },
         'sales api key told to wait longer than maxRetryAfterMs: set aside',
@@ -182,21 +168,14 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     return { retryAfterMs, tooLong };
   }
 
-  const isSetAside = (keyId: string, now: number): boolean => (setAside.get(keyId)?.untilMs ?? 0) > now;
-
-  /** Live keys not set aside at `now`: what an acquire may offer. */
-  function readyKeys(now: number): readonly string[] {
-    return liveKeys.filter((id) => !isSetAside(id, now));
-  }
-
   /** Every live key is set aside: the `rate_limited` error naming the one that may send again first. */
   function setAsideError(spec: CallSpec<unknown>, now: number): RateLimitWaitError {
-    const [keyId, waiting] = [...setAside].filter(([id]) => liveKeys.includes(id)).sort((a, b) => a[1].untilMs - b[1].untilMs)[0]!;
+    const [keyId, waiting] = keys.soonestSetAside();
     return new RateLimitWaitError({
       method: spec.method,
       path: spec.path,
       keyFingerprint: keyId,
-      keyCount: liveKeys.length,
+      keyCount: keys.live.length,
       waitMs: waiting.untilMs - now,
       maxRetryAfterMs: retry.maxRetryAfterMs,
       source: waiting.source,
@@ -209,13 +188,10 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
    * again on another key. The last key is never dropped: its 401 is the run's `unauthorized` error.
    */
   function dropRejectedKey(keyId: string): boolean {
-    const others = liveKeys.filter((id) => id !== keyId);
-    if (others.length === 0) return false;
-    if (others.length < liveKeys.length) {
-      liveKeys = others;
-      log.warn({ keyFingerprint: keyId, keysLeft: others.length }, 'sales api key rejected (401): dropped from the key pool');
-    }
-    return true;
+    const dropped = keys.drop(keyId);
+    if (dropped === 'dropped')
+      log.warn({ keyFingerprint: keyId, keysLeft: keys.live.length }, 'sales api key rejected (401): dropped from the key pool');
+    return dropped !== 'last';
   }
 
   async function call<T>(spec: CallSpec<T>): Promise<CallResult<T>> {
@@ -223,14 +199,14 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     const state: RetryState = { retries: 0, rateLimitedRetries: 0 };
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const offered = readyKeys(Date.now());
+      const offered = keys.ready(Date.now());
       if (offered.length === 0) throw setAsideError(spec, Date.now());
       const grant = await abortable(() => limiter.acquire(offered, { signal, lane: options.lane }), signal);
       stats.throttledMs += grant.waitedMs;
       // A limiter that does not know the pool (a test stub) may name no key of ours: send on the first offered one.
-      const keyId = secretOf.has(grant.keyId) ? grant.keyId : offered[0]!;
+      const keyId = keys.has(grant.keyId) ? grant.keyId : offered[0]!;
       // Set aside while this request waited for its token: look again rather than send what would be refused.
-      if (isSetAside(keyId, Date.now())) continue;
+      if (keys.isSetAside(keyId, Date.now())) continue;
       stats.requests += 1;
       if (attempt > 1) stats.retries += 1;
 
@@ -424,31 +400,6 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
 
     stats: () => ({ ...stats }),
   };
-}
-
-/**
- * `apiKey` then `apiKeys`, each checked for its format before any request, duplicates dropped. Throws
- * `invalid_api_key_format` (naming the position when there are several, never the value).
- */
-export function keyPool(options: Pick<SalesApiOptions, 'apiKey' | 'apiKeys'>): Array<{ key: string; fingerprint: string }> {
-  const given = [...(options.apiKey === undefined ? [] : [options.apiKey]), ...(options.apiKeys ?? [])];
-  if (given.length === 0) assertApiKeyFormat('');
-  const pool = new Map<string, string>();
-  given.forEach((key, index) => {
-    try {
-      assertApiKeyFormat(key);
-    } catch (error) {
-      if (given.length > 1 && error instanceof ConfigError) {
-        throw new ConfigError(error.code, `key ${index + 1} of ${given.length}: ${error.message}`, {
-          ...error.context,
-          keyPosition: index + 1,
-        });
-      }
-      throw error;
-    }
-    pool.set(key, keyFingerprint(key));
-  });
-  return [...pool].map(([key, fingerprint]) => ({ key, fingerprint }));
 }
 
 const BASE_URL_SETTING = { setting: 'SALES_API_BASE_URL' };

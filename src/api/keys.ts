@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../core/errors.js';
+import type { WaitSource } from './retry.js';
 
 /** Spec (Authentication 2): `sk_` followed by at least 40 base62 characters. */
 export const API_KEY_PATTERN = /^sk_[A-Za-z0-9]{40,}$/;
@@ -33,4 +34,106 @@ function describeKeyShape(apiKey: unknown): string {
 /** A stable, non-secret name for a key: `sk_…` + the first 8 hex digits of its SHA-256. */
 export function keyFingerprint(apiKey: string): string {
   return `sk_…${createHash('sha256').update(apiKey, 'utf8').digest('hex').slice(0, 8)}`;
+}
+
+/**
+ * `apiKey` then `apiKeys`, each checked for its format before any request, duplicates dropped. Throws
+ * `invalid_api_key_format` (naming the position when there are several, never the value).
+ */
+export function parseKeys(options: {
+  apiKey?: string | undefined;
+  apiKeys?: readonly string[] | undefined;
+}): Array<{ key: string; fingerprint: string }> {
+  const given = [...(options.apiKey === undefined ? [] : [options.apiKey]), ...(options.apiKeys ?? [])];
+  if (given.length === 0) assertApiKeyFormat('');
+  const pool = new Map<string, string>();
+  given.forEach((key, index) => {
+    try {
+      assertApiKeyFormat(key);
+    } catch (error) {
+      if (given.length > 1 && error instanceof ConfigError) {
+        throw new ConfigError(error.code, `key ${index + 1} of ${given.length}: ${error.message}`, {
+          ...error.context,
+          keyPosition: index + 1,
+        });
+      }
+      throw error;
+    }
+    pool.set(key, keyFingerprint(key));
+  });
+  return [...pool].map(([key, fingerprint]) => ({ key, fingerprint }));
+}
+
+/** A key the service told to wait longer than the client waits by itself: nothing is sent on it before `untilMs`. */
+export interface SetAsideKey {
+  /** Local clock. */
+  untilMs: number;
+  source: WaitSource;
+  /** The answer that said so, e.g. `429 GET /v1/deals/`. */
+  seenOn: string;
+}
+
+/**
+ * The keys one client sends on, by fingerprint: which are live (not rejected with a 401), which are set aside
+ * (told to wait too long), and their secrets, which leave this object only as an Authorization header.
+ */
+export class KeyPool {
+  readonly fingerprints: readonly string[];
+  private readonly secrets: ReadonlyMap<string, string>;
+  /** Keys not (yet) rejected, in the order given: what every acquire offers the limiter. */
+  private liveKeys: readonly string[];
+  private readonly asideUntil = new Map<string, SetAsideKey>();
+
+  constructor(keys: ReadonlyArray<{ key: string; fingerprint: string }>) {
+    this.fingerprints = keys.map((k) => k.fingerprint);
+    this.secrets = new Map(keys.map((k) => [k.fingerprint, k.key]));
+    this.liveKeys = this.fingerprints;
+  }
+
+  get live(): readonly string[] {
+    return this.liveKeys;
+  }
+
+  has(keyId: string): boolean {
+    return this.secrets.has(keyId);
+  }
+
+  /** The key to send with (the first one's for an id not of this pool: a limiter stub may name none). */
+  secretOf(keyId: string): string {
+    return this.secrets.get(keyId) ?? this.secrets.get(this.fingerprints[0]!)!;
+  }
+
+  setAside(keyId: string, wait: SetAsideKey): void {
+    this.asideUntil.set(keyId, wait);
+  }
+
+  isSetAside(keyId: string, now: number): boolean {
+    return (this.asideUntil.get(keyId)?.untilMs ?? 0) > now;
+  }
+
+  /** Live keys not set aside at `now`: what an acquire may offer. */
+  ready(now: number): readonly string[] {
+    return this.liveKeys.filter((id) => !this.isSetAside(id, now));
+  }
+
+  /** The live key set aside that may send again first (call only when every live key is set aside). */
+  soonestSetAside(): [string, SetAsideKey] {
+    return [...this.asideUntil].filter(([id]) => this.liveKeys.includes(id)).sort((a, b) => a[1].untilMs - b[1].untilMs)[0]!;
+  }
+
+  /** A key the service rejected leaves the pool while another remains; the last one is never dropped. */
+  drop(keyId: string): 'dropped' | 'gone' | 'last' {
+    const others = this.liveKeys.filter((id) => id !== keyId);
+    if (others.length === 0) return 'last';
+    if (others.length === this.liveKeys.length) return 'gone';
+    this.liveKeys = others;
+    return 'dropped';
+  }
+
+  /** `text` with every secret of the pool replaced, should a careless service echo one back. */
+  redact(text: string): string {
+    let out = text;
+    for (const key of this.secrets.values()) if (out.includes(key.slice(3))) out = out.split(key.slice(3)).join('…(redacted)');
+    return out;
+  }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
-import { assertApiKeyFormat, keyFingerprint } from '../../src/api/keys.js';
+import { assertApiKeyFormat, KeyPool, keyFingerprint, parseKeys } from '../../src/api/keys.js';
 import { createSalesApi } from '../../src/api/client.js';
 import { unlimited } from '../../src/limiter/token-bucket.js';
 import { capturedLogger, rejectionOf, TEST_KEY } from './fake-service.js';
@@ -63,5 +63,37 @@ describe('keyFingerprint', () => {
   it('matches sha256 of a known key', () => {
     // sha256("sk_" + 40 × "a") computed independently with `printf %s ... | sha256sum`.
     expect(keyFingerprint(`sk_${'a'.repeat(40)}`)).toBe('sk_…9792a91d');
+  });
+});
+
+describe('KeyPool', () => {
+  const key = (c: string) => `sk_${c.repeat(40)}`;
+  const pool = () => new KeyPool(parseKeys({ apiKeys: [key('a'), key('b'), key('c')] }));
+
+  it('drops a rejected key while another remains, never the last, and says which happened', () => {
+    const keys = pool();
+    const [a, b, c] = keys.fingerprints as [string, string, string];
+    expect(keys.drop(a)).toBe('dropped');
+    expect(keys.drop(a)).toBe('gone');
+    expect(keys.drop(b)).toBe('dropped');
+    expect(keys.drop(c)).toBe('last');
+    expect(keys.live).toEqual([c]);
+  });
+
+  it('offers only live keys not set aside, and names the set-aside key that may send again first', () => {
+    const keys = pool();
+    const [a, b, c] = keys.fingerprints as [string, string, string];
+    keys.setAside(b, { untilMs: 2000, source: 'Retry-After', seenOn: '429 GET /v1/deals/' });
+    keys.setAside(c, { untilMs: 1500, source: 'X-RateLimit-Reset', seenOn: '200 GET /v1/deals/' });
+    expect(keys.ready(1000)).toEqual([a]);
+    expect(keys.ready(1600)).toEqual([a, c]);
+    keys.drop(a);
+    expect(keys.ready(1000)).toEqual([]);
+    expect(keys.soonestSetAside()[0]).toBe(c);
+  });
+
+  it('redacts every key of the pool from a text a careless service echoed', () => {
+    const keys = pool();
+    expect(keys.redact(`{"note":"${key('b').slice(3)}"}`)).toBe('{"note":"…(redacted)"}');
   });
 });
