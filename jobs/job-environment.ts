@@ -33,6 +33,7 @@ export function createJobEnvironment(config: Config, options: JobEnvironmentOpti
     ...(options.redis ? { redis: options.redis } : {}),
     ...(options.meter ? { meter: options.meter } : {}),
   });
-  const onLane = (lane: 'backfill' | 'summaries'): SyncDeps => ({ ...env.deps, makeApi: () => env.deps.makeApi(lane) });
+  // A run that names its own lane (the summaries re-read of a sync) keeps it; every other spends the lane's.
+  const onLane = (lane: 'backfill' | 'summaries'): SyncDeps => ({ ...env.deps, makeApi: (asked) => env.deps.makeApi(asked ?? lane) });
   return { env, backfillDeps: onLane('backfill'), summariesDeps: onLane('summaries'), close: () => env.close() };
 }
