@@ -1,14 +1,16 @@
 /**
  * The tree's import rules, checked by `npm test` (npm run lint:deps). Building blocks (api, limiter, warehouse,
  * lease, redis) know only core and never each other; sync composes them; the CLI and jobs/ sit on top and use
- * each other's and sync's index only; nothing in the product imports tests or benches. Type-only imports count: a cycle through types is still a cycle.
+ * each other's and sync's index only; nothing in the product imports tests, benches or devtools/. Tests and benches
+ * share helpers only through devtools/, which imports neither. Type-only imports count: a cycle through types is
+ * still a cycle.
  */
 const block = (name) => ({
   name: `${name}-only-core`,
   comment: `src/${name} is a building block: it imports src/core and itself, nothing else of salesync`,
   severity: 'error',
   from: { path: `^src/${name}/` },
-  to: { path: '^(src|jobs|bench|test)/', pathNot: [`^src/${name}/`, '^src/core/'] },
+  to: { path: '^(src|jobs|bench|test|devtools)/', pathNot: [`^src/${name}/`, '^src/core/'] },
 });
 
 module.exports = {
@@ -29,14 +31,14 @@ module.exports = {
       name: 'core-only-itself',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^(src|jobs|bench|test)/', pathNot: '^src/core/' },
+      to: { path: '^(src|jobs|bench|test|devtools)/', pathNot: '^src/core/' },
     },
     {
       name: 'simulator-shares-nothing',
       comment: 'the simulator shares nothing with the client but the spec',
       severity: 'error',
       from: { path: '^src/simulator/' },
-      to: { path: '^(src|jobs|bench|test)/', pathNot: '^src/simulator/' },
+      to: { path: '^(src|jobs|bench|test|devtools)/', pathNot: '^src/simulator/' },
     },
     {
       name: 'sync-composes-blocks',
@@ -57,7 +59,7 @@ module.exports = {
       comment: "src/status reads the warehouse's runs: core and warehouse types only, light enough for every command",
       severity: 'error',
       from: { path: '^src/status/' },
-      to: { path: '^(src|jobs|bench|test)/', pathNot: ['^src/status/', '^src/core/', '^src/warehouse/types\\.ts$'] },
+      to: { path: '^(src|jobs|bench|test|devtools)/', pathNot: ['^src/status/', '^src/core/', '^src/warehouse/types\\.ts$'] },
     },
     {
       name: 'cli-through-jobs-index',
@@ -76,8 +78,31 @@ module.exports = {
     },
     {
       name: 'product-not-tests-or-bench',
+      comment: 'what ships needs nothing that only develops it: tests, benches and their shared devtools/',
       severity: 'error',
       from: { path: '^(src|jobs)/' },
+      to: { path: '^(bench|test|devtools)/' },
+    },
+    {
+      name: 'test-not-bench',
+      comment: 'a helper tests and benches both need lives in devtools/',
+      severity: 'error',
+      from: { path: '^test/' },
+      // Left to move: test/warehouse/memory-limit.test.ts still builds its wide records with bench/wide-records.ts.
+      to: { path: '^bench/', pathNot: '^bench/wide-records\\.ts$' },
+    },
+    {
+      name: 'bench-not-test',
+      comment: 'a helper tests and benches both need lives in devtools/',
+      severity: 'error',
+      from: { path: '^bench/' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'devtools-below-tests-and-bench',
+      comment: 'devtools/ serves tests and benches alike, so it imports neither',
+      severity: 'error',
+      from: { path: '^devtools/' },
       to: { path: '^(bench|test)/' },
     },
     {

@@ -14,8 +14,8 @@ COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
 COPY src ./src
 COPY jobs ./jobs
 COPY bench ./bench
-# The bench's Redis helper is part of the build's include graph.
-COPY test/support/redis.ts ./test/support/redis.ts
+# What the benches share with the tests (the Redis starter, the limiter worker): part of the build's include graph.
+COPY devtools ./devtools
 # npm run build: tsc, then the files it does not emit (the limiter's Lua scripts) copied into dist/.
 RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

@@ -18,9 +18,9 @@ import { projectRoot } from '../src/core/paths.js';
 import type { RateLane } from '../src/core/rate-limiter.js';
 import { DEFAULT_LANE_SHARES } from '../src/limiter/index.js';
 import { DEFAULT_KEYS, createSimulator } from '../src/simulator/index.js';
-import { startTestRedis, type TestRedis } from '../test/support/redis.js';
-import { spawnLimiterWorker, type WorkerReport } from './limiter-worker.js';
-import { summarizeWindow } from './window-stats.js';
+import { spawnLimiterWorker, type WorkerReport } from '../devtools/limiter-worker.js';
+import { startTestRedis, type TestRedis } from '../devtools/redis-server.js';
+import { summarizeWindow } from '../devtools/window-stats.js';
 
 export interface Flags {
   limit: number;

@@ -1,5 +1,6 @@
 /** The Sales Records Service client: `createSalesApi` and the errors it throws. */
-export { createSalesApi, baseUrlWarnings, DEFAULT_PAGE_SIZE, DEFAULT_TIMEOUT_MS } from './client.js';
+export { createSalesApi, DEFAULT_PAGE_SIZE, DEFAULT_TIMEOUT_MS } from './client.js';
+export { baseUrlWarnings } from './base-url.js';
 export {
   SalesApiError,
   ServiceUnreachableError,

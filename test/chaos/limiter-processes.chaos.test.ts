@@ -1,13 +1,13 @@
 /**
- * The acceptance test of the shared limiter: three Node processes (the built `dist/bench/limiter-worker.js`;
+ * The acceptance test of the shared limiter: three Node processes (the built `dist/devtools/limiter-worker.js`;
  * `npm test` builds first) share ONE key through Redis against the simulator at 300 requests/min, for ~75 s.
  * The simulator counts in a sliding 60 s window and answers 429 beyond the limit, so "zero 429s" is the
  * server's own verdict; the grant times the processes report give the window counts and the rate.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, DEFAULT_KEYS, type Simulator } from '../../src/simulator/index.js';
-import { spawnLimiterWorker, type WorkerReport } from '../../bench/limiter-worker.js';
-import { longestGap, maxInWindow, summarizeWindow } from '../../bench/window-stats.js';
+import { spawnLimiterWorker, type WorkerReport } from '../../devtools/limiter-worker.js';
+import { longestGap, maxInWindow, summarizeWindow } from '../../devtools/window-stats.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 
 const LIMIT = 300;

@@ -11,7 +11,7 @@ import {
   type RedisLimiterOptions,
 } from '../../src/limiter/index.js';
 import { useTestRedis } from '../support/use-redis.js';
-import { maxInWindow } from '../../bench/window-stats.js';
+import { maxInWindow } from '../../devtools/window-stats.js';
 
 const redis = useTestRedis();
 

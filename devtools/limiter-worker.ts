@@ -4,7 +4,7 @@
  * lane (the schedule's unless told), recording when each token was granted and each pause asked for, then
  * prints one JSON line (WorkerReport) on stdout.
  *
- *   node dist/bench/limiter-worker.js '<WorkerSpec as JSON>'
+ *   node dist/devtools/limiter-worker.js '<WorkerSpec as JSON>'
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -105,12 +105,12 @@ export async function runWorker(spec: WorkerSpec): Promise<WorkerReport> {
 }
 
 /**
- * Runs one worker in its own Node process (from the build: `dist/bench/limiter-worker.js`) and resolves with its
+ * Runs one worker in its own Node process (from the build: `dist/devtools/limiter-worker.js`) and resolves with its
  * report. Works from the TypeScript source under vitest too, by pointing at the built file.
  */
 export function spawnLimiterWorker(spec: WorkerSpec): Promise<WorkerReport> {
   const here = fileURLToPath(import.meta.url);
-  const script = here.endsWith('.js') ? here : resolve(here, '../../dist/bench/limiter-worker.js');
+  const script = here.endsWith('.js') ? here : resolve(here, '../../dist/devtools/limiter-worker.js');
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first`);
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [script, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });

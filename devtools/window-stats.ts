@@ -1,7 +1,7 @@
 /**
  * How a stream of request times fits a per-minute limit, measured the way the service counts: a sliding
- * 60-second window in which no span may hold more than the limit. Pure; used by the limiter benchmark and by
- * the cross-process acceptance test.
+ * 60-second window in which no span may hold more than the limit. Pure; used by the limiter benchmark, the Redis
+ * limiter's tests and the cross-process acceptance test.
  */
 export const WINDOW_MS = 60_000;
 

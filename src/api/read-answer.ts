@@ -1,0 +1,37 @@
+/**
+ * What an answer says, once it arrived: the checked data of a 2xx, the check's own error for a body that will
+ * never pass (thrown at once), or the `AttemptFailure` the retry decision weighs. A 2xx body is shown to the
+ * spec's `onJson` as soon as it parses, before it is checked, so a walk can ask for the next page early.
+ */
+import type { SalesyncError } from '../core/errors.js';
+import { codeForStatus, dispositionFor, parseErrorEnvelope } from './errors.js';
+import type { RawResponse, RequestSpec } from './request.js';
+import { serverDateOf } from './response-headers.js';
+import type { AttemptFailure } from './retry.js';
+import { parseJson } from './validation.js';
+
+export type Answer<T> =
+  | { kind: 'data'; data: T; serverDate: string | null }
+  | { kind: 'refused'; error: SalesyncError }
+  /** `invalidJson`: a 2xx body that is not JSON at all (cut short, perhaps), as opposed to JSON that breaks the spec. */
+  | { kind: 'failed'; failure: AttemptFailure; invalidJson: boolean };
+
+/** Reads `response`; `retryAfterMs` is its Retry-After, already read against the server's clock (see retryAfterOf). */
+export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse, retryAfterMs: number | null): Promise<Answer<T>> {
+  if (response.status < 200 || response.status >= 300) {
+    return { kind: 'failed', failure: statusFailure(response, retryAfterMs), invalidJson: false };
+  }
+  const json = parseJson(response.body);
+  if (json.ok && spec.onJson?.(json.value)) await new Promise((resolve) => setImmediate(resolve));
+  const checked = json.ok ? spec.check(json.value) : json;
+  if (checked.ok) return { kind: 'data', data: checked.data, serverDate: serverDateOf(response.headers) };
+  if ('error' in checked) return { kind: 'refused', error: checked.error };
+  return { kind: 'failed', failure: { kind: 'invalid_body', detail: checked.detail }, invalidJson: !json.ok };
+}
+
+/** A non-2xx answer as a failure: a 429 with its Retry-After, else its status and whether its error code is retriable. */
+export function statusFailure(response: Pick<RawResponse, 'status' | 'body'>, retryAfterMs: number | null): AttemptFailure {
+  if (response.status === 429) return { kind: 'rate_limited', retryAfterMs };
+  const code = parseErrorEnvelope(response.body)?.code ?? codeForStatus(response.status);
+  return { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
+}

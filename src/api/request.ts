@@ -1,0 +1,42 @@
+/**
+ * What one request asks for and what comes back: the types the request loop and its pieces share. Each
+ * attempt of the request goes out as this spec; the loop returns the checked data of the first good answer.
+ */
+import type { Response } from 'got';
+import type { SalesyncError } from '../core/errors.js';
+import type { Checked } from './validation.js';
+
+export type Query = Record<string, string | number | null | undefined>;
+
+export interface RequestSpec<T> {
+  method: 'GET' | 'POST';
+  /** Under the base URL, starting with `/v1/` and ending with `/`. */
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /**
+   * Checks a 2xx body that parsed as JSON. A failed check with a `detail` is a bad answer (retried: the next one
+   * may be whole); one with an `error` is thrown at once (a record that breaks its schema comes back the same).
+   */
+  check: (json: unknown) => Checked<T> | { ok: false; error: SalesyncError };
+  signal?: AbortSignal | undefined;
+  /**
+   * Sees a 2xx body as soon as it parses, before `check` (a walk reads the next cursor there and asks for the
+   * next page). True when it sent a request: the check then waits a turn, so that request leaves first and the
+   * check overlaps its latency.
+   */
+  onJson?: ((json: unknown) => boolean) | undefined;
+}
+
+export interface RequestResult<T> {
+  data: T;
+  /** The answer's `Date` header as ISO 8601 (second precision), or null. */
+  serverDate: string | null;
+}
+
+/** An answer as the service sent it: a status, headers and the body as text. */
+export interface RawResponse {
+  status: number;
+  headers: Response['headers'];
+  body: string;
+}

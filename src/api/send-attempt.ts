@@ -1,0 +1,64 @@
+/**
+ * One attempt on the wire: the URL built, the key's Authorization header set, one got request, and a failure to
+ * get an answer mapped to an `AttemptFailure`. No retries (got's `retry.limit` is 0): the request loop owns them.
+ */
+import got, { RequestError, TimeoutError, type Got, type Response } from 'got';
+import type { KeyPool } from './keys.js';
+import type { RawResponse, RequestSpec } from './request.js';
+import type { AttemptFailure } from './retry.js';
+
+/** What one attempt came to: an answer (any status), or no usable answer at all. */
+export type SentAttempt =
+  | { response: RawResponse }
+  /** `answered`: the status and headers of an answer whose body broke off, for the limiter to see all the same. */
+  | { failure: AttemptFailure; answered?: { status: number; headers: Response['headers'] } };
+
+/** The got instance every attempt of one client goes out on. */
+export function createHttp(timeoutMs: number): Got {
+  return got.extend({
+    // Authorization is set per request: each attempt goes out on the key the limiter granted.
+    headers: {
+      accept: 'application/json',
+      'user-agent': 'salesync',
+    },
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    // The service never redirects; following one could carry the Authorization header somewhere else.
+    followRedirect: false,
+    timeout: { request: timeoutMs },
+  });
+}
+
+/** Sends `spec` once on `keyId`. Rejects only with the signal's reason, once it fired. */
+export async function sendAttempt(
+  http: Got,
+  prefix: string,
+  spec: RequestSpec<unknown>,
+  keys: Pick<KeyPool, 'secretOf'>,
+  keyId: string,
+): Promise<SentAttempt> {
+  const url = new URL(prefix + spec.path);
+  for (const [name, value] of Object.entries(spec.query ?? {})) {
+    if (value !== null && value !== undefined) url.searchParams.set(name, String(value));
+  }
+  try {
+    const response = await http(url, {
+      method: spec.method,
+      responseType: 'text',
+      headers: { authorization: `Bearer ${keys.secretOf(keyId)}` },
+      ...(spec.body === undefined ? {} : { json: spec.body }),
+      ...(spec.signal ? { signal: spec.signal } : {}),
+    });
+    return { response: { status: response.statusCode, headers: response.headers, body: response.body } };
+  } catch (error) {
+    if (spec.signal?.aborted) throw spec.signal.reason;
+    // Only the code is read: got's errors carry the request options, the Authorization header included.
+    if (error instanceof TimeoutError) return { failure: { kind: 'timeout' } };
+    if (error instanceof RequestError) {
+      const failure: AttemptFailure = { kind: 'network', networkCode: error.code };
+      return error.response ? { failure, answered: { status: error.response.statusCode, headers: error.response.headers } } : { failure };
+    }
+    const name = error instanceof Error ? error.name : typeof error;
+    return { failure: { kind: 'network', networkCode: `ERR_UNEXPECTED_${name}` } };
+  }
+}
