@@ -123,12 +123,10 @@ CREATE TABLE IF NOT EXISTS meeting_log_summary_reads (
   unchanged_reads INTEGER NOT NULL
 );
 
--- Ids whose <table>_history holds a version newer than the stored row: an observed-wins write (a corrected clock)
--- stored an older one. newest_at is the newest version history holds. A version of such an id is looked up in
--- history before it is recorded (every version once); others need no lookup. The row goes once a version at or
--- past newest_at is stored.
-CREATE TABLE IF NOT EXISTS history_ahead (
-  history_table VARCHAR NOT NULL,
-  id VARCHAR NOT NULL,
-  newest_at TIMESTAMPTZ NOT NULL
-);
+-- Commit order of every version in every <table>_history (change_seq): the change feed's cursor. One sequence for
+-- all tables, so the feed interleaves resources in the order their commits happened.
+CREATE SEQUENCE IF NOT EXISTS history_change_seq;
+
+-- history_ahead served the history of observed versions (one per updated_at); SCD2 history follows the live row
+-- commit by commit and needs no look-ahead.
+DROP TABLE IF EXISTS history_ahead;

@@ -1,12 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './core/errors.js';
+import { HASH_KEY_VARIABLE, MIN_HASH_KEY_LENGTH, parsePropertyPolicy, policyHashes, type PropertyPolicy } from './core/property-policy.js';
 import { SETTINGS, type Config, type Setting, type SettingName } from './settings.js';
 
 export { LOG_LEVELS, SETTINGS, type Config } from './settings.js';
 
 /** Every setting at its default. */
-export const DEFAULT_CONFIG: Config = Object.fromEntries(Object.entries(SETTINGS).map(([name, spec]) => [name, spec.default])) as Config;
+export const DEFAULT_CONFIG: Config = {
+  ...(Object.fromEntries(Object.entries(SETTINGS).map(([name, spec]) => [name, spec.default])) as Omit<
+    Config,
+    'propertyPolicy' | 'hashKey'
+  >),
+  propertyPolicy: {},
+  hashKey: null,
+};
+
+/** The configuration file's key holding the property policy (the only key that is not a setting's variable). */
+export const PROPERTY_POLICY_KEY = 'properties';
 
 /** The configuration file read when SALESYNC_CONFIG names none: in the directory salesync runs in. */
 export const CONFIG_FILE_NAME = 'salesync.config.json';
@@ -51,11 +62,8 @@ function nearestVariable(key: string): string | null {
   return variables.find((v) => v === upper) ?? variables.find((v) => v.includes(upper) || upper.includes(v)) ?? null;
 }
 
-/**
- * The configuration file: a JSON object whose keys are the settings' variables (`"SALESYNC_CONCURRENCY": 4`),
- * with string, number or boolean values (a list may be an array). Null when there is none.
- */
-export function readConfigFile(path: string, readFile: (path: string) => string): Record<string, string> | null {
+/** The configuration file as a JSON object, or null when there is none. */
+function readConfigObject(path: string, readFile: (path: string) => string): Record<string, unknown> | null {
   let text: string;
   try {
     text = readFile(path);
@@ -80,9 +88,32 @@ export function readConfigFile(path: string, readFile: (path: string) => string)
       path,
     });
   }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * The configuration file: a JSON object whose keys are the settings' variables (`"SALESYNC_CONCURRENCY": 4`),
+ * with string, number or boolean values (a list may be an array), and the property policy under `properties`
+ * (see docs/property-policy.md). Null when there is none.
+ */
+export function readConfigFile(path: string, readFile: (path: string) => string): Record<string, string> | null {
+  const parsed = readConfigObject(path, readFile);
+  if (parsed === null) return null;
+  return settingsOfFile(parsed, path);
+}
+
+function settingsOfFile(parsed: Record<string, unknown>, path: string): Record<string, string> {
   const known = new Set(Object.values(SETTINGS).map((s) => s.variable));
   const values: Record<string, string> = {};
   for (const [key, value] of Object.entries(parsed)) {
+    if (key === PROPERTY_POLICY_KEY) continue;
+    if (key === HASH_KEY_VARIABLE) {
+      // A secret in a file beside the warehouse is a secret copied with it: the environment only.
+      throw new ConfigError('invalid_config_file', `${path}: ${HASH_KEY_VARIABLE} is read from the environment only: move it there`, {
+        path,
+        key,
+      });
+    }
     if (!known.has(key)) {
       const nearest = nearestVariable(key);
       throw new ConfigError(
@@ -107,13 +138,16 @@ export function loadConfig(env: Env, overrides: Partial<Config> = {}, options: L
   const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const named = env.SALESYNC_CONFIG?.trim();
   const path = named ? resolve(options.cwd ?? process.cwd(), named) : resolve(options.cwd ?? process.cwd(), CONFIG_FILE_NAME);
-  const file = readConfigFile(path, readFile);
+  const document = readConfigObject(path, readFile);
+  const file = document === null ? null : settingsOfFile(document, path);
   if (named && file === null) {
     throw new ConfigError('invalid_config_file', `SALESYNC_CONFIG names ${path}, which does not exist: fix the path or unset it`, { path });
   }
   const fromFile = file ? readSource(file, ` in ${path}`) : {};
   const fromEnv = readSource(env, '');
-  const merged = { ...DEFAULT_CONFIG, ...fromFile, ...fromEnv, ...defined(overrides) };
+  const propertyPolicy: PropertyPolicy = document === null ? {} : parsePropertyPolicy(document[PROPERTY_POLICY_KEY], path);
+  const hashKey = env[HASH_KEY_VARIABLE] === undefined || env[HASH_KEY_VARIABLE] === '' ? null : env[HASH_KEY_VARIABLE];
+  const merged = { ...DEFAULT_CONFIG, propertyPolicy, hashKey, ...fromFile, ...fromEnv, ...defined(overrides) };
   if ((merged.dashboardUser === null) !== (merged.dashboardPassword === null)) {
     throw new ConfigError(
       'invalid_config',
@@ -158,4 +192,24 @@ export function requireService(config: Config): { baseUrl: string; apiKey: strin
     .map((key) => key.trim())
     .filter((key) => key.length > 0);
   return { baseUrl: config.baseUrl.replace(/\/+$/, ''), apiKey: apiKeys[0] ?? config.apiKey, apiKeys };
+}
+
+/**
+ * The property policy's secret, for a run that applies the policy: a policy that hashes needs SALESYNC_HASH_KEY
+ * (one-line `missing_hash_key`, exit 2, naming it). The secret is never echoed.
+ */
+export function requireHashKey(config: Config): void {
+  if (!policyHashes(config.propertyPolicy)) return;
+  if (config.hashKey === null) {
+    throw new ConfigError(
+      'missing_hash_key',
+      `${HASH_KEY_VARIABLE} is not set: the property policy hashes properties, and needs a secret of at least ${MIN_HASH_KEY_LENGTH} characters in it (keep it, or equal values will no longer hash equal)`,
+      { name: HASH_KEY_VARIABLE },
+    );
+  }
+  if (config.hashKey.length < MIN_HASH_KEY_LENGTH) {
+    throw new ConfigError('invalid_config', `${HASH_KEY_VARIABLE} must be at least ${MIN_HASH_KEY_LENGTH} characters (not shown)`, {
+      name: HASH_KEY_VARIABLE,
+    });
+  }
 }

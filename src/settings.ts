@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseDurationMs } from './core/time.js';
+import type { PropertyPolicy } from './core/property-policy.js';
 
 /** Levels LOG_LEVEL and `--log-level` accept (pino's). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -411,8 +412,15 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
-/** Everything salesync can be told, in one object: one field per setting, typed by its schema. */
-export type Config = { -readonly [K in SettingName]: (typeof SETTINGS)[K] extends Setting<infer T> ? T : never };
+/** One field per setting, typed by its schema. */
+export type SettingValues = { -readonly [K in SettingName]: (typeof SETTINGS)[K] extends Setting<infer T> ? T : never };
+
+/**
+ * Everything salesync can be told, in one object: the settings, plus the property policy (structured, so only in
+ * the configuration file's `properties`) and its HMAC secret (SALESYNC_HASH_KEY, only from the environment, and
+ * never in the README's table of settings a file may hold).
+ */
+export type Config = SettingValues & { propertyPolicy: PropertyPolicy; hashKey: string | null };
 
 /** The README's default cell of a setting. */
 export function defaultText(spec: Setting<unknown>): string {

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { flagHelp } from '../settings.js';
 import { SalesyncError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
-import { RESOURCE_NAMES } from '../core/resources.js';
+import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES } from '../core/resources.js';
 import { explainRedisError } from '../redis/connection.js';
 import { CHECK_FAILED, EXIT_UNHEALTHY, parseMaxAge, type MaxAges } from './health-check.js';
 import { duration, listenHost, logLevel, maxAge, port, positiveInt, positiveNumber, usageFailure } from './option-parsers.js';
@@ -26,6 +26,7 @@ const commands = {
   status: () => import('./commands/status.js'),
   query: () => import('./commands/query.js'),
   export: () => import('./commands/export.js'),
+  changes: () => import('./commands/changes.js'),
   dbtSources: () => import('./commands/dbt-sources.js'),
   demo: () => import('./commands/demo.js'),
   simulator: () => import('./commands/simulator.js'),
@@ -304,6 +305,20 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON instead of a table')
     .action(async (options: { out: string; format: string; json?: boolean }) =>
       run(program, 'export', {}, async (rt) => (await commands.export()).exportCommand(rt, options)),
+    );
+
+  program
+    .command('changes')
+    .description('print the inserts, updates and deletions committed after --since, in commit order, then the cursor for next time')
+    .argument('[resource...]', `any of: ${RECORD_RESOURCE_NAMES.join(' ')} (default: all)`)
+    .requiredOption(
+      '--since <cursor|time>',
+      'the cursor the last call printed (0: everything), or an ISO 8601 time such as 2026-01-05T00:00:00Z',
+    )
+    .option('--format <format>', 'ndjson (one change a line, then {"cursor":…}) or parquet (needs --output)', 'ndjson')
+    .option('--output <file>', 'write the changes to this file; stdout then gets only the cursor line')
+    .action(async (resources: string[], options: { since: string; format: string; output?: string }) =>
+      run(program, 'changes', {}, async (rt) => (await commands.changes()).changesCommand(rt, resources, options)),
     );
 
   program

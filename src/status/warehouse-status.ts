@@ -1,6 +1,7 @@
-import { RESOURCES } from '../core/resources.js';
+import { canonicalPolicy, describePolicy, isEmptyPolicy, type PropertyPolicy, type ResourcePolicy } from '../core/property-policy.js';
+import { RESOURCES, type RecordResourceName } from '../core/resources.js';
 import { parseInstantMicros } from '../core/time.js';
-import type { RunRow, Warehouse } from '../warehouse/types.js';
+import type { RunRow, StoredPropertyPolicy, Warehouse } from '../warehouse/types.js';
 
 /** Jobs of one resource waiting in the queue or running (from `jobs/`, when there is a queue). */
 export interface ResourceJobs {
@@ -53,6 +54,26 @@ export interface ResourceStatus {
   lastRuns: Record<string, RunSummary>;
   /** Jobs queued and running for the resource (only when REDIS_URL is set). */
   jobs?: ResourceJobs;
+  /** The property policy in force (record resources; see docs/property-policy.md). */
+  propertyPolicy?: PolicyStatus;
+}
+
+/** A resource's property policy: the configuration's, and whether its stored data was written under it yet. */
+export interface PolicyStatus {
+  /** One line: `exclude email; hash phone`, or `all properties kept`. */
+  summary: string;
+  include: readonly string[] | null;
+  exclude: readonly string[];
+  hash: readonly string[];
+  /** False until the next run of the resource purges what the policy no longer allows and walks it in full. */
+  applied: boolean;
+}
+
+function policyStatus(configured: ResourcePolicy | undefined, stored: StoredPropertyPolicy | null): PolicyStatus {
+  const policy = canonicalPolicy(configured);
+  // The secret is not compared: `status` may run without it.
+  const applied = stored === null ? isEmptyPolicy(configured) : JSON.stringify(canonicalPolicy(stored.policy)) === JSON.stringify(policy);
+  return { summary: describePolicy(configured), ...policy, applied };
 }
 
 /** Outcomes that mean a run did not do its job (an interrupted run resumes; a skipped one yielded to another). */
@@ -86,7 +107,7 @@ export function ageOf(completedAt: string | null, now: number): { freshnessMs: n
 }
 
 /** Every resource's status, read through the Warehouse interface (the caller opens and closes it). */
-export async function collectStatus(warehouse: Warehouse, now = Date.now()): Promise<ResourceStatus[]> {
+export async function collectStatus(warehouse: Warehouse, now = Date.now(), policy?: PropertyPolicy): Promise<ResourceStatus[]> {
   const counts = await warehouse.tableCounts();
   const runs = await warehouse.recentRuns(RECENT_RUNS);
   const rejected = await warehouse.rejectedCounts();
@@ -107,6 +128,14 @@ export async function collectStatus(warehouse: Warehouse, now = Date.now()): Pro
       rejected: rejected[descriptor.name] ?? 0,
       lastRun: mine[0] ? summarize(mine[0]) : null,
       lastRuns,
+      ...(policy && descriptor.shape === 'record'
+        ? {
+            propertyPolicy: policyStatus(
+              policy[descriptor.name as RecordResourceName],
+              await warehouse.storedPropertyPolicy(descriptor.name as RecordResourceName),
+            ),
+          }
+        : {}),
     });
   }
   return statuses;

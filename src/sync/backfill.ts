@@ -52,6 +52,7 @@ export function backfillResource(
             : { mode, updatedAfter: options.since, after: null, resumedFrom: null, resumed: false },
         movesWatermark: false,
         observedWins: true,
+        source: 'backfill',
       });
     },
   );

@@ -5,6 +5,7 @@ import type { RateLane } from '../core/rate-limiter.js';
 import type { ResourceName } from '../core/resources.js';
 import type { RunOutcome, RunStart, Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
+import type { PolicyApplier } from './property-policy.js';
 
 /** What every walk is given: made once per run by the environment, passed in, never reached for. */
 export interface SyncDeps {
@@ -18,6 +19,11 @@ export interface SyncDeps {
   progress?: ProgressSink;
   /** Aborting stops the walk after committing the pages already fetched. */
   signal?: AbortSignal;
+  /**
+   * The property policy: every client `makeApi` returns already applies it; each run of a record resource first
+   * brings what is stored in line with it (`enforcePropertyPolicy`). @defaultValue none: nothing is checked
+   */
+  propertyPolicy?: PolicyApplier;
   /** Local clock, for bookkeeping and for a service that sends no `Date` header; never the watermark otherwise. */
   now?: () => Date;
 }

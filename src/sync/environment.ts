@@ -2,13 +2,14 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import { baseUrlWarnings, createSalesApi } from '../api/index.js';
 import type { SalesApi } from '../api/types.js';
-import { requireService, type Config } from '../config.js';
+import { requireHashKey, requireService, type Config } from '../config.js';
 import { createLimiter, type LimiterOptions } from '../limiter/index.js';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import { openWarehouse, writerPathFor } from '../warehouse/index.js';
 import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
 import type { SyncDeps, SyncSettings } from './context.js';
+import { PolicyApplier, withPropertyPolicy } from './property-policy.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
 export interface SyncEnvironment {
@@ -77,19 +78,25 @@ export function limiterOptions(config: Config, logger?: Logger): LimiterOptions 
 
 export function createSyncEnvironment(config: Config, options: EnvironmentOptions): SyncEnvironment {
   const service = requireService(config);
+  requireHashKey(config);
+  // One applier for every client of the environment: each walk's records come out policy-applied.
+  const propertyPolicy = new PolicyApplier(config.propertyPolicy, config.hashKey);
   for (const line of baseUrlWarnings(service.baseUrl)) options.logger.warn({ setting: 'SALES_API_BASE_URL' }, line);
   const shared = createLimiter(limiterOptions(config, options.logger), options.redis ?? null);
   const limiter = options.meter ? options.meter(shared) : shared;
   const makeApi = (lane: RateLane | undefined = options.lane): SalesApi =>
-    createSalesApi({
-      baseUrl: service.baseUrl,
-      apiKeys: service.apiKeys,
-      limiter,
-      ...(lane ? { lane } : {}),
-      logger: options.logger,
-      timeoutMs: config.requestTimeoutMs,
-      retry: { limit: config.retryLimit, baseDelayMs: config.retryBaseDelayMs, maxRetryAfterMs: config.maxRetryAfterMs },
-    });
+    withPropertyPolicy(
+      createSalesApi({
+        baseUrl: service.baseUrl,
+        apiKeys: service.apiKeys,
+        limiter,
+        ...(lane ? { lane } : {}),
+        logger: options.logger,
+        timeoutMs: config.requestTimeoutMs,
+        retry: { limit: config.retryLimit, baseDelayMs: config.retryBaseDelayMs, maxRetryAfterMs: config.maxRetryAfterMs },
+      }),
+      propertyPolicy,
+    );
   // Fail on a malformed key now, before anything else happens.
   makeApi();
   const warehouse = createWarehouse(config, options.logger, { forRun: true });
@@ -104,6 +111,7 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
     deps: {
       makeApi,
       warehouse,
+      propertyPolicy,
       logger: options.logger,
       ...(options.progress ? { progress: options.progress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

@@ -136,6 +136,7 @@ export async function reconcileResource(
         plan: planSweep,
         movesWatermark: false,
         observedWins: true,
+        source: 'reconcile',
         allDetails: deep,
         sweepKey: stateKey,
       });
@@ -158,6 +159,7 @@ export async function reconcileResource(
         deletedIds: gone,
         deletedAt: run.now().toISOString(),
         completedAt: end.startedAt,
+        runId: run.runId,
       });
     },
   );
@@ -208,7 +210,9 @@ async function confirmDeletions(
       records: found,
       ...(hasSummaries ? { summaries } : {}),
       observedWins: true,
-      ...(rejects.length > 0 ? { rejects, runId: run.runId } : {}),
+      source: 'reconcile',
+      runId: run.runId,
+      ...(rejects.length > 0 ? { rejects } : {}),
     });
     result.written += committed.written;
     result.changed += committed.changed;

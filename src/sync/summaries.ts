@@ -76,7 +76,8 @@ export function refreshSummaries(deps: SyncDeps, settings: SyncSettings): Promis
           records: moved,
           summaries,
           summariesReadAt: serverNow,
-          ...(read.rejects.length > 0 ? { rejects: read.rejects, runId } : {}),
+          runId,
+          ...(read.rejects.length > 0 ? { rejects: read.rejects } : {}),
         });
         result.written += committed.written;
         result.summariesChanged += committed.summariesChanged;

@@ -27,6 +27,7 @@ export function syncResource(deps: SyncDeps, settings: SyncSettings, resource: R
         plan: (state) => planWalk(state, mode, settings.lookbackMs),
         movesWatermark: true,
         observedWins: mode === 'full',
+        source: 'incremental',
       });
     },
   );

@@ -6,6 +6,7 @@ import type { RunFinish, Warehouse } from '../warehouse/types.js';
 import { emptyResult, type ResourceResult, type RunMode, type SyncDeps } from './context.js';
 import { toSalesyncError } from './errors.js';
 import { trackProgress, type ResourcePhase, type ResourceProgress } from './progress.js';
+import { enforcePropertyPolicy } from './property-policy.js';
 
 /** What a run's body works with: its own client, logger, result, progress and `sync_runs` row. */
 export interface RunContext<R extends ResourceResult = ResourceResult> {
@@ -58,6 +59,9 @@ export async function trackedRun<R extends ResourceResult>(
   const { progress, report } = trackProgress(spec.resource, started.getTime(), () => api.stats().requests, deps.progress, spec.mode);
   const runId = await deps.warehouse.startRun({ resource: spec.resource, mode: spec.mode, startedAt: started });
   try {
+    // Before anything is written: stored data brought in line with a changed property policy.
+    if (deps.propertyPolicy && spec.resource !== 'users')
+      await enforcePropertyPolicy(deps.warehouse, deps.propertyPolicy, spec.resource, log);
     await body({ deps, api, log, result, progress, report, runId, now });
     result.outcome = result.rejected > 0 ? 'succeeded_with_rejects' : 'succeeded';
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { RecordResourceName } from '../core/resources.js';
 import { resourceDescriptor } from '../core/resources.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
-import type { ResourceState, SweepBatch } from '../warehouse/types.js';
+import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
 import type { SyncSettings } from './context.js';
 import { PassSignals } from './pass-signals.js';
 import { expectedRecords } from './progress.js';
@@ -21,6 +21,8 @@ export interface WalkKind {
   movesWatermark: boolean;
   /** The last version observed is the truth (see `PageBatch.observedWins`). */
   observedWins: boolean;
+  /** What the history versions the walk appends say wrote them (`PageBatch.source`). */
+  source: BatchSource;
   /** Meeting logs: fetch every listed log's single view, not only new or moved ones. @defaultValue false */
   allDetails?: boolean;
   /** A reconcile sweep: its seen-id set (only changed rows written; every listed id recorded). */
@@ -139,6 +141,9 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           observedWins: kind.observedWins,
           ...(pages.rejects.length > 0 ? { rejects: pages.rejects } : {}),
           runId: run.runId,
+          source: kind.source,
+          // The service's clock, as its last answer gave it: a change `updated_at` does not date is dated by it.
+          ...(lastServerDate !== null && !localClock ? { observedAt: lastServerDate } : {}),
           // A pass that saw nothing move has seen every record of its window: what it did not reject is no longer broken.
           ...(clean ? { settlesQuarantine: { since: plan.updatedAfter } } : {}),
         });

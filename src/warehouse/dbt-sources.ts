@@ -46,8 +46,8 @@ const RELATION_DESCRIPTIONS: Readonly<Record<string, string>> = {
   sync_runs: 'Every sync, backfill, reconcile and summaries run, with its figures and outcome.',
   reconcile_seen: 'Ids listed by a reconcile sweep under way.',
   rejected_records: 'Records in quarantine: listed by the service but not valid, with the reason and the run.',
-  history_ahead: 'Versions seen ahead of the stored row, kept until the row catches up.',
-  deal_stage_history: "Each deal's stages over time, from deals_history.",
+  deal_stage_history: "Each deal's stretches in one stage, from the versions of deals_history; valid_to null for the current one.",
+  changes: 'The change feed: one row per version of every record, in commit order (change_seq), with what changed.',
 };
 
 const COLUMN_DESCRIPTIONS: Readonly<Record<string, string>> = {
@@ -56,6 +56,15 @@ const COLUMN_DESCRIPTIONS: Readonly<Record<string, string>> = {
   updated_at: "When the record's values last changed (service clock).",
   _synced_at: 'When salesync last wrote this row.',
   _deleted_at: 'When a complete reconcile sweep confirmed the record gone; null while it exists.',
+  valid_from: 'When this version took effect: its updated_at when that moved forward, else when the change was observed.',
+  valid_to: 'When the next version took effect; null while this one is current.',
+  is_current: 'This is the version the live row holds.',
+  valid_from_basis: "What valid_from is: 'updated_at', or 'observed' (a change the service did not date, or dated backwards).",
+  source: 'What wrote this version: incremental, backfill, reconcile, deleted, restored or migrated.',
+  run_id: 'The sync_runs row that wrote this version.',
+  observed_at: 'When salesync committed this version (its clock).',
+  change_seq: 'Commit order across every resource: the change feed cursor.',
+  deleted: 'This version marks the record deleted.',
 };
 
 function relationDescription(name: string): string | null {
@@ -63,7 +72,9 @@ function relationDescription(name: string): string | null {
   for (const resource of RECORD_RESOURCE_NAMES) {
     const table = resourceDescriptor(resource).table;
     if (name === table) return `Every ${resource} record, one row per id, custom properties in typed columns.`;
-    if (name === `${table}_history`) return `Every version of each ${resource} record that salesync has seen.`;
+    if (name === `${table}_history`) return `Every version of each ${resource} record as the mirror held it (SCD type 2), in commit order.`;
+    if (name === `${table}_history_view`)
+      return `Every version of each ${resource} record with display names as column names and labels for select values.`;
     if (name === `${table}_view`) return `Live ${resource} records with display names as column names and labels for select values.`;
   }
   return null;
@@ -110,7 +121,7 @@ export async function readCatalog(connection: DuckDBConnection): Promise<Catalog
     const name = String(row.table_name);
     const relation = relations.get(name) ?? { name, kind: views.has(name) ? 'view' : 'table', columns: [] };
     const column = String(row.column_name);
-    const table = name.replace(/_(view|history)$/, '');
+    const table = name.replace(/_(history_view|view|history)$/, '');
     const known = properties.get(table);
     const description = COLUMN_DESCRIPTIONS[column] ?? known?.byColumn.get(column) ?? known?.byDisplay.get(column) ?? null;
     relation.columns.push({ name: column, type: String(row.data_type), description });

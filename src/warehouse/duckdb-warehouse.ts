@@ -8,6 +8,7 @@ import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { PropertyDefinition, RejectedRecord, ServiceRecord, ServiceUser } from '../core/types.js';
 import type {
+  ChangeQuery,
   ColumnPlan,
   CommitResult,
   PageBatch,
@@ -39,6 +40,7 @@ import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, up
 import { replaceSummaries, upsertRecords } from './upsert.js';
 import { ensureHistoryTable } from './history.js';
 import { readCatalog } from './dbt-sources.js';
+import { readChanges, writeChangesParquet } from './change-feed.js';
 import { clearSeen, markDeleted, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
@@ -48,6 +50,8 @@ import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
 import { rebuildViews } from './views.js';
+import { compactFile, purgeProperties, readStoredPolicy, recordPolicy, storedProperties } from './purge.js';
+import type { AppliedPolicy } from '../core/property-policy.js';
 import { rowToJsonFriendly } from './values.js';
 import { microsToIso } from '../core/time.js';
 
@@ -432,6 +436,12 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             ...(sweep ? { onlyChanged: true, sweepKey: sweep.key } : {}),
             ...(batch.observedWins ? { observedWins: true } : {}),
             quarantineResource: resource,
+            versions: {
+              source: batch.source ?? 'incremental',
+              runId: batch.runId ?? null,
+              committedAt: now,
+              observedAt: batch.observedAt ?? now,
+            },
           });
           const rejects = batch.rejects ?? [];
           // A record listed but invalid was listed all the same: never a candidate for deletion.
@@ -505,13 +515,19 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     completeSweep: (
       resource: RecordResourceName,
-      sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string },
+      sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string; runId?: string },
     ) =>
       serialized('completeSweep', 'write', (connection) =>
         inTransaction(connection, async () => {
           const table = tableOf(resource);
+          if (sweep.deletedIds.length > 0 && (await tableColumns(connection, table)) !== null) await ensureHistoryTable(connection, table);
           const marked =
-            (await tableColumns(connection, table)) === null ? 0 : await markDeleted(connection, table, sweep.deletedIds, sweep.deletedAt);
+            (await tableColumns(connection, table)) === null
+              ? 0
+              : await markDeleted(connection, table, sweep.deletedIds, sweep.deletedAt, {
+                  runId: sweep.runId ?? null,
+                  committedAt: nowIso(),
+                });
           await clearSeen(connection, sweep.key);
           await recordCompletion(connection, sweep.stateKey, sweep.completedAt, nowIso());
           // The sweep's own row keeps its start as its watermark: what the last complete sweep could vouch for.
@@ -605,6 +621,33 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     exportParquet: (directory: string) => serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
 
     catalog: () => serialized('catalog', 'read', (connection) => readCatalog(connection)),
+
+    readChanges: (query: ChangeQuery) => serialized('readChanges', 'read', (connection) => readChanges(connection, query)),
+
+    writeChangesParquet: (query: ChangeQuery, file: string) =>
+      serialized('writeChangesParquet', 'read', (connection) => writeChangesParquet(connection, query, file)),
+
+    storedPropertyPolicy: (resource: RecordResourceName) =>
+      serialized('storedPropertyPolicy', 'read', (connection) => readStoredPolicy(connection, resource)),
+
+    storedProperties: (resource: RecordResourceName) =>
+      serialized('storedProperties', 'read', (connection) => storedProperties(connection, resource, tableOf(resource))),
+
+    applyPropertyPolicy: (resource: RecordResourceName, applied: AppliedPolicy, purge: readonly string[]) =>
+      serialized('applyPropertyPolicy', 'write', async (connection) => {
+        const columns = await inTransaction(connection, async () => {
+          const dropped = await purgeProperties(connection, resource, tableOf(resource), purge);
+          await recordPolicy(connection, resource, applied, nowIso());
+          if (dropped.length > 0) await rebuildViews(connection);
+          return dropped;
+        });
+        if (purge.length === 0) return { columns, compacted: false };
+        // Freed blocks keep old values until reused: the file is rewritten with live data only.
+        await database.close();
+        const sizes = await compactFile(path);
+        logger?.debug({ path, ...sizes }, 'warehouse compacted after a property purge');
+        return { columns, compacted: true };
+      }),
 
     close: () => {
       // What was written since the last publish is published first (a run cut short, a command without runs).

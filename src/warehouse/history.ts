@@ -1,71 +1,235 @@
 /**
- * `<table>_history`: every version of a record the warehouse has observed, one row per (id, updated_at),
- * written from the staged batch inside the commit that upserts it. A version is what moved `updated_at`:
- * changes the service makes silently (links, predictions) are not versions of their own.
+ * `<table>_history`: the history of the mirror (SCD type 2). A version is appended whenever a commit changes what
+ * the live row says (a new record, a different content hash, a deletion, a restore), in the same transaction as
+ * the live write, so the current version always equals the live row, after a crash too (both commit or neither).
+ * Versions are ordered by `change_seq` (commit order, from one sequence for every table), never by `updated_at`:
+ * the service's clocks can lie. A late page whose older version is not written to the live row is no version.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdentifier } from './identifiers.js';
+import { listValue, type DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+
+/** What produced a version. `migrated`: carried over from a warehouse written before history was SCD2. */
+export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted' | 'restored' | 'migrated';
+
+/** The sequence every history table takes `change_seq` from (schema/warehouse-fixed-tables.sql). */
+export const CHANGE_SEQUENCE = 'history_change_seq';
 
 export function historyTableName(table: string): string {
   return `${table}_history`;
 }
 
-async function tableExists(connection: DuckDBConnection, table: string): Promise<boolean> {
+const HISTORY_COLUMNS = `(
+  id VARCHAR NOT NULL,
+  created_at TIMESTAMPTZ,
+  updated_at TIMESTAMPTZ,
+  properties JSON,
+  valid_from TIMESTAMPTZ NOT NULL,
+  valid_to TIMESTAMPTZ,
+  is_current BOOLEAN NOT NULL,
+  valid_from_basis VARCHAR NOT NULL,
+  source VARCHAR NOT NULL,
+  run_id VARCHAR,
+  observed_at TIMESTAMPTZ NOT NULL,
+  change_seq BIGINT NOT NULL,
+  deleted BOOLEAN NOT NULL)`;
+
+const INSERT_COLUMNS =
+  'id, created_at, updated_at, properties, valid_from, valid_to, is_current, valid_from_basis, source, run_id, observed_at, change_seq, deleted';
+
+async function columnsOf(connection: DuckDBConnection, table: string): Promise<Set<string> | null> {
   const reader = await connection.runAndReadAll(
-    `SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
+    `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
     [table],
   );
-  return Number(reader.getRowObjects()[0]?.n ?? 0) > 0;
+  const names = reader.getRowObjects().map((r) => String(r.column_name));
+  return names.length === 0 ? null : new Set(names);
 }
 
 /**
- * Create the history table when missing. A warehouse that had rows before history existed starts its
- * history from them, so every stored row is also a version.
+ * The valid_from of a version that follows one valid from `previous`: the record's `updated_at` when it moved past
+ * it (basis `updated_at`), else when the change was observed, kept after `previous` so versions never overlap
+ * (basis `observed`). SQL expressions over the given ones.
+ */
+function validFromSql(updatedAt: string, previous: string, observed: string): { validFrom: string; basis: string } {
+  const moved = `(${updatedAt} IS NOT NULL AND (${previous} IS NULL OR ${updatedAt} > ${previous}))`;
+  return {
+    validFrom: `CASE WHEN ${moved} THEN ${updatedAt} ELSE greatest(${observed}, ${previous} + INTERVAL 1 MICROSECOND) END`,
+    basis: `CASE WHEN ${moved} THEN 'updated_at' ELSE 'observed' END`,
+  };
+}
+
+/**
+ * Create the history table when missing, or migrate one of an earlier release (one row per (id, updated_at)
+ * observed, no validity) without losing a row: per id in `updated_at` order, each valid until the next, the last
+ * current; then a version wherever the live row differs from it (a silent change, a deletion). A warehouse with
+ * rows and no history at all starts it from them.
  */
 export async function ensureHistoryTable(connection: DuckDBConnection, table: string): Promise<void> {
   const history = historyTableName(table);
-  if (await tableExists(connection, history)) return;
-  await connection.run(
-    `CREATE TABLE ${quoteIdentifier(history)} (
-       id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ)`,
-  );
-  if (await tableExists(connection, table)) {
-    await connection.run(
-      `INSERT INTO ${quoteIdentifier(history)} (id, updated_at, properties, observed_at)
-       SELECT id, updated_at, _properties, _synced_at FROM ${quoteIdentifier(table)} WHERE updated_at IS NOT NULL`,
-    );
+  const columns = await columnsOf(connection, history);
+  if (columns?.has('change_seq')) return;
+  const target = quoteIdentifier(history);
+  if (columns === null) {
+    await connection.run(`CREATE TABLE ${target} ${HISTORY_COLUMNS}`);
+  } else {
+    const old = quoteIdentifier(`${history}__v1`);
+    await connection.run(`ALTER TABLE ${target} RENAME TO ${old}`);
+    await connection.run(`CREATE TABLE ${target} ${HISTORY_COLUMNS}`);
+    const count = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${old}`);
+    const n = Number(count.getRowObjects()[0]?.n ?? 0);
+    if (n > 0) {
+      // Commit order of old versions is unknown: a block of the sequence, handed out by when each was observed, but
+      // an id's versions in updated_at order (a late page observed after a newer version sorts before it).
+      const live = (await columnsOf(connection, table)) !== null;
+      const taken = await connection.runAndReadAll(
+        `SELECT max(nextval(${quoteLiteral(CHANGE_SEQUENCE)}))::BIGINT AS last FROM range(${n})`,
+      );
+      const first = BigInt(taken.getRowObjects()[0]!.last as bigint) - BigInt(n) + 1n;
+      await connection.run(
+        `INSERT INTO ${target} (${INSERT_COLUMNS})
+         SELECT id, created_at, updated_at, properties, updated_at, valid_to, valid_to IS NULL,
+                'updated_at', 'migrated', NULL, coalesce(observed_at, updated_at),
+                ${first} - 1 + row_number() OVER (ORDER BY seen NULLS FIRST, updated_at, id), false
+         FROM (SELECT o.*, ${live ? 't.created_at' : 'CAST(NULL AS TIMESTAMPTZ) AS created_at'},
+                      lead(o.updated_at) OVER w AS valid_to, max(o.observed_at) OVER (w ROWS UNBOUNDED PRECEDING) AS seen
+               FROM ${old} AS o${live ? ` LEFT JOIN ${quoteIdentifier(table)} AS t ON t.id = o.id` : ''}
+               WINDOW w AS (PARTITION BY o.id ORDER BY o.updated_at))`,
+      );
+    }
+    await connection.run(`DROP TABLE ${old}`);
   }
-}
-
-/** The stage's columns (quoted) holding what a version row takes from a record. */
-export interface StagedVersion {
-  id: string;
-  updatedAt: string;
-  properties: string;
-  syncedAt: string;
+  if ((await columnsOf(connection, table)) !== null) await appendDriftVersions(connection, table);
 }
 
 /**
- * SQL adding the staged records' versions not seen before. `stage` holds the record table's staging columns
- * (named by `staged`) and what the stored row says (`_fresh`, `_lookup`; see `upsertRecords`). The table and its
- * history move together in one transaction, so the stored version and every earlier one it replaced are in
- * history already, and a version newer than both the stored row and any newer version history holds for it
- * (`history_ahead`: an observed-wins write stored an older one) cannot be: `fresh` needs no lookup. Any other
- * version (a late page, or one of an id whose history is ahead of its row) may or may not be there: `lookup`
- * looks them up, scanning the whole history table, so run it only for batches that have such rows. The version
- * equal to the stored row's is neither. The history table must exist (`ensureHistoryTable`).
+ * Append a version for every live row its current version does not equal (properties, timestamps, deleted), so
+ * the invariant holds: a migrated history, or rows that had none. A deleted row gets a deleted version.
  */
-export function recordHistorySql(table: string, stage: string, staged: StagedVersion): { fresh: string; lookup: string } {
+async function appendDriftVersions(connection: DuckDBConnection, table: string): Promise<void> {
+  const target = quoteIdentifier(historyTableName(table));
+  const live = quoteIdentifier(table);
+  const drift = quoteIdentifier('_salesync_drift');
+  const observed = 'coalesce(t._deleted_at, t._synced_at, now())';
+  const { validFrom, basis } = validFromSql('t.updated_at', 'h.valid_from', observed);
+  await connection.run(
+    `CREATE OR REPLACE TEMP TABLE ${drift} AS
+     SELECT t.id, t.created_at, t.updated_at, t._properties AS properties, t._deleted_at IS NOT NULL AS deleted,
+            ${validFrom} AS valid_from, ${basis} AS basis, coalesce(t._synced_at, now()) AS observed_at
+     FROM ${live} AS t LEFT JOIN (SELECT * FROM ${target} WHERE is_current) AS h ON h.id = t.id
+     WHERE h.id IS NULL OR h.deleted <> (t._deleted_at IS NOT NULL) OR h.updated_at IS DISTINCT FROM t.updated_at
+        OR CAST(h.properties AS VARCHAR) IS DISTINCT FROM CAST(t._properties AS VARCHAR)`,
+  );
+  await connection.run(
+    `UPDATE ${target} SET valid_to = d.valid_from, is_current = false FROM ${drift} AS d WHERE ${target}.id = d.id AND ${target}.is_current`,
+  );
+  await connection.run(
+    `INSERT INTO ${target} (${INSERT_COLUMNS})
+     SELECT id, created_at, updated_at, properties, valid_from, NULL, true, basis,
+            CASE WHEN deleted THEN 'deleted' ELSE 'migrated' END, NULL, observed_at, nextval(${quoteLiteral(CHANGE_SEQUENCE)}), deleted
+     FROM ${drift}`,
+  );
+  await connection.run(`DROP TABLE ${drift}`);
+}
+
+/** The stage's columns (quoted) a version takes from a record, and how to tell which staged rows are versions. */
+export interface StagedVersion {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  properties: string;
+  /** SQL condition, over the stage, of the rows that are new versions (written, and their content changed). */
+  isVersion: string;
+  /** SQL condition, over the stage, of rows whose stored row was marked deleted (their version is `restored`). */
+  wasDeleted: string;
+}
+
+/** What a commit says about the versions it appends. */
+export interface VersionContext {
+  source: Exclude<VersionSource, 'deleted' | 'restored' | 'migrated'>;
+  runId: string | null;
+  /** When the commit happened (our clock): `observed_at`. */
+  committedAt: string;
+  /** When the change was seen, on the service's clock where known: `valid_from` of a change `updated_at` does not date. */
+  observedAt: string;
+}
+
+const VERSIONS_STAGE = '_salesync_versions';
+
+/**
+ * Statements appending the staged rows that are versions (`staged.isVersion`) to history and closing the versions
+ * they follow: a narrow UPDATE (two columns) of the changed ids only. Run in the transaction that writes the live
+ * rows, before the stage is dropped. The history table must exist (`ensureHistoryTable`).
+ */
+export function recordVersionsSql(
+  table: string,
+  stage: string,
+  staged: StagedVersion,
+  context: VersionContext,
+  followsStored: boolean,
+): string[] {
   const history = quoteIdentifier(historyTableName(table));
   const from = quoteIdentifier(stage);
-  const columns = 'id, updated_at, properties, observed_at';
-  const { id, updatedAt, properties, syncedAt } = staged;
-  return {
-    fresh: `INSERT INTO ${history} (${columns})
-      SELECT ${id}, ${updatedAt}, ${properties}, ${syncedAt} FROM ${from}
-      WHERE ${updatedAt} IS NOT NULL AND _fresh`,
-    lookup: `INSERT INTO ${history} (${columns})
-      SELECT s.${id}, s.${updatedAt}, s.${properties}, s.${syncedAt} FROM ${from} AS s
-      WHERE s._lookup AND NOT EXISTS (SELECT 1 FROM ${history} AS h WHERE h.id = s.${id} AND h.updated_at = s.${updatedAt})`,
-  };
+  const versions = quoteIdentifier(VERSIONS_STAGE);
+  const { id, createdAt, updatedAt, properties } = staged;
+  const observed = `CAST(${quoteLiteral(context.observedAt)} AS TIMESTAMPTZ)`;
+  // Only a stored row has versions (live rows are never removed): a batch of new ids alone (a first load) neither
+  // scans history for the versions they follow nor closes any.
+  const { validFrom, basis } = validFromSql(`s.${updatedAt}`, followsStored ? 'h.valid_from' : 'CAST(NULL AS TIMESTAMPTZ)', observed);
+  const previous = followsStored ? ` LEFT JOIN (SELECT id, valid_from FROM ${history} WHERE is_current) AS h ON h.id = s.${id}` : '';
+  return [
+    `CREATE OR REPLACE TEMP TABLE ${versions} AS
+     SELECT s.${id} AS id, ${validFrom} AS valid_from, ${basis} AS basis,
+            CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END AS source
+     FROM ${from} AS s${previous}
+     WHERE ${staged.isVersion}`,
+    ...(followsStored
+      ? [
+          `UPDATE ${history} SET valid_to = v.valid_from, is_current = false
+           FROM ${versions} AS v WHERE ${history}.id = v.id AND ${history}.is_current`,
+        ]
+      : []),
+    `INSERT INTO ${history} (${INSERT_COLUMNS})
+     SELECT s.${id}, s.${createdAt}, s.${updatedAt}, s.${properties}, v.valid_from, NULL, true, v.basis, v.source,
+            ${context.runId === null ? 'NULL' : quoteLiteral(context.runId)}, CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ),
+            nextval(${quoteLiteral(CHANGE_SEQUENCE)}), false
+     FROM ${from} AS s JOIN ${versions} AS v ON v.id = s.${id}`,
+    `DROP TABLE ${versions}`,
+  ];
+}
+
+/**
+ * Before live rows `ids` are marked deleted at `deletedAt`: close each one's current version and append a deleted
+ * one (its last content, `deleted`), so the marked row still equals its current version. Rows already marked are
+ * left alone. Runs in the transaction that marks them.
+ */
+export async function recordDeletions(
+  connection: DuckDBConnection,
+  table: string,
+  ids: readonly string[],
+  deletedAt: string,
+  runId: string | null,
+  committedAt: string,
+): Promise<void> {
+  if (ids.length === 0) return;
+  const history = quoteIdentifier(historyTableName(table));
+  const gone = quoteIdentifier('_salesync_gone');
+  const { validFrom, basis } = validFromSql('NULL', 'h.valid_from', 'CAST($2 AS TIMESTAMPTZ)');
+  await connection.run(
+    `CREATE OR REPLACE TEMP TABLE ${gone} AS
+     SELECT t.id, t.created_at, t.updated_at, t._properties AS properties, ${validFrom} AS valid_from, ${basis} AS basis
+     FROM ${quoteIdentifier(table)} AS t LEFT JOIN (SELECT id, valid_from FROM ${history} WHERE is_current) AS h ON h.id = t.id
+     WHERE t._deleted_at IS NULL AND t.id IN (SELECT unnest(CAST($1 AS VARCHAR[])))`,
+    [listValue([...ids]), deletedAt],
+  );
+  await connection.run(
+    `UPDATE ${history} SET valid_to = g.valid_from, is_current = false FROM ${gone} AS g WHERE ${history}.id = g.id AND ${history}.is_current`,
+  );
+  await connection.run(
+    `INSERT INTO ${history} (${INSERT_COLUMNS})
+     SELECT id, created_at, updated_at, properties, valid_from, NULL, true, basis, 'deleted',
+            ${runId === null ? 'NULL' : quoteLiteral(runId)}, CAST(${quoteLiteral(committedAt)} AS TIMESTAMPTZ),
+            nextval(${quoteLiteral(CHANGE_SEQUENCE)}), true
+     FROM ${gone}`,
+  );
+  await connection.run(`DROP TABLE ${gone}`);
 }

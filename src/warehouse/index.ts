@@ -33,5 +33,7 @@ export type { SnapshotResult } from './snapshot.js';
 export type { ExportedFile } from './types.js';
 export { dbtSourcesYaml, type CatalogColumn, type CatalogRelation, type DbtSourcesOptions } from './dbt-sources.js';
 export { resourceViewName, DEAL_STAGE_HISTORY_VIEW } from './views.js';
-export { historyTableName } from './history.js';
+export { historyTableName, type VersionSource } from './history.js';
+export { historyViewName, CHANGES_VIEW } from './history-views.js';
+export type { ChangeFeed, ChangeQuery, ChangeRow, ChangeSince } from './types.js';
 export { parseInstantMicros, microsToIso, canonicalInstant } from '../core/time.js';

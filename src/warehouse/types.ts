@@ -1,3 +1,4 @@
+import type { AppliedPolicy, ResourcePolicy } from '../core/property-policy.js';
 import type { RecordResourceName, ResourceName } from '../core/resources.js';
 import type {
   MeetingLogSummary,
@@ -11,6 +12,39 @@ import type {
 import type { CatalogRelation } from './dbt-sources.js';
 import type { SnapshotResult } from './snapshot.js';
 
+/** Where a read of the feed starts: after a cursor (`change_seq`), or at a commit time (ISO, our clock). */
+export type ChangeSince = { cursor: bigint } | { time: string };
+
+export interface ChangeQuery {
+  /** Resources to include; empty: all. The cursor still covers every resource. */
+  resources: readonly RecordResourceName[];
+  since: ChangeSince;
+}
+
+/** One change as the feed gives it (JSON-friendly: `change_seq` is a decimal string). */
+export interface ChangeRow {
+  change_seq: string;
+  resource: string;
+  id: string;
+  kind: 'insert' | 'update' | 'delete' | 'restore';
+  changed_at: string;
+  committed_at: string;
+  source: string;
+  run_id: string | null;
+  old_properties: unknown;
+  new_properties: unknown;
+  changed_properties: string[];
+}
+
+export interface ChangeFeed {
+  changes: ChangeRow[];
+  /** Pass it as `since` next time: every change committed up to this read is at or below it. */
+  cursor: string;
+}
+
+/** What writes a batch: the source of the history versions it appends. */
+export type BatchSource = 'incremental' | 'backfill' | 'reconcile';
+
 /** Where a writer publishes its file, and for whom. */
 export interface PublishOptions {
   /** The analysts' file (`WAREHOUSE_PATH`), replaced atomically by each publish; never opened read-write. */
@@ -23,6 +57,21 @@ export interface PublishOptions {
   everyMs?: number;
   /** Further copies, published with the same content (WAREHOUSE_SNAPSHOT_PATH). @defaultValue none */
   copies?: readonly string[];
+}
+
+/** The property policy a resource's stored data was written under, as `applyPropertyPolicy` recorded it. */
+export interface StoredPropertyPolicy {
+  policy: ResourcePolicy;
+  keyId: string | null;
+  fingerprint: string;
+}
+
+/** What `applyPropertyPolicy` did. */
+export interface PolicyPurge {
+  /** Columns dropped from the resource table. */
+  columns: string[];
+  /** Whether the file was rewritten (something was purged). */
+  compacted: boolean;
 }
 
 /** How a property is held in its resource table. */
@@ -76,8 +125,18 @@ export interface PageBatch {
    * `runId`. Every record written by the batch leaves quarantine (a fixed record is retried by the walk that sees it).
    */
   rejects?: RejectedRecord[];
-  /** The `sync_runs` row this batch belongs to (quarantine rows name it). */
+  /** The `sync_runs` row this batch belongs to (quarantine rows and history versions name it). */
   runId?: string;
+  /**
+   * What wrote the batch, recorded on the history versions it appends (a record back from deleted is `restored`
+   * whatever wrote it). @defaultValue 'incremental'
+   */
+  source?: BatchSource;
+  /**
+   * When the batch's records were seen, on the service's clock where known (the last answer's `Date`): `valid_from`
+   * of a version whose `updated_at` did not move forward. @defaultValue the commit's time (our clock)
+   */
+  observedAt?: string;
   /**
    * The last batch of a clean pass over the records updated at or after `since` (all when null): entries in
    * quarantine that run `runId` did not put or keep there, and whose record fell in that window, are removed (fixed
@@ -293,11 +352,11 @@ export interface Warehouse {
   sweepCandidates(resource: RecordResourceName, sweepKey: string, sweepStartedAt: string): Promise<SweepCandidates>;
   /**
    * End a sweep in one transaction: mark `deletedIds` deleted at `deletedAt` (rows already marked keep their
-   * time), forget the sweep's seen ids, and record its completion on its state row (`stateKey`). Returns rows marked.
+   * time; each marked row gets a `deleted` history version naming `runId`), forget the sweep's seen ids, and record its completion on its state row (`stateKey`). Returns rows marked.
    */
   completeSweep(
     resource: RecordResourceName,
-    sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string },
+    sweep: { key: string; stateKey: string; deletedIds: string[]; deletedAt: string; completedAt: string; runId?: string },
   ): Promise<number>;
   /** Records in quarantine per resource (`rejected_records`). */
   rejectedCounts(): Promise<Record<string, number>>;
@@ -329,8 +388,29 @@ export interface Warehouse {
   publish(): Promise<SnapshotResult | null>;
   /** Write one Parquet file per table and view into `directory`, all from one read transaction. */
   exportParquet(directory: string): Promise<ExportedFile[]>;
+  /**
+   * The change feed: versions committed after `query.since` (a cursor, or a commit time), in commit order, with the
+   * cursor to pass next time (see `docs/history.md`). Read-only, one read transaction.
+   */
+  readChanges(query: ChangeQuery): Promise<ChangeFeed>;
+  /** The same changes written to a Parquet file (owner-only); how many, and the next cursor. */
+  writeChangesParquet(query: ChangeQuery, file: string): Promise<{ rows: number; cursor: string }>;
   /** Every table and view of the main schema with its columns and what each holds (for `dbt-sources`). */
   catalog(): Promise<CatalogRelation[]>;
+  /** The property policy `resource`'s stored data was written under (null: none recorded; see `applyPropertyPolicy`). */
+  storedPropertyPolicy(resource: RecordResourceName): Promise<StoredPropertyPolicy | null>;
+  /**
+   * The properties stored for `resource`: its definitions (with `is_core`) and any other key of stored JSON
+   * (`isCore` undefined). Scans the table and its history: for a change of policy, not every run.
+   */
+  storedProperties(resource: RecordResourceName): Promise<{ apiName: string; isCore: boolean | undefined }[]>;
+  /**
+   * Record a new property policy for `resource`, in one transaction: `purge` removed from every table (columns,
+   * definitions, `_properties`, history, the resource's quarantine), views rebuilt, the walk's checkpoint and
+   * watermark forgotten (the next walk is full). With anything purged, the file is then compacted (rewritten
+   * without free blocks that could still hold old values).
+   */
+  applyPropertyPolicy(resource: RecordResourceName, applied: AppliedPolicy, purge: readonly string[]): Promise<PolicyPurge>;
   /** Release the file now, after the calls already queued (a writer's lingering handle included). */
   close(): Promise<void>;
 }

@@ -5,7 +5,7 @@ import type { ColumnPlan } from './types.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
 import { stageRows, withNdjsonSource } from './staging.js';
-import { historyTableName, recordHistorySql } from './history.js';
+import { recordVersionsSql, type VersionContext } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
 const SUMMARY_STAGE = '_salesync_summaries';
@@ -27,6 +27,11 @@ export interface UpsertOptions {
    * (it was seen valid). Absent: quarantine is left alone.
    */
   quarantineResource?: string;
+  /**
+   * What the versions this write appends to history say of themselves (source, run, when). Absent: no history is
+   * written (the history table must exist otherwise: `ensureHistoryTable`).
+   */
+  versions?: VersionContext;
 }
 
 export interface UpsertResult {
@@ -38,8 +43,9 @@ export interface UpsertResult {
 
 /**
  * Stage the (already deduplicated) records beside what the table stores for each id, then, from that one
- * pass over the table: record new versions in history, skip rows older than the stored row unless `observedWins`
- * (a late page must not regress a row; equal timestamps rewrite idempotently), and write the rest: a stored row is replaced
+ * pass over the table: append a history version for each written row whose content changed (`recordVersionsSql`),
+ * skip rows older than the stored row unless `observedWins` (a late page must not regress a row; equal timestamps
+ * rewrite idempotently), and write the rest: a stored row is replaced
  * (deleted by its rowid and appended anew), a new one appended. `kept` are the table's columns not in the plan
  * (kept after a type change): a replaced row carries their values over.
  *
@@ -80,8 +86,6 @@ export async function upsertRecords(
   const updatedAt = staged('updated_at');
   const properties = staged('_properties');
   const contentHash = staged('_content_hash');
-  const history = recordHistorySql(table, RECORD_STAGE, { id, updatedAt, properties, syncedAt: staged('_synced_at') });
-  const historyTable = quoteLiteral(historyTableName(table));
   // Rows not written: older than the stored row (unless the observed version wins), and in a sweep also those
   // whose content is what is stored.
   const skipped = options.observedWins ? (options.onlyChanged ? '_same' : 'false') : options.onlyChanged ? '(_older OR _same)' : '_older';
@@ -99,17 +103,13 @@ export async function upsertRecords(
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
-            count(*) FILTER (WHERE _lookup)::INTEGER AS lookup,
-            count(*) FILTER (WHERE NOT ${skipped} AND (_older OR _ahead_at IS NOT NULL))::INTEGER AS ahead${
+            count(*) FILTER (WHERE NOT ${skipped} AND _changed AND _stored)::INTEGER AS restated${
               options.quarantineResource === undefined
                 ? ''
                 : `,
             (SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`
             }
      FROM ${stage}`;
-  // A version newer than the stored row and than any version history holds beyond it (`history_ahead`): not in
-  // history yet, for sure (see `recordHistorySql`).
-  const fresh = `coalesce((t.id IS NULL OR s.${updatedAt} > t.updated_at) AND (a.newest_at IS NULL OR s.${updatedAt} > a.newest_at), false)`;
   const first = await withNdjsonSource(columns, lines, async (source) => {
     const reader = await connection.runAndReadAll(
       [
@@ -118,16 +118,12 @@ export async function upsertRecords(
         `CREATE OR REPLACE TEMP TABLE ${stage} AS
          SELECT s.*,${kept.map((name, i) => ` t.${quoteIdentifier(name)} AS ${keptKeys[i]},`).join('')}
            t.id IS NOT NULL AS _stored,
-           t.updated_at AS _stored_updated_at,
            coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
-           a.newest_at AS _ahead_at,
-           ${fresh} AS _fresh,
-           NOT ${fresh} AND s.${updatedAt} IS DISTINCT FROM t.updated_at AS _lookup,
+           t._deleted_at IS NOT NULL AS _was_deleted,
            coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
            t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
            t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
-         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}
-           LEFT JOIN (SELECT id, newest_at FROM history_ahead WHERE history_table = ${historyTable}) AS a ON a.id = s.${id}`,
+         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
         counts,
       ].join(';\n'),
     );
@@ -142,24 +138,22 @@ export async function upsertRecords(
           `UPDATE ${stage} SET _changed = l._changed
            FROM (SELECT s.${id} AS id,
                    CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s.${properties} AS VARCHAR)
-                     OR t.updated_at IS DISTINCT FROM s.${updatedAt} OR t.created_at IS DISTINCT FROM s.${createdAt} AS _changed
+                     OR t.updated_at IS DISTINCT FROM s.${updatedAt} OR t.created_at IS DISTINCT FROM s.${createdAt}
+                     OR t._deleted_at IS NOT NULL AS _changed
                  FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.${id}) AS l
            WHERE ${stage}.${id} = l.id`,
         ]),
-    // Every version observed, once: newer than anything held straight in; any other unless history has it already.
-    history.fresh,
-    ...(Number(first.lookup) > 0 ? [history.lookup] : []),
-    // A row written older than the newest version history holds (the observed version won) is looked up from now
-    // on; one written at or past it no longer needs to be.
-    ...(Number(first.ahead) === 0
+    // History is the mirror's: a written row whose content changed (new, different, back from deleted) is a
+    // version, in this transaction, so the current version equals the live row by construction.
+    ...(options.versions === undefined || (Number(first.changed) === 0 && Number(first.legacy) === 0)
       ? []
-      : [
-          `DELETE FROM history_ahead WHERE history_table = ${historyTable}
-             AND id IN (SELECT ${id} FROM ${stage} WHERE NOT ${skipped} AND _ahead_at IS NOT NULL)`,
-          `INSERT INTO history_ahead (history_table, id, newest_at)
-             SELECT ${historyTable}, ${id}, greatest(_ahead_at, _stored_updated_at) FROM ${stage}
-             WHERE NOT ${skipped} AND greatest(_ahead_at, _stored_updated_at) > ${updatedAt}`,
-        ]),
+      : recordVersionsSql(
+          table,
+          RECORD_STAGE,
+          { id, createdAt, updatedAt, properties, isVersion: `NOT ${skipped} AND _changed`, wasDeleted: '_was_deleted' },
+          options.versions,
+          Number(first.restated) > 0 || Number(first.legacy) > 0,
+        )),
     // Every listed id counts as seen, written or not: only ids never listed are candidates for deletion.
     ...(options.sweepKey === undefined
       ? []

@@ -3,7 +3,8 @@
  * - `<table>_view` per record resource (`deals_view`, `companies_view`, `contacts_view`, `meeting_logs_view`,
  *   `contact_activities_view`): live rows only, columns named by display name, select values as labels,
  *   and the names of linked records (owner, company, deal, contact);
- * - `deal_stage_history`: each deal's stages over time, from `deals_history`.
+ * - `deal_stage_history`: each deal's stages over time, from the versions of `deals_history` (SCD2);
+ * - `<table>_history_view` and `changes`, built in `history-views.ts` (see there).
  * Display names become identifiers only through `quoteIdentifier`; option values and labels are never in the
  * SQL at all (the views join `property_options` by a numeric key we assign).
  */
@@ -12,6 +13,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import { sqlTypeFor } from './column-types.js';
 import { ensureHistoryTable, historyTableName } from './history.js';
+import { changesViewSql, HISTORY_VIEW_COLUMNS, historyViewName, historyViewSql, type HistoryViewProperty } from './history-views.js';
 import { identifierText, quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
 
 export const DEAL_STAGE_HISTORY_VIEW = 'deal_stage_history';
@@ -151,7 +153,11 @@ export function resourceViewSql(table: string, properties: readonly ViewProperty
   ].join('\n');
 }
 
-/** SQL of `deal_stage_history`: one row per stretch of a deal in one stage; valid_to NULL for the current one. */
+/**
+ * SQL of `deal_stage_history`: one row per stretch of a deal in one stage, from its versions in commit order; a
+ * stretch runs from the valid_from of the version that entered the stage to that of the version that left it or
+ * deleted the deal (valid_to NULL for the current one). A deal restored in the same stage starts a new stretch.
+ */
 export function dealStageHistorySql(historyTable: string, stageOptionKey: number | null): string {
   const label =
     stageOptionKey === null
@@ -159,17 +165,18 @@ export function dealStageHistorySql(historyTable: string, stageOptionKey: number
       : `(SELECT o.label FROM property_options AS o WHERE o.property_key = ${Math.trunc(stageOptionKey)} AND o.value = c.stage)`;
   return `CREATE OR REPLACE VIEW ${quoteIdentifier(DEAL_STAGE_HISTORY_VIEW)} AS
 WITH versions AS (
-  SELECT id, updated_at, properties ->> 'stage' AS stage,
-         lag(properties ->> 'stage') OVER (PARTITION BY id ORDER BY updated_at) AS previous_stage,
-         row_number() OVER (PARTITION BY id ORDER BY updated_at) AS n
-  FROM ${quoteIdentifier(historyTable)}
-), changes AS (
-  -- Versions that changed something else keep the stage: only a new stage starts a new stretch.
-  SELECT id, updated_at, stage FROM versions WHERE n = 1 OR stage IS DISTINCT FROM previous_stage
+  SELECT id, change_seq, valid_from, deleted, properties ->> 'stage' AS stage,
+         lag(properties ->> 'stage') OVER w AS previous_stage, lag(deleted) OVER w AS previous_deleted
+  FROM ${quoteIdentifier(historyTable)} WINDOW w AS (PARTITION BY id ORDER BY change_seq)
+), starts AS (
+  -- Versions that changed something else keep the stretch: only a new stage, a deletion or a restore starts one.
+  SELECT id, change_seq, valid_from, deleted, stage FROM versions
+  WHERE previous_deleted IS NULL OR stage IS DISTINCT FROM previous_stage OR deleted <> previous_deleted
+), stretches AS (
+  SELECT id, stage, deleted, valid_from, lead(valid_from) OVER (PARTITION BY id ORDER BY change_seq) AS valid_to FROM starts
 )
-SELECT c.id AS deal_id, c.stage, ${label} AS stage_label, c.updated_at AS valid_from,
-       lead(c.updated_at) OVER (PARTITION BY c.id ORDER BY c.updated_at) AS valid_to
-FROM changes AS c`;
+SELECT c.id AS deal_id, c.stage, ${label} AS stage_label, c.valid_from, c.valid_to, c.valid_to IS NULL AS is_current
+FROM stretches AS c WHERE NOT c.deleted`;
 }
 
 interface CurrentDefinition {
@@ -267,6 +274,24 @@ function resourceViewOf(resource: RecordResourceName, info: TableInfo, infos: Re
   return resourceViewSql(info.table, properties, links);
 }
 
+/** The history view of one table: its current properties in table order, typed and labelled like the live view. */
+function historyViewOf(info: TableInfo): string {
+  const byColumn = new Map(info.definitions.map((d) => [d.columnName, d]));
+  const system = new Set<string>(SYSTEM_COLUMNS);
+  const definitions = info.columns.flatMap((c) => {
+    const d = system.has(c) ? undefined : byColumn.get(c);
+    return d ? [d] : [];
+  });
+  const aliases = viewAliases(definitions, [...ENVELOPE, ...HISTORY_VIEW_COLUMNS]);
+  const properties: HistoryViewProperty[] = definitions.map((d, i) => ({
+    apiName: d.apiName,
+    alias: aliases[i]!,
+    sqlType: sqlTypeFor(d.propertyType),
+    optionKey: d.propertyType === 'select' ? (info.optionKeys.get(d.apiName) ?? null) : null,
+  }));
+  return historyViewSql(info.table, properties);
+}
+
 /** Marks a view with the hash of the SQL that made it, so an unchanged view is not rewritten. */
 function viewMark(sql: string): string {
   return `salesync:${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
@@ -277,9 +302,14 @@ export async function rebuildViews(connection: DuckDBConnection): Promise<void> 
   const infos = await readTableInfos(connection);
   const wanted = new Map<string, string>();
   for (const [resource, info] of infos) wanted.set(resourceViewName(info.table), resourceViewOf(resource, info, infos));
+  // Every record table has its history (an earlier release's is migrated here), its history view, and a part in the feed.
+  for (const info of infos.values()) {
+    await ensureHistoryTable(connection, info.table);
+    wanted.set(historyViewName(info.table), historyViewOf(info));
+  }
+  if (infos.size > 0) wanted.set('changes', changesViewSql([...infos].map(([resource, info]) => ({ resource, table: info.table }))));
   const deals = infos.get('deals');
   if (deals) {
-    await ensureHistoryTable(connection, deals.table);
     wanted.set(DEAL_STAGE_HISTORY_VIEW, dealStageHistorySql(historyTableName(deals.table), deals.optionKeys.get('stage') ?? null));
   }
 

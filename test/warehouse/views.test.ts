@@ -221,28 +221,39 @@ describe('analyst views', () => {
 });
 
 describe('history', () => {
-  it('keeps every version once, a late older version included, and derives deal_stage_history with window functions', async () => {
+  it('builds deal_stage_history on SCD2 versions: a late older page is no version, a deletion ends a stretch, a restore starts one', async () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     const id = ID('D', 1);
-    const versions = [
-      ['2026-01-01T00:00:00.000001Z', 'stg_lead'],
-      ['2026-01-02T00:00:00Z', 'stg_lead'], // another property changed: same stage
-      ['2026-01-03T00:00:00+09:00', 'stg_proposal'],
-      ['2026-01-04T00:00:00Z', 'stg_won'],
-    ] as const;
-    await warehouse.commitBatch('deals', batch([record(id, versions[0][0], { name: 'v0', stage: versions[0][1] })]));
-    await warehouse.commitBatch('deals', batch([record(id, versions[1][0], { name: 'v1', stage: versions[1][1] })]));
-    await warehouse.commitBatch('deals', batch([record(id, versions[3][0], { name: 'v3', stage: versions[3][1] })]));
-    // A late page with an older version: not stored in deals, but it was observed.
-    await warehouse.commitBatch('deals', batch([record(id, versions[2][0], { name: 'v2', stage: versions[2][1] })]));
-    // The same late page again: looked up in history, and found there.
-    await warehouse.commitBatch('deals', batch([record(id, versions[2][0], { name: 'v2', stage: versions[2][1] })]));
+    const commit = (updatedAt: string, name: string, stage: string) =>
+      warehouse.commitBatch('deals', batch([record(id, updatedAt, { name, stage })]));
+    await commit('2026-01-01T00:00:00.000001Z', 'v0', 'stg_lead');
+    await commit('2026-01-02T00:00:00Z', 'v1', 'stg_lead'); // another property changed: same stretch
+    await commit('2026-01-03T00:00:00+09:00', 'v2', 'stg_proposal');
+    await commit('2026-01-04T00:00:00Z', 'v3', 'stg_won');
+    // A late page with an older version: not written to deals, so not a version of the mirror.
+    await commit('2026-01-03T00:00:00Z', 'late', 'stg_lead');
     // A boundary re-delivery adds nothing.
-    await warehouse.commitBatch('deals', batch([record(id, versions[3][0], { name: 'v3', stage: versions[3][1] })]));
+    await commit('2026-01-04T00:00:00Z', 'v3', 'stg_won');
+    await warehouse.completeSweep('deals', {
+      key: 'deals#reconcile',
+      stateKey: 'deals#reconcile',
+      deletedIds: [id],
+      deletedAt: '2026-01-05T00:00:00Z',
+      completedAt: '2026-01-05T00:00:00Z',
+    });
+    await commit('2026-01-06T00:00:00Z', 'v4', 'stg_won');
 
-    const history = await warehouse.query(`SELECT properties->>'name' AS name, updated_at FROM deals_history ORDER BY updated_at`);
-    expect(history.map((h) => h.name)).toEqual(['v0', 'v1', 'v2', 'v3']);
-    expect(await warehouse.query(`SELECT _properties->>'name' AS name FROM deals`)).toEqual([{ name: 'v3' }]);
+    const history = await warehouse.query(
+      `SELECT properties->>'name' AS name, source, deleted, is_current, valid_to IS NULL AS open FROM deals_history ORDER BY change_seq`,
+    );
+    expect(history.map((h) => [h.name, h.source, h.deleted, h.is_current, h.open])).toEqual([
+      ['v0', 'incremental', false, false, false],
+      ['v1', 'incremental', false, false, false],
+      ['v2', 'incremental', false, false, false],
+      ['v3', 'incremental', false, false, false],
+      ['v3', 'deleted', true, false, false],
+      ['v4', 'restored', false, true, true],
+    ]);
 
     const stages = await warehouse.query(`SELECT * FROM deal_stage_history ORDER BY valid_from`);
     expect(stages).toEqual([
@@ -252,6 +263,7 @@ describe('history', () => {
         stage_label: 'リード',
         valid_from: '2026-01-01T00:00:00.000001Z',
         valid_to: '2026-01-02T15:00:00.000000Z',
+        is_current: false,
       },
       {
         deal_id: id,
@@ -259,8 +271,18 @@ describe('history', () => {
         stage_label: '提案',
         valid_from: '2026-01-02T15:00:00.000000Z',
         valid_to: '2026-01-04T00:00:00.000000Z',
+        is_current: false,
       },
-      { deal_id: id, stage: 'stg_won', stage_label: '受注', valid_from: '2026-01-04T00:00:00.000000Z', valid_to: null },
+      // The deletion ends the stretch; the restore, in the same stage, starts a new one.
+      {
+        deal_id: id,
+        stage: 'stg_won',
+        stage_label: '受注',
+        valid_from: '2026-01-04T00:00:00.000000Z',
+        valid_to: '2026-01-05T00:00:00.000000Z',
+        is_current: false,
+      },
+      { deal_id: id, stage: 'stg_won', stage_label: '受注', valid_from: '2026-01-06T00:00:00.000000Z', valid_to: null, is_current: true },
     ]);
   });
 });

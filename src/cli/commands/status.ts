@@ -40,7 +40,7 @@ export async function collectStatus(runtime: CliRuntime, now = Date.now()): Prom
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
   try {
-    return await readStatus(warehouse, now);
+    return await readStatus(warehouse, now, runtime.config.propertyPolicy);
   } finally {
     await warehouse.close();
   }
@@ -132,6 +132,16 @@ function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], wi
       ]),
     ),
   );
+  const policies = statuses.filter(
+    (s) => s.propertyPolicy && (!s.propertyPolicy.applied || s.propertyPolicy.summary !== 'all properties kept'),
+  );
+  if (policies.length > 0) {
+    runtime.out('\nproperty policy (docs/property-policy.md):');
+    for (const s of policies) {
+      const p = s.propertyPolicy!;
+      runtime.out(`  ${s.resource}: ${p.summary}${p.applied ? '' : ' (not applied yet: the next run purges and walks in full)'}`);
+    }
+  }
   if (statuses.some((s) => s.walkInProgress)) runtime.out('\n* an interrupted walk: the next sync resumes it from its checkpoint');
   if (statuses.some((s) => s.rejected > 0)) {
     runtime.out(
