@@ -43,6 +43,8 @@ interface GlobalFlags {
 
 interface RunOptions {
   quiet?: boolean;
+  /** stdout carries the command's data: logs go to stderr. */
+  dataOnStdout?: boolean;
   stopIsSuccess?: boolean;
   /** Write SALESYNC_METRICS_TEXTFILE after the run (sync, reconcile, backfill, summaries). */
   textfile?: boolean;
@@ -89,6 +91,7 @@ async function run(
       stderr: process.stderr,
       ...(flags.progress === false ? { progress: false } : {}),
       ...(options.quiet ? { quiet: true } : {}),
+      ...(options.dataOnStdout ? { logsToStderr: true } : {}),
       ...(options.stopGraceMs ? { stopGraceMs: options.stopGraceMs } : {}),
     });
     await body(runtime);
@@ -294,7 +297,7 @@ export function buildProgram(): Command {
     .argument('<sql>', 'e.g. "SELECT stage, count(*) FROM deals GROUP BY stage"')
     .option('--json', 'print JSON instead of a table')
     .action(async (sql: string, options: { json?: boolean }) =>
-      run(program, 'query', {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options)),
+      run(program, 'query', {}, async (rt) => (await commands.query()).queryCommand(rt, sql, options), { dataOnStdout: true }),
     );
 
   program
@@ -318,7 +321,9 @@ export function buildProgram(): Command {
     .option('--format <format>', 'ndjson (one change a line, then {"cursor":…}) or parquet (needs --output)', 'ndjson')
     .option('--output <file>', 'write the changes to this file; stdout then gets only the cursor line')
     .action(async (resources: string[], options: { since: string; format: string; output?: string }) =>
-      run(program, 'changes', {}, async (rt) => (await commands.changes()).changesCommand(rt, resources, options)),
+      run(program, 'changes', {}, async (rt) => (await commands.changes()).changesCommand(rt, resources, options), {
+        dataOnStdout: true,
+      }),
     );
 
   program
@@ -328,7 +333,9 @@ export function buildProgram(): Command {
     .option('--source-name <name>', "the source's name in dbt ({{ source('<name>', 'deals') }})", 'salesync')
     .option('--database <alias>', "the name the dbt project attaches the warehouse under, when it is not the profile's own path")
     .action(async (options: { out?: string; sourceName: string; database?: string }) =>
-      run(program, 'dbt-sources', {}, async (rt) => (await commands.dbtSources()).dbtSourcesCommand(rt, options)),
+      run(program, 'dbt-sources', {}, async (rt) => (await commands.dbtSources()).dbtSourcesCommand(rt, options), {
+        dataOnStdout: true,
+      }),
     );
 
   program

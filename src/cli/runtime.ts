@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   progress?: boolean;
   /** Log only warnings unless LOG_LEVEL asks for more: for commands whose output is meant for a person. */
   quiet?: boolean;
+  /** Log to stderr: the command's stdout is data (a feed, query rows, YAML) that a log line would corrupt. */
+  logsToStderr?: boolean;
   /**
    * After the first SIGINT/SIGTERM, how long the command may take to commit what it fetched and stop; past it the
    * process ends with exit 130 (a second signal ends it at once). @defaultValue STOP_GRACE_MS
@@ -49,10 +51,11 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
   const display = interactive ? new ProgressDisplay(options.stderr) : null;
   // A person at a terminal sees warnings by default; a log shipper gets everything at LOG_LEVEL.
   const level = (interactive || options.quiet) && !options.env.LOG_LEVEL && !options.overrides.logLevel ? 'warn' : config.logLevel;
-  // One logger, redaction included, whichever way its lines go: above the live display, or JSON on stdout.
+  // One logger, redaction included, whichever way its lines go: above the live display, or JSON on stdout (stderr
+  // for commands whose stdout is data).
   const logger: Logger = createLogger(
     level,
-    display ? humanLogStream((line) => display.log(line)) : pino.destination({ dest: 1, sync: true }),
+    display ? humanLogStream((line) => display.log(line)) : pino.destination({ dest: options.logsToStderr ? 2 : 1, sync: true }),
   );
   const controller = new AbortController();
   const exit = options.exit ?? ((code: number) => process.exit(code));

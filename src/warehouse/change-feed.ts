@@ -58,7 +58,7 @@ export async function readChanges(connection: DuckDBConnection, query: ChangeQue
           return friendly as unknown as ChangeRow;
         })
       : [];
-    return { changes, cursor: await nextCursor(connection, query.since, feed) };
+    return { changes, cursor: await nextCursor(connection, query.since, feed), available: feed };
   } finally {
     await connection.run('ROLLBACK');
   }
@@ -72,7 +72,7 @@ export async function writeChangesParquet(
   connection: DuckDBConnection,
   query: ChangeQuery,
   file: string,
-): Promise<{ rows: number; cursor: string }> {
+): Promise<{ rows: number; cursor: string; available: boolean }> {
   const partial = `${file}.partial`;
   await connection.run('BEGIN TRANSACTION');
   try {
@@ -86,7 +86,7 @@ export async function writeChangesParquet(
     const result = await connection.run(`COPY (${select}) TO $1 (FORMAT parquet, USE_TMP_FILE false)`, [partial]);
     await chmod(partial, 0o600);
     await rename(partial, file);
-    return { rows: Number(result.rowsChanged), cursor: await nextCursor(connection, query.since, feed) };
+    return { rows: Number(result.rowsChanged), cursor: await nextCursor(connection, query.since, feed), available: feed };
   } catch (error) {
     await rm(partial, { force: true });
     throw error;

@@ -40,6 +40,8 @@ export interface ChangeFeed {
   changes: ChangeRow[];
   /** Pass it as `since` next time: every change committed up to this read is at or below it. */
   cursor: string;
+  /** False when the warehouse has no feed yet (no sync has written it since history became SCD2). */
+  available: boolean;
 }
 
 /** What writes a batch: the source of the history versions it appends. */
@@ -394,7 +396,7 @@ export interface Warehouse {
    */
   readChanges(query: ChangeQuery): Promise<ChangeFeed>;
   /** The same changes written to a Parquet file (owner-only); how many, and the next cursor. */
-  writeChangesParquet(query: ChangeQuery, file: string): Promise<{ rows: number; cursor: string }>;
+  writeChangesParquet(query: ChangeQuery, file: string): Promise<{ rows: number; cursor: string; available: boolean }>;
   /** Every table and view of the main schema with its columns and what each holds (for `dbt-sources`). */
   catalog(): Promise<CatalogRelation[]>;
   /** The property policy `resource`'s stored data was written under (null: none recorded; see `applyPropertyPolicy`). */

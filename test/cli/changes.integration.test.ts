@@ -20,11 +20,10 @@ interface Feed {
   cursor: string;
 }
 
-/** `salesync changes`: its change lines, and the cursor its last line gives. */
+/** `salesync changes`: its change lines, and the cursor its last line gives. Logs at debug go to stderr, not the feed. */
 async function changes(h: Harness, args: string[]): Promise<Feed> {
-  const run = await runCli(['changes', ...args], cliEnv(h, { LOG_LEVEL: 'warn' }));
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
+  const run = await runCli(['changes', ...args], cliEnv(h, { LOG_LEVEL: 'debug' }));
+  expect(run.code, run.stderr).toBe(0);
   const lines = run.stdout
     .trim()
     .split('\n')
@@ -103,5 +102,23 @@ describe('salesync changes', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^salesync: invalid_since: /);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a warehouse no sync has given a feed yet: stdout is the cursor alone, the warning goes to stderr', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'salesync-nofeed-'));
+    try {
+      const path = join(dir, 'old.duckdb');
+      const instance = await DuckDBInstance.create(path);
+      const connection = await instance.connect();
+      await connection.run('CREATE TABLE contacts (id VARCHAR)');
+      connection.closeSync();
+      instance.closeSync();
+      const run = await runCli(['changes', '--since', '0'], { WAREHOUSE_PATH: path, LOG_LEVEL: 'info' });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe('{"cursor":"0"}\n');
+      expect(run.stderr).toMatch(/no change feed yet/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

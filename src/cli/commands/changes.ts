@@ -81,14 +81,20 @@ export async function changesCommand(runtime: CliRuntime, names: string[], optio
     throw warehouseMissing(runtime.config.warehousePath);
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
+  // An upgraded warehouse gets its feed when a sync first writes it; its versions then start after cursor 0.
+  const warnIfNoFeed = (available: boolean) => {
+    if (!available) runtime.logger.warn('the warehouse has no change feed yet: the next sync writes it, and --since 0 then reads it all');
+  };
   try {
     if (options.format === 'parquet') {
       const file = resolve(options.output!);
-      const { rows, cursor } = await warehouse.writeChangesParquet(query, file);
+      const { rows, cursor, available } = await warehouse.writeChangesParquet(query, file);
+      warnIfNoFeed(available);
       runtime.out(JSON.stringify({ cursor, rows, file }));
       return;
     }
-    const { changes, cursor } = await warehouse.readChanges(query);
+    const { changes, cursor, available } = await warehouse.readChanges(query);
+    warnIfNoFeed(available);
     if (options.output === undefined) {
       for (const change of changes) runtime.out(JSON.stringify(changeLine(change)));
       runtime.out(JSON.stringify({ cursor }));
