@@ -8,6 +8,7 @@ import { createSyncEnvironment, runSync } from '../src/sync/index.js';
 const config = loadConfig(process.env);
 const env = createSyncEnvironment(config, { logger: pino({ level: 'warn' }) });
 const started = performance.now();
+const cpuAtStart = process.cpuUsage();
 // Peak JS heap beside peak RSS: what the sync holds, as opposed to DuckDB's native memory.
 let maxHeapMb = 0;
 const sampler = setInterval(() => {
@@ -21,6 +22,8 @@ const report = await runSync(env.deps, env.settings, {
 await env.close();
 clearInterval(sampler);
 const elapsedMs = performance.now() - started;
+// This process's CPU (all its threads, DuckDB's included), in microseconds: the sync's cost beside its wall time.
+const cpu = process.cpuUsage(cpuAtStart);
 process.stdout.write(
   `${JSON.stringify({
     ok: report.ok,
@@ -30,6 +33,7 @@ process.stdout.write(
     // resourceUsage().maxRSS is in kilobytes.
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     maxHeapMb,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code}`),
   })}\n`,
 );

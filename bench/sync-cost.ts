@@ -24,6 +24,8 @@ export interface MemoryResult {
   maxRssMb: number;
   maxHeapMb: number;
   elapsedMs: number;
+  /** CPU the sync process used (user + system, every thread), in seconds. */
+  cpuSeconds: number;
   /**
    * Context, not the goal: the peak RSS of DuckDB alone loading the rows this sync wrote, in its batches, each
    * committed with its history rows, at the same memory limit and checkpoint threshold (duckdb-batched.ts).
@@ -46,7 +48,7 @@ export async function benchMemory(
   });
   try {
     const warehousePath = join(dir, 'w.duckdb');
-    const result = await runChildSync(sim.url, warehousePath, {
+    const result: SyncChildResult & { cpuSeconds?: number } = await runChildSync(sim.url, warehousePath, {
       SALES_API_RATE_LIMIT: '100000000',
       SALES_API_ORG_RATE_LIMIT: '100000000',
     });
@@ -58,6 +60,7 @@ export async function benchMemory(
       maxRssMb: result.maxRssMb,
       maxHeapMb: result.maxHeapMb,
       elapsedMs: result.elapsedMs,
+      cpuSeconds: result.cpuSeconds ?? Number.NaN,
       duckdbAloneMaxRssMb: alone.maxRssMb,
     };
   } finally {

@@ -17,3 +17,45 @@ export function wideRecord(n: number, day: number, defs: readonly PropertyDefini
   const properties = Object.fromEntries(defs.map((d, i) => [d.api_name, i % 3 === 0 ? n + i : `value ${n} ${i} ${'x'.repeat(12)}`]));
   return { id: `D${String(n).padStart(17, '0')}`, created_at: '2026-01-01T00:00:00Z', updated_at: `2026-01-0${day}T00:00:00Z`, properties };
 }
+
+const MIXED_TYPES = ['text', 'number', 'select', 'date'] as const;
+
+/** A wide organization's custom properties: text, number, select and date in turn. */
+export function mixedDefinitions(width: number): PropertyDefinition[] {
+  return Array.from({ length: width }, (_, i) => {
+    const type = MIXED_TYPES[i % MIXED_TYPES.length]!;
+    return {
+      api_name: `custom_${i}`,
+      display_name: `Custom ${i}`,
+      property_type: type,
+      is_core: false,
+      is_required_on_create: false,
+      options: type === 'select' ? ['open', 'won', 'lost'].map((value) => ({ value, label: value.toUpperCase() })) : [],
+    };
+  });
+}
+
+/**
+ * Deal `n` with a value for about `fill` (0–1) of `defs` (mixedDefinitions), a different share for each deal,
+ * updated on 2026-01-0`day`.
+ */
+export function mixedRecord(n: number, day: number, defs: readonly PropertyDefinition[], fill = 1): ServiceRecord {
+  const properties = Object.fromEntries(
+    defs
+      .flatMap((d, i) => ((n * 37 + i) % 100 < fill * 100 ? [d] : []))
+      .map((d) => {
+        const i = Number(d.api_name.slice('custom_'.length));
+        switch (d.property_type) {
+          case 'number':
+            return [d.api_name, n * 10 + i];
+          case 'select':
+            return [d.api_name, ['open', 'won', 'lost'][(n + i) % 3]];
+          case 'date':
+            return [d.api_name, `2026-0${1 + ((n + i) % 9)}-${String(1 + ((n + i) % 28)).padStart(2, '0')}`];
+          default:
+            return [d.api_name, `value ${n} ${i}`];
+        }
+      }),
+  );
+  return { id: `D${String(n).padStart(17, '0')}`, created_at: '2026-01-01T00:00:00Z', updated_at: `2026-01-0${day}T00:00:00Z`, properties };
+}

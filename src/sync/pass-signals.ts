@@ -1,5 +1,6 @@
 import { canonicalInstant, compareInstants, microsToIso, parseInstantMicros } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
+import { IdHashSet } from './id-set.js';
 
 /**
  * What one pass over a list saw that says the list may have moved under it. The spec fixes neither the order of a
@@ -17,8 +18,8 @@ export interface PassState {
 }
 
 /**
- * Tracks one pass. `seen` ids are kept as 53-bit hashes, not strings: a 1M-record pass holds numbers, not a
- * million strings; a collision only costs one more pass. `known` carries the records the previous pass already
+ * Tracks one pass. `seen` ids are kept as 53-bit hashes in a flat table (`IdHashSet`, a few bytes per id), not as
+ * strings or boxed numbers; a collision only costs one more pass. `known` carries the records the previous pass already
  * saw at or after its own start, with their `updated_at`: seen again unchanged they are no news, so a `Date`
  * header behind the records' clock costs one extra pass, not every pass.
  *
@@ -28,7 +29,7 @@ export interface PassState {
  * each interruption.
  */
 export class PassSignals {
-  private readonly seen = new Set<number>();
+  private readonly seen = new IdHashSet();
   /** Records received with `updated_at` at or after the pass's start: what the next pass may see again. */
   readonly recent = new Map<string, string>();
   private state: PassState;
@@ -50,9 +51,7 @@ export class PassSignals {
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], cursorRepeated = false): void {
     if (cursorRepeated) this.mark('cursor_repeated');
     for (const record of records) {
-      const key = hashId(record.id);
-      if (this.seen.has(key)) this.mark('id_repeated');
-      else this.seen.add(key);
+      if (!this.seen.add(record.id)) this.mark('id_repeated');
       // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
       const updatedAt = canonicalInstant(record.updated_at);
       if (updatedAt === null) continue;
@@ -79,20 +78,6 @@ export class PassSignals {
   private mark(reason: DirtyReason): void {
     this.state.dirty ??= reason;
   }
-}
-
-/** cyrb53: a fast 53-bit string hash (fits a JS number exactly). */
-export function hashId(id: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < id.length; i++) {
-    const ch = id.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 /** The first instant after the whole second `iso` falls in (canonical), or `iso` itself when it is unreadable. */

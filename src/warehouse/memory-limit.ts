@@ -12,6 +12,12 @@
 export const BASE_MEMORY_LIMIT_MB = 256;
 const FIXED_MB = 96;
 const PER_COLUMN_MB = 1;
+/**
+ * Past a thousand columns a checkpoint needs more than a commit: at 96 + 1 MB per column a 2,007-column table's
+ * checkpoint failed (FATAL, every block pinned) where 2250MB held; 1,500 columns held at the linear rule.
+ */
+const WIDE_FROM_COLUMNS = 1000;
+const PER_WIDE_COLUMN_MB = 0.25;
 /** `read_json`'s own `maximum_object_size`, which the fixed part covers. */
 const DEFAULT_OBJECT_MB = 16;
 const PER_OBJECT_MB = 9;
@@ -22,6 +28,10 @@ const PER_OBJECT_MB = 9;
  */
 export function automaticMemoryLimit(columns: number, objectBytes = 0): string {
   const objectMb = objectBytes / 2 ** 20;
-  const needed = FIXED_MB + PER_COLUMN_MB * columns + PER_OBJECT_MB * Math.max(0, objectMb - DEFAULT_OBJECT_MB);
+  const needed =
+    FIXED_MB +
+    PER_COLUMN_MB * columns +
+    PER_WIDE_COLUMN_MB * Math.max(0, columns - WIDE_FROM_COLUMNS) +
+    PER_OBJECT_MB * Math.max(0, objectMb - DEFAULT_OBJECT_MB);
   return `${Math.max(BASE_MEMORY_LIMIT_MB, Math.ceil(needed))}MB`;
 }

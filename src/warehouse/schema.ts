@@ -13,7 +13,7 @@ import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { sqlTypeFor, type SqlType } from './column-types.js';
 import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from './identifiers.js';
-import { recordColumns, toColumnValue, type StagedRow } from './rows.js';
+import { recordColumns, toColumnValue, type StageColumn, type StagedRow } from './rows.js';
 import { stageRows } from './staging.js';
 import { parseInstantMicros } from '../core/time.js';
 
@@ -147,11 +147,14 @@ export async function applyDefinitions(
     const present = new Set(columnsBefore.map((c) => c.toLowerCase()));
     // A persisted column that is missing (dropped by hand) is recreated under the same name.
     const missing = plan.filter((p) => !present.has(p.columnName.toLowerCase()));
-    for (const column of missing) {
-      await connection.run(`ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(column.columnName)} ${column.sqlType}`);
+    // DuckDB takes one ALTER per statement (a list of them is a parser error): one script of them, one call.
+    if (missing.length > 0) {
+      await connection.run(
+        missing.map((c) => `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(c.columnName)} ${c.sqlType};`).join('\n'),
+      );
     }
     // Rows already stored carry the value in _properties: fill new columns so every column is its cast.
-    for (const column of missing) await backfillColumn(connection, table, column);
+    await backfillColumns(connection, table, missing);
   }
 
   await upsertDefinitions(connection, resource, definitions, plan, seenAt);
@@ -166,76 +169,104 @@ async function upsertDefinitions(
   seenAt: string,
 ): Promise<void> {
   const columnOf = new Map(plan.map((p) => [p.apiName, p.columnName]));
-  const seen = timestampTZValue(parseInstantMicros(seenAt) ?? 0n);
   const latest = new Map(definitions.map((d) => [d.api_name, d]));
-  // Definitions are few (tens to hundreds) and written rarely: a prepared statement per row is fine here.
-  const statement = await connection.prepare(
+  if (latest.size === 0) return;
+  // Staged, then one set-based upsert: a prepared statement per definition took seconds for thousands of them.
+  await stageRows(
+    connection,
+    DEFINITIONS_STAGE,
+    DEFINITION_COLUMNS,
+    [...latest.values()].map((d) => ({
+      api_name: d.api_name,
+      column_name: columnOf.get(d.api_name) ?? d.api_name,
+      display_name: d.display_name,
+      property_type: d.property_type,
+      is_core: d.is_core,
+      is_required_on_create: d.is_required_on_create,
+      options: JSON.stringify(d.options ?? []),
+    })),
+  );
+  await connection.run(
     `INSERT INTO property_definitions
        (resource, api_name, column_name, display_name, property_type, is_core, is_required_on_create, options, first_seen_at, last_seen_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS JSON), $9, $9)
+     SELECT $1, api_name, column_name, display_name, property_type, is_core, is_required_on_create, CAST(options AS JSON), $2, $2
+     FROM ${quoteIdentifier(DEFINITIONS_STAGE)}
      ON CONFLICT (resource, api_name) DO UPDATE SET
        column_name = excluded.column_name, display_name = excluded.display_name,
        property_type = excluded.property_type, is_core = excluded.is_core,
        is_required_on_create = excluded.is_required_on_create, options = excluded.options,
        last_seen_at = excluded.last_seen_at`,
+    [resource, timestampTZValue(parseInstantMicros(seenAt) ?? 0n)],
   );
-  try {
-    for (const d of latest.values()) {
-      statement.bind([
-        resource,
-        d.api_name,
-        columnOf.get(d.api_name) ?? d.api_name,
-        d.display_name,
-        d.property_type,
-        d.is_core,
-        d.is_required_on_create,
-        JSON.stringify(d.options ?? []),
-        seen,
-      ]);
-      await statement.run();
-    }
-  } finally {
-    statement.destroySync();
-  }
+  await connection.run(`DROP TABLE ${quoteIdentifier(DEFINITIONS_STAGE)}`);
 }
 
-const BACKFILL_PAGE = 10_000;
+const DEFINITIONS_STAGE = '_salesync_definitions';
+const DEFINITION_COLUMNS: readonly StageColumn[] = [
+  { name: 'api_name', sqlType: 'VARCHAR' },
+  { name: 'column_name', sqlType: 'VARCHAR' },
+  { name: 'display_name', sqlType: 'VARCHAR' },
+  { name: 'property_type', sqlType: 'VARCHAR' },
+  { name: 'is_core', sqlType: 'BOOLEAN' },
+  { name: 'is_required_on_create', sqlType: 'BOOLEAN' },
+  { name: 'options', sqlType: 'VARCHAR' },
+];
+
 const BACKFILL_STAGE = '_salesync_backfill';
+/** Cells staged per page (rows × new columns): bounds what one page holds in JS and in the stage. */
+const BACKFILL_PAGE_CELLS = 500_000;
+const BACKFILL_PAGE_MAX_ROWS = 10_000;
 
 /**
- * Fill a new column from `_properties` through the same cast as incoming records (`toColumnValue`), so a
- * column means the same thing for old and new rows. Pages by id to bound memory; one set-based UPDATE.
+ * Fill new columns from `_properties` through the same cast as incoming records (`toColumnValue`), so a column
+ * means the same thing for old and new rows. One pass over the table whatever the number of columns: each page
+ * of rows (by id) has its `_properties` parsed once, is staged with a value for every new column, and is written
+ * by one set-based UPDATE.
  */
-export async function backfillColumn(connection: DuckDBConnection, table: string, column: ColumnPlan): Promise<void> {
-  const values: StagedRow[] = [];
+export async function backfillColumns(
+  connection: DuckDBConnection,
+  table: string,
+  columns: readonly ColumnPlan[],
+  pageCells = BACKFILL_PAGE_CELLS,
+): Promise<void> {
+  if (columns.length === 0) return;
+  const pageRows = Math.max(1, Math.min(BACKFILL_PAGE_MAX_ROWS, Math.floor(pageCells / columns.length)));
+  const stageColumns: StageColumn[] = [
+    { name: 'id', sqlType: 'VARCHAR' },
+    ...columns.map((c, i) => ({ name: `c${i}`, sqlType: c.sqlType as SqlType })),
+  ];
+  const set = columns.map((c, i) => `${quoteIdentifier(c.columnName)} = s.c${i}`).join(', ');
   let after = '';
   for (;;) {
     const reader = await connection.runAndReadAll(
-      `SELECT id, CAST(_properties AS VARCHAR) AS props FROM ${quoteIdentifier(table)} WHERE id > $1 ORDER BY id LIMIT ${BACKFILL_PAGE}`,
+      `SELECT id, CAST(_properties AS VARCHAR) AS props FROM ${quoteIdentifier(table)}
+       WHERE id > $1 ORDER BY id LIMIT ${pageRows}`,
       [after],
     );
-    const page = reader.getRowObjects();
-    for (const row of page) {
-      const props = row.props === null ? {} : (JSON.parse(String(row.props)) as Record<string, unknown>);
-      const raw = Object.hasOwn(props, column.apiName) ? props[column.apiName] : undefined;
-      const value = toColumnValue(raw as never, column.sqlType as SqlType);
-      if (value !== null) values.push({ id: String(row.id), v: value });
+    const page = reader.getRows();
+    const staged: StagedRow[] = [];
+    for (const [id, props] of page) {
+      if (props === null || props === undefined) continue;
+      const properties = JSON.parse(String(props)) as Record<string, unknown>;
+      const row: StagedRow = { id: String(id) };
+      let any = false;
+      columns.forEach((column, i) => {
+        const raw = Object.hasOwn(properties, column.apiName) ? properties[column.apiName] : undefined;
+        const value = toColumnValue(raw as never, column.sqlType as SqlType);
+        row[`c${i}`] = value;
+        if (value !== null) any = true;
+      });
+      // A row with none of the properties keeps the NULLs ADD COLUMN gave it.
+      if (any) staged.push(row);
     }
-    if (page.length < BACKFILL_PAGE) break;
-    after = String(page[page.length - 1]?.id);
+    if (staged.length > 0) {
+      await stageRows(connection, BACKFILL_STAGE, stageColumns, staged);
+      await connection.run(
+        `UPDATE ${quoteIdentifier(table)} AS t SET ${set} FROM ${quoteIdentifier(BACKFILL_STAGE)} AS s WHERE t.id = s.id`,
+      );
+    }
+    if (page.length < pageRows) break;
+    after = String(page[page.length - 1]![0]);
   }
-  if (values.length === 0) return;
-  await stageRows(
-    connection,
-    BACKFILL_STAGE,
-    [
-      { name: 'id', sqlType: 'VARCHAR' },
-      { name: 'v', sqlType: column.sqlType as SqlType },
-    ],
-    values,
-  );
-  await connection.run(
-    `UPDATE ${quoteIdentifier(table)} AS t SET ${quoteIdentifier(column.columnName)} = s.v FROM ${quoteIdentifier(BACKFILL_STAGE)} AS s WHERE t.id = s.id`,
-  );
-  await connection.run(`DROP TABLE ${quoteIdentifier(BACKFILL_STAGE)}`);
+  await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(BACKFILL_STAGE)}`);
 }

@@ -1,0 +1,166 @@
+/**
+ * Hundreds of properties appearing at once on a table that already holds rows: every new column is added in one
+ * go and filled from `_properties` with the cast incoming records get (`toColumnValue`), as the per-column
+ * backfill did, in one pass over the rows.
+ */
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PropertyDefinition } from '../../src/core/types.js';
+import type { ColumnPlan } from '../../src/warehouse/types.js';
+import { inTransaction } from '../../src/warehouse/connection.js';
+import { sqlTypeFor, type SqlType } from '../../src/warehouse/column-types.js';
+import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
+import { toColumnValue, type StagedRow } from '../../src/warehouse/rows.js';
+import {
+  applyDefinitions,
+  backfillColumns,
+  ensureFixedSchema,
+  ensureRecordTable,
+  fixedSchemaSql,
+  planFromAssignments,
+  tableColumns,
+} from '../../src/warehouse/schema.js';
+import { stageRows } from '../../src/warehouse/staging.js';
+
+const TYPES = ['text', 'number', 'select', 'date', 'datetime', 'boolean'] as const;
+const WIDTH = 300;
+const ROWS = 600;
+
+const definitions: PropertyDefinition[] = Array.from({ length: WIDTH }, (_, i) => ({
+  api_name: `custom_${i}`,
+  display_name: `Custom ${i}`,
+  property_type: TYPES[i % TYPES.length]!,
+  is_core: false,
+  is_required_on_create: false,
+  options: i % TYPES.length === 2 ? [{ value: 'a', label: 'A' }] : [],
+}));
+
+/** A value of the property's type, or one that does not fit it, or nothing: what the cast must agree on. */
+function valueFor(row: number, column: number): unknown {
+  const kind = (row * 7 + column) % 10;
+  if (kind === 0) return undefined;
+  if (kind === 1) return null;
+  if (kind === 2) return 'not a value of this type';
+  if (kind === 3) return row + column / 8;
+  if (kind === 4) return String(row * 3);
+  switch (TYPES[column % TYPES.length]) {
+    case 'date':
+      return `2026-0${1 + (row % 9)}-1${column % 10}`;
+    case 'datetime':
+      return `2026-03-01T1${row % 10}:00:00+09:00`;
+    case 'boolean':
+      return row % 2 === 0 ? 'TRUE' : false;
+    default:
+      return `v${row}-${column}`;
+  }
+}
+
+function propertiesOf(row: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = { name: `deal ${row}` };
+  for (let c = 0; c < WIDTH; c += 1) {
+    const value = valueFor(row, c);
+    if (value !== undefined) properties[`custom_${c}`] = value;
+  }
+  return properties;
+}
+
+/** Rows of `deals` unlike what the per-column backfill staged for `plan` (each row's value through toColumnValue, column by column), and the reverse. */
+async function differences(connection: DuckDBConnection, plan: readonly ColumnPlan[]): Promise<[number, number]> {
+  const expected: StagedRow[] = Array.from({ length: ROWS }, (_, n) => {
+    const properties = n === 5 ? {} : propertiesOf(n);
+    const row: StagedRow = { id: `D${String(n).padStart(17, '0')}` };
+    for (const p of plan) {
+      const raw = Object.hasOwn(properties, p.apiName) ? properties[p.apiName] : undefined;
+      row[p.columnName] = toColumnValue(raw as never, p.sqlType as SqlType);
+    }
+    return row;
+  });
+  await stageRows(
+    connection,
+    'expected',
+    [{ name: 'id', sqlType: 'VARCHAR' }, ...plan.map((p) => ({ name: p.columnName, sqlType: sqlTypeFor(p.propertyType) }))],
+    expected,
+  );
+  const list = ['id', ...plan.map((p) => quoteIdentifier(p.columnName))].join(', ');
+  const differ = async (a: string, b: string) =>
+    Number(
+      (
+        await connection.runAndReadAll(`SELECT count(*) AS n FROM (SELECT ${list} FROM ${a} EXCEPT ALL SELECT ${list} FROM ${b})`)
+      ).getRows()[0]![0],
+    );
+  return [await differ('deals', 'expected'), await differ('expected', 'deals')];
+}
+
+describe('applyDefinitions on a table that holds rows', () => {
+  let instance: DuckDBInstance;
+  let connection: DuckDBConnection;
+
+  beforeEach(async () => {
+    instance = await DuckDBInstance.create(':memory:', { memory_limit: '1GB' });
+    connection = await instance.connect();
+    await connection.run(`SET TimeZone = 'UTC'`);
+    await ensureFixedSchema(connection, fixedSchemaSql());
+    await ensureRecordTable(connection, 'deals');
+    const rows: StagedRow[] = Array.from({ length: ROWS }, (_, n) => ({
+      id: `D${String(n).padStart(17, '0')}`,
+      // One row without properties at all: its new cells stay NULL.
+      props: n === 5 ? null : JSON.stringify(propertiesOf(n)),
+    }));
+    await stageRows(
+      connection,
+      'given',
+      [
+        { name: 'id', sqlType: 'VARCHAR' },
+        { name: 'props', sqlType: 'JSON' },
+      ],
+      rows,
+    );
+    await connection.run(`INSERT INTO deals (id, _properties) SELECT id, props FROM given`);
+  });
+
+  afterEach(() => {
+    connection.closeSync();
+    instance.closeSync();
+  });
+
+  it(`adds ${WIDTH} columns at once, each filled with the cast of its property for every stored row`, async () => {
+    const plan = await inTransaction(connection, () => applyDefinitions(connection, 'deals', 'deals', definitions, '2026-03-01T00:00:00Z'));
+    expect(plan).toHaveLength(WIDTH);
+    const columns = (await tableColumns(connection, 'deals')) ?? [];
+    for (const p of plan) expect(columns).toContain(p.columnName);
+
+    expect(await differences(connection, plan)).toEqual([0, 0]);
+    // Not vacuous: the fill wrote values of every type.
+    const filled = await connection.runAndReadAll(
+      `SELECT count(custom_0), count(custom_1), count(custom_3), count(custom_4), count(custom_5) FROM deals`,
+    );
+    for (const n of filled.getRows()[0]!) expect(Number(n)).toBeGreaterThan(ROWS / 8);
+
+    const stored = await connection.runAndReadAll(`SELECT count(*) FROM property_definitions WHERE resource = 'deals'`);
+    expect(Number(stored.getRows()[0]![0])).toBe(WIDTH);
+  });
+
+  it('fills every page of rows, the last one short, when the table takes several pages', async () => {
+    const plan = planFromAssignments(
+      definitions.slice(0, 4).map((d) => ({ apiName: d.api_name, columnName: d.api_name, propertyType: d.property_type })),
+    );
+    for (const p of plan) await connection.run(`ALTER TABLE deals ADD COLUMN ${quoteIdentifier(p.columnName)} ${p.sqlType}`);
+    // 4 columns, 1000 cells a page: pages of 250 rows, the third one short.
+    await backfillColumns(connection, 'deals', plan, 1000);
+    expect(await differences(connection, plan)).toEqual([0, 0]);
+  });
+
+  it('records each definition once, and updates it when listed again', async () => {
+    await inTransaction(connection, () => applyDefinitions(connection, 'deals', 'deals', definitions, '2026-03-01T00:00:00Z'));
+    const renamed = definitions.map((d, i) => (i === 7 ? { ...d, display_name: 'Renamed' } : d));
+    await inTransaction(connection, () => applyDefinitions(connection, 'deals', 'deals', renamed, '2026-03-02T00:00:00Z'));
+    const reader = await connection.runAndReadAll(
+      `SELECT display_name, CAST(first_seen_at AS VARCHAR), CAST(last_seen_at AS VARCHAR), CAST(options AS VARCHAR)
+       FROM property_definitions WHERE resource = 'deals' AND api_name IN ('custom_7', 'custom_8') ORDER BY api_name`,
+    );
+    expect(reader.getRows()).toEqual([
+      ['Renamed', '2026-03-01 00:00:00+00', '2026-03-02 00:00:00+00', '[]'],
+      ['Custom 8', '2026-03-01 00:00:00+00', '2026-03-02 00:00:00+00', '[{"value":"a","label":"A"}]'],
+    ]);
+  });
+});
