@@ -88,8 +88,7 @@ module.exports = {
       comment: 'a helper tests and benches both need lives in devtools/',
       severity: 'error',
       from: { path: '^test/' },
-      // Left to move: test/warehouse/memory-limit.test.ts still builds its wide records with bench/wide-records.ts.
-      to: { path: '^bench/', pathNot: '^bench/wide-records\\.ts$' },
+      to: { path: '^bench/' },
     },
     {
       name: 'bench-not-test',

@@ -23,7 +23,7 @@ import { SalesyncError } from '../src/core/errors.js';
 import { openWarehouse, quoteIdentifier } from '../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { recordColumns } from '../src/warehouse/rows.js';
-import { mixedDefinitions, mixedRecord, wideDefinitions, wideRecord } from './wide-records.js';
+import { mixedDefinitions, mixedRecord, wideDefinitions, wideRecord } from '../devtools/wide-records.js';
 import { CommitQueue } from '../src/sync/commit-queue.js';
 
 const BATCH_ROWS = 2000;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse, type WarehouseOptions } from '../../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../../src/warehouse/memory-limit.js';
-import { wideDefinitions, wideRecord } from '../../bench/wide-records.js';
+import { wideDefinitions, wideRecord } from '../../devtools/wide-records.js';
 
 describe('automaticMemoryLimit', () => {
   const MiB = 2 ** 20;
