@@ -6,6 +6,7 @@ import { DEFAULT_CONFIG, type Config } from '../../src/config.js';
 import type { ResourceName } from '../../src/core/resources.js';
 import { RESOURCE_NAMES } from '../../src/core/resources.js';
 import type { WalkMode } from '../../src/core/types.js';
+import type { RateLane } from '../../src/core/rate-limiter.js';
 import { createSimulator, DEFAULT_KEYS, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createSyncEnvironment, runSync, type SyncEnvironment, type SyncReport } from '../../src/sync/index.js';
 
@@ -15,7 +16,7 @@ export interface Harness {
   url: string;
   dir: string;
   config: Config;
-  env(overrides?: Partial<Config>, signal?: AbortSignal): SyncEnvironment;
+  env(overrides?: Partial<Config>, signal?: AbortSignal, lane?: RateLane): SyncEnvironment;
   sync(options?: {
     mode?: WalkMode;
     resources?: readonly ResourceName[];
@@ -52,9 +53,9 @@ export async function startHarness(simulatorOptions: SimulatorOptions = {}, conf
   const releaseAll = async () => {
     await Promise.all(made.splice(0).map((e) => e.close()));
   };
-  const env = (overrides: Partial<Config> = {}, signal?: AbortSignal) => {
+  const env = (overrides: Partial<Config> = {}, signal?: AbortSignal, lane?: RateLane) => {
     void releaseAll();
-    const e = createSyncEnvironment({ ...config, ...overrides }, { logger, ...(signal ? { signal } : {}) });
+    const e = createSyncEnvironment({ ...config, ...overrides }, { logger, ...(signal ? { signal } : {}), ...(lane ? { lane } : {}) });
     made.push(e);
     return e;
   };

@@ -1,8 +1,7 @@
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processReconcileJob } from '../../jobs/reconcile-job.js';
 import { processSummariesJob } from '../../jobs/summaries-job.js';
-import { createSyncEnvironment, refreshSummaries } from '../../src/sync/index.js';
+import { refreshSummaries } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -17,8 +16,9 @@ const LOGS = { resources: ['meeting-logs' as const] };
 const HOUR = 3_600_000;
 
 /** The summaries job's environment: its own lane of the rate budget. */
+/** In the summaries lane; made through the harness, which keeps one live warehouse per file in this process. */
 function summariesEnv(h: Harness) {
-  return createSyncEnvironment(h.config, { logger: pino({ level: 'silent' }), lane: 'summaries' });
+  return h.env({}, undefined, 'summaries');
 }
 
 describe('summary lifecycle against the simulator', () => {

@@ -211,9 +211,14 @@ describe('the change feed', () => {
     expect(await warehouse.readChanges({ resources: [], since: { cursor: BigInt(all.cursor) } })).toEqual({
       changes: [],
       cursor: all.cursor,
+      available: true,
     });
     // Another resource's filter still moves the cursor past everything read.
-    expect(await warehouse.readChanges({ resources: ['companies'], since: { cursor: 0n } })).toEqual({ changes: [], cursor: all.cursor });
+    expect(await warehouse.readChanges({ resources: ['companies'], since: { cursor: 0n } })).toEqual({
+      changes: [],
+      cursor: all.cursor,
+      available: true,
+    });
     const byTime = await warehouse.readChanges({ resources: [], since: { time: '2000-01-01T00:00:00.000000Z' } });
     expect(byTime.changes).toHaveLength(all.changes.length);
 
@@ -222,6 +227,7 @@ describe('the change feed', () => {
     expect(await warehouse.writeChangesParquet({ resources: [], since: { cursor: BigInt(after) } }, file)).toEqual({
       rows: 3,
       cursor: all.cursor,
+      available: true,
     });
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
