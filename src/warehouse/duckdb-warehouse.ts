@@ -22,7 +22,7 @@ import type {
   WarehouseOptions,
 } from './types.js';
 import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
-import { quoteIdentifier } from './identifiers.js';
+import { assignColumnNames, quoteIdentifier } from './identifiers.js';
 import { dedupeLastObserved, dedupeLatest, encodeRecords, recordColumns, recordEncoder } from './rows.js';
 import { ndjsonObjectSize } from './staging.js';
 import {
@@ -393,9 +393,13 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     ensureSchema: () => serialized('ensureSchema', 'write', async () => undefined),
 
     applyPropertyDefinitions: (resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]> =>
-      serialized('applyPropertyDefinitions', 'write', (connection) => {
+      serialized('applyPropertyDefinitions', 'write', async (connection) => {
         factsOf(connection).plans.delete(resource);
         factsOf(connection).kept.delete(resource);
+        // Adding columns fills them in every stored row: that needs what a commit into the widened table needs.
+        const columnsBefore = (await tableColumns(connection, tableOf(resource))) ?? [];
+        const { plan: widened } = assignColumnNames(await readAssignments(connection, resource), definitions, columnsBefore);
+        await fitMemory(connection, recordColumns(widened).length + keptColumns(columnsBefore, widened).length, 0);
         return inTransaction(connection, async () => {
           const now = nowIso();
           const before = await readAssignments(connection, resource);
@@ -618,7 +622,16 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     publish: () => publish(),
 
-    exportParquet: (directory: string) => serialized('exportParquet', 'read', (connection) => exportParquet(connection, directory)),
+    exportParquet: (directory: string) =>
+      serialized('exportParquet', 'read', async (connection) => {
+        // Writing Parquet holds buffers per column, as a commit does: the limit for the widest table.
+        const widest = await connection.runAndReadAll(
+          `SELECT coalesce(max(n), 0)::INTEGER AS n FROM (SELECT count(*) AS n FROM duckdb_columns()
+           WHERE database_name = current_database() AND schema_name = 'main' GROUP BY table_name)`,
+        );
+        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0);
+        return exportParquet(connection, directory);
+      }),
 
     catalog: () => serialized('catalog', 'read', (connection) => readCatalog(connection)),
 

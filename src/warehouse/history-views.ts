@@ -5,6 +5,7 @@
  * - `changes`: the change feed, one row per version of every resource in commit order (`change_seq`): what kind
  *   of change it was and which properties changed, with the old and new properties.
  * Pure SQL builders: every name is quoted, api names go in as literals, numbers are ours.
+ * `optionLabels` is how every view takes select labels from `property_options`.
  */
 import type { RecordResourceName } from '../core/resources.js';
 import type { SqlType } from './column-types.js';
@@ -40,6 +41,36 @@ export interface HistoryViewProperty {
   optionKey: number | null;
 }
 
+/** How a view takes select labels from `property_options`: a subquery to join, and a lookup per column. */
+export interface OptionLabels {
+  /** `CROSS JOIN (…) AS labels`, or '' when no column has options. */
+  join: string;
+  /** The label of `value` among the options of `optionKey` (a key given to `optionLabels`), NULL when it has none. */
+  lookup(optionKey: number, value: string): string;
+}
+
+/**
+ * One map of maps (option key → value → label), built once per query in a single-row subquery, and a lookup per
+ * column: a LEFT JOIN per select property cannot be planned for hundreds of them (docs/performance.md, "Wide
+ * organizations"). Values are unique per key (`optionRows`), so each map holds every option of its property.
+ */
+export function optionLabels(optionKeys: Iterable<number | null>): OptionLabels {
+  const keys = [...new Set([...optionKeys].flatMap((k) => (k === null ? [] : [Math.trunc(k)])))];
+  const join = `CROSS JOIN (
+  SELECT map_from_entries(list({'k': property_key, 'v': options})) AS options
+  FROM (SELECT property_key, map_from_entries(list({'k': value, 'v': label})) AS options
+        FROM property_options WHERE property_key IN (${keys.join(', ')}) GROUP BY property_key)
+) AS labels`;
+  return {
+    join: keys.length === 0 ? '' : join,
+    lookup: (optionKey, value) => {
+      const key = Math.trunc(optionKey);
+      if (!keys.includes(key)) throw new Error(`option key ${key} was not given to optionLabels`);
+      return `labels.options[${key}][${value}]`;
+    },
+  };
+}
+
 /** SQL text of a string: a literal, with `chr(0)` for NUL characters (which a DuckDB literal cannot hold). */
 function textSql(text: string): string {
   return text.split('\0').map(quoteLiteral).join(' || chr(0) || ');
@@ -50,36 +81,40 @@ function keyPath(apiName: string): string {
   return textSql(/^[$/]/.test(apiName) ? `$."${apiName.replaceAll('"', '\\"')}"` : apiName);
 }
 
-/** The property's value in a version, typed like the live table's column (a value that does not fit is NULL). */
-function typedValue(properties: string, p: HistoryViewProperty): string {
-  const path = keyPath(p.apiName);
-  if (p.sqlType === 'JSON') return `json_extract(${properties}, ${path})`;
-  const text = `json_extract_string(${properties}, ${path})`;
-  return p.sqlType === 'VARCHAR' ? text : `TRY_CAST(${text} AS ${p.sqlType})`;
-}
+/** The history table's properties, read once per version: one list of every text path, one of every JSON path. */
+const TEXTS = '_property_texts';
+const JSONS = '_property_json';
 
-/** SQL of `<table>_history_view`. */
+/**
+ * SQL of `<table>_history_view`. A version's `properties` is read by one `json_extract_string` and one
+ * `json_extract` with a list of paths, not a call per property: each call holds memory of its own.
+ */
 export function historyViewSql(table: string, properties: readonly HistoryViewProperty[]): string {
   const select: string[] = ['h.id', 'h.created_at', 'h.updated_at'];
-  const joins: string[] = [];
-  properties.forEach((p, i) => {
-    const value = typedValue('h.properties', p);
-    const alias = quoteIdentifier(p.alias);
-    if (p.optionKey === null) {
-      select.push(`${value} AS ${alias}`);
-      return;
-    }
-    const o = quoteIdentifier(`o${i}`);
+  const labels = optionLabels(properties.map((p) => p.optionKey));
+  const texts: string[] = [];
+  const jsons: string[] = [];
+  for (const p of properties) {
+    // The property's value in a version, typed like the live table's column (a value that does not fit is NULL).
+    const paths = p.sqlType === 'JSON' ? jsons : texts;
+    paths.push(keyPath(p.apiName));
+    const value = `h.${quoteIdentifier(p.sqlType === 'JSON' ? JSONS : TEXTS)}[${paths.length}]`;
+    const typed = p.sqlType === 'JSON' || p.sqlType === 'VARCHAR' ? value : `TRY_CAST(${value} AS ${p.sqlType})`;
     // A value outside the current options shows as itself, as in the live view.
-    select.push(`coalesce(${o}.label, ${value}) AS ${alias}`);
-    joins.push(`LEFT JOIN property_options AS ${o} ON ${o}.property_key = ${Math.trunc(p.optionKey)} AND ${o}.value = ${value}`);
-  });
+    const shown = p.optionKey === null ? typed : `coalesce(${labels.lookup(p.optionKey, typed)}, ${typed})`;
+    select.push(`${shown} AS ${quoteIdentifier(p.alias)}`);
+  }
   select.push(...HISTORY_VIEW_COLUMNS.map((c) => `h.${quoteIdentifier(c)}`));
+  const extracted = [
+    ...(texts.length === 0 ? [] : [`json_extract_string(properties, [${texts.join(', ')}]) AS ${quoteIdentifier(TEXTS)}`]),
+    ...(jsons.length === 0 ? [] : [`json_extract(properties, [${jsons.join(', ')}]) AS ${quoteIdentifier(JSONS)}`]),
+  ];
+  const history = quoteIdentifier(historyTableName(table));
   return [
     `CREATE OR REPLACE VIEW ${quoteIdentifier(historyViewName(table))} AS`,
     `SELECT ${select.join(',\n  ')}`,
-    `FROM ${quoteIdentifier(historyTableName(table))} AS h`,
-    ...joins,
+    extracted.length === 0 ? `FROM ${history} AS h` : `FROM (SELECT *, ${extracted.join(',\n  ')}\nFROM ${history}) AS h`,
+    ...(labels.join === '' ? [] : [labels.join]),
   ].join('\n');
 }
 

@@ -6,14 +6,21 @@
  * - `deal_stage_history`: each deal's stages over time, from the versions of `deals_history` (SCD2);
  * - `<table>_history_view` and `changes`, built in `history-views.ts` (see there).
  * Display names become identifiers only through `quoteIdentifier`; option values and labels are never in the
- * SQL at all (the views join `property_options` by a numeric key we assign).
+ * SQL at all (the views read `property_options` by a numeric key we assign, see `optionLabels`).
  */
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import { sqlTypeFor } from './column-types.js';
 import { ensureHistoryTable, historyTableName } from './history.js';
-import { changesViewSql, HISTORY_VIEW_COLUMNS, historyViewName, historyViewSql, type HistoryViewProperty } from './history-views.js';
+import {
+  changesViewSql,
+  HISTORY_VIEW_COLUMNS,
+  historyViewName,
+  historyViewSql,
+  optionLabels,
+  type HistoryViewProperty,
+} from './history-views.js';
 import { identifierText, quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
 
 export const DEAL_STAGE_HISTORY_VIEW = 'deal_stage_history';
@@ -116,18 +123,13 @@ export function resourceViewSql(table: string, properties: readonly ViewProperty
   const linkAliases = links.flatMap((l) => l.columns.map((c) => c.alias));
   const aliases = viewAliases(properties, [...ENVELOPE, ...linkAliases]);
   const select: string[] = ENVELOPE.map((c) => `t.${quoteIdentifier(c)}`);
-  const joins: string[] = [];
+  const labels = optionLabels(properties.map((p) => p.optionKey));
+  const joins: string[] = labels.join === '' ? [] : [labels.join];
   properties.forEach((p, i) => {
     const column = `t.${quoteIdentifier(p.columnName)}`;
-    const alias = quoteIdentifier(aliases[i]!);
-    if (p.optionKey === null) {
-      select.push(`${column} AS ${alias}`);
-      return;
-    }
-    const o = quoteIdentifier(`o${i}`);
     // A value outside the current options (the service keeps those) shows as itself.
-    select.push(`coalesce(${o}.label, ${column}) AS ${alias}`);
-    joins.push(`LEFT JOIN property_options AS ${o} ON ${o}.property_key = ${Math.trunc(p.optionKey)} AND ${o}.value = ${column}`);
+    const shown = p.optionKey === null ? column : `coalesce(${labels.lookup(p.optionKey, column)}, ${column})`;
+    select.push(`${shown} AS ${quoteIdentifier(aliases[i]!)}`);
   });
   links.forEach((link, i) => {
     const j = quoteIdentifier(`j${i}`);
@@ -159,10 +161,8 @@ export function resourceViewSql(table: string, properties: readonly ViewProperty
  * deleted the deal (valid_to NULL for the current one). A deal restored in the same stage starts a new stretch.
  */
 export function dealStageHistorySql(historyTable: string, stageOptionKey: number | null): string {
-  const label =
-    stageOptionKey === null
-      ? 'CAST(NULL AS VARCHAR)'
-      : `(SELECT o.label FROM property_options AS o WHERE o.property_key = ${Math.trunc(stageOptionKey)} AND o.value = c.stage)`;
+  const labels = optionLabels([stageOptionKey]);
+  const label = stageOptionKey === null ? 'CAST(NULL AS VARCHAR)' : labels.lookup(stageOptionKey, 'c.stage');
   return `CREATE OR REPLACE VIEW ${quoteIdentifier(DEAL_STAGE_HISTORY_VIEW)} AS
 WITH versions AS (
   SELECT id, change_seq, valid_from, deleted, properties ->> 'stage' AS stage,
@@ -176,7 +176,7 @@ WITH versions AS (
   SELECT id, stage, deleted, valid_from, lead(valid_from) OVER (PARTITION BY id ORDER BY change_seq) AS valid_to FROM starts
 )
 SELECT c.id AS deal_id, c.stage, ${label} AS stage_label, c.valid_from, c.valid_to, c.valid_to IS NULL AS is_current
-FROM stretches AS c WHERE NOT c.deleted`;
+FROM stretches AS c${labels.join === '' ? '' : ` ${labels.join}`} WHERE NOT c.deleted`;
 }
 
 interface CurrentDefinition {
