@@ -8,6 +8,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { createWarehouse } from '../../src/sync/index.js';
 import { writerPathFor } from '../../src/warehouse/index.js';
 import { cliEnv, runCli } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -61,6 +63,22 @@ async function expectRefused(h: Harness, sql: string): Promise<string> {
   return lines[0]!;
 }
 
+/** The same refusal where the CLI gets it (`warehouse.query`), without a process per statement. */
+async function expectRefusedInProcess(h: Harness, sql: string): Promise<void> {
+  const reader = createWarehouse(h.config, pino({ level: 'silent' }));
+  try {
+    await expect(reader.query(sql), sql).rejects.toMatchObject({
+      code: 'query_refused',
+      message: expect.stringMatching(/.+ is not allowed: query is read-only/),
+    });
+  } finally {
+    await reader.close();
+  }
+}
+
+/** Through the built CLI: one line on stderr and a failing exit, for one statement of each kind of write. */
+const THROUGH_THE_CLI = new Set(['DELETE FROM deals', "ATTACH '/tmp/salesync-sneaky.duckdb' AS sneaky", 'SELECT 1; DELETE FROM deals']);
+
 describe('salesync query never writes', () => {
   it('refuses every writing statement with one query_refused line, and nothing on disk changes', async () => {
     harness = await startHarness({ seed: 1911, size: SMALL });
@@ -69,7 +87,11 @@ describe('salesync query never writes', () => {
     const before = diskState(h.dir);
     // Four at a time: each is a reader of its own, and what they must not change is checked after all of them.
     const limit = pLimit(4);
-    await Promise.all(WRITES.map((sql) => limit(() => expectRefused(h, sql))));
+    await Promise.all(
+      WRITES.map((sql) =>
+        limit(async () => void (THROUGH_THE_CLI.has(sql) ? await expectRefused(h, sql) : await expectRefusedInProcess(h, sql))),
+      ),
+    );
     expect(diskState(h.dir)).toEqual(before);
     const ok = await runCli(['query', 'SELECT count(*)::INTEGER AS n FROM deals', '--json'], cliEnv(h));
     expect(ok.code, ok.stderr).toBe(0);
