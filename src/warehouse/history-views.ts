@@ -5,12 +5,12 @@
  * - `changes`: the change feed, one row per version of every resource in commit order (`change_seq`): what kind
  *   of change it was and which properties changed, with the old and new properties.
  * Pure SQL builders: every name is quoted, api names go in as literals, numbers are ours.
- * `optionLabels` is how every view takes select labels from `property_options`.
  */
 import type { RecordResourceName } from '../core/resources.js';
 import type { SqlType } from './column-types.js';
 import { historyTableName } from './history.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { optionLabels } from './option-labels.js';
 
 export const CHANGES_VIEW = 'changes';
 
@@ -39,36 +39,6 @@ export interface HistoryViewProperty {
   sqlType: SqlType;
   /** Set for select properties with options: the `property_options.property_key` to take labels from. */
   optionKey: number | null;
-}
-
-/** How a view takes select labels from `property_options`: a subquery to join, and a lookup per column. */
-export interface OptionLabels {
-  /** `CROSS JOIN (…) AS labels`, or '' when no column has options. */
-  join: string;
-  /** The label of `value` among the options of `optionKey` (a key given to `optionLabels`), NULL when it has none. */
-  lookup(optionKey: number, value: string): string;
-}
-
-/**
- * One map of maps (option key → value → label), built once per query in a single-row subquery, and a lookup per
- * column: a LEFT JOIN per select property cannot be planned for hundreds of them (docs/performance.md, "Wide
- * organizations"). Values are unique per key (`optionRows`), so each map holds every option of its property.
- */
-export function optionLabels(optionKeys: Iterable<number | null>): OptionLabels {
-  const keys = [...new Set([...optionKeys].flatMap((k) => (k === null ? [] : [Math.trunc(k)])))];
-  const join = `CROSS JOIN (
-  SELECT map_from_entries(list({'k': property_key, 'v': options})) AS options
-  FROM (SELECT property_key, map_from_entries(list({'k': value, 'v': label})) AS options
-        FROM property_options WHERE property_key IN (${keys.join(', ')}) GROUP BY property_key)
-) AS labels`;
-  return {
-    join: keys.length === 0 ? '' : join,
-    lookup: (optionKey, value) => {
-      const key = Math.trunc(optionKey);
-      if (!keys.includes(key)) throw new Error(`option key ${key} was not given to optionLabels`);
-      return `labels.options[${key}][${value}]`;
-    },
-  };
 }
 
 /** SQL text of a string: a literal, with `chr(0)` for NUL characters (which a DuckDB literal cannot hold). */

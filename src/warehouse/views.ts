@@ -13,14 +13,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import { sqlTypeFor } from './column-types.js';
 import { ensureHistoryTable, historyTableName } from './history.js';
-import {
-  changesViewSql,
-  HISTORY_VIEW_COLUMNS,
-  historyViewName,
-  historyViewSql,
-  optionLabels,
-  type HistoryViewProperty,
-} from './history-views.js';
+import { changesViewSql, HISTORY_VIEW_COLUMNS, historyViewName, historyViewSql, type HistoryViewProperty } from './history-views.js';
+import { optionLabels } from './option-labels.js';
 import { identifierText, quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
 
 export const DEAL_STAGE_HISTORY_VIEW = 'deal_stage_history';
