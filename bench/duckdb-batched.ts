@@ -26,8 +26,16 @@ export interface DuckdbBatchedSpec {
   tables: BatchedTable[];
 }
 
-/** Export `table` as NDJSON files of `batchRows` rows each under `dir` (DuckDB writes them: nothing held in JS). */
-export async function exportBatches(connection: DuckDBConnection, table: string, dir: string, batchRows: number): Promise<BatchedTable> {
+/**
+ * Export `table` as NDJSON files under `dir`, in its stored order: `batchRows` rows each, or the given sizes in turn
+ * (DuckDB writes them: nothing held in JS).
+ */
+export async function exportBatches(
+  connection: DuckDBConnection,
+  table: string,
+  dir: string,
+  batchRows: number | readonly number[],
+): Promise<BatchedTable> {
   const described = (await connection.runAndReadAll(`DESCRIBE ${q(table)}`)).getRowObjectsJson() as Array<{
     column_name: string;
     column_type: string;
@@ -36,14 +44,20 @@ export async function exportBatches(connection: DuckDBConnection, table: string,
   // Numbered once, then cut (COPY … FORMAT json has no PARTITION_BY).
   const numbered = q(`_bench_${table}`);
   await connection.run(
-    `CREATE OR REPLACE TEMP TABLE ${numbered} AS SELECT *, (row_number() OVER () - 1) // ${batchRows} AS _batch FROM ${q(table)}`,
+    `CREATE OR REPLACE TEMP TABLE ${numbered} AS SELECT *, row_number() OVER (ORDER BY rowid) - 1 AS _row FROM ${q(table)}`,
   );
-  const count = Number((await connection.runAndReadAll(`SELECT count(DISTINCT _batch) AS n FROM ${numbered}`)).getRowObjects()[0]!.n);
+  const total = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM ${numbered}`)).getRowObjects()[0]!.n);
+  const sizes = typeof batchRows === 'number' ? Array.from({ length: Math.ceil(total / batchRows) }, () => batchRows) : batchRows;
   const batches: string[] = [];
-  for (let i = 0; i < count; i += 1) {
+  let start = 0;
+  for (const [i, size] of sizes.entries()) {
+    if (start >= total) break;
     const file = join(dir, `${table}.${i}.ndjson`);
-    await connection.run(`COPY (SELECT * EXCLUDE (_batch) FROM ${numbered} WHERE _batch = ${i}) TO ${lit(file)} (FORMAT json)`);
+    await connection.run(
+      `COPY (SELECT * EXCLUDE (_row) FROM ${numbered} WHERE _row >= ${start} AND _row < ${start + size}) TO ${lit(file)} (FORMAT json)`,
+    );
     batches.push(file);
+    start += size;
   }
   await connection.run(`DROP TABLE ${numbered}`);
   return { table, columns: described.map((c) => ({ name: c.column_name, type: c.column_type })), batches };

@@ -10,24 +10,32 @@ import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
-import { CommitQueue } from '../src/sync/commit-queue.js';
+import type { ListPage, SalesApi } from '../src/api/types.js';
+import { DEFAULT_CONFIG } from '../src/config.js';
+import { syncSettings } from '../src/sync/environment.js';
+import { walkPages } from '../src/sync/walk-pages.js';
+
+/** Records per page, as the service lists them. */
+const PAGE_RECORDS = 200;
 
 export interface LoadSpeedResult {
   rows: number;
   batchRows: number;
+  /** The sizes of the batches the walk committed in the first load (it grows them while the writer is busy). */
+  firstLoadBatches: number[];
+  upsertBatches: number[];
   /** Rows/s of DuckDB's own `INSERT INTO … SELECT * FROM read_json(…)` of the same rows into a fresh table. */
   duckdbRowsPerSec: number;
   /**
-   * Where the gap comes from, not the goal's baseline: the same statement per batch of `batchRows`, each batch
-   * committed (what streaming with a checkpoint per batch costs DuckDB itself), and that plus each row into a
-   * history table (the second write every version costs).
+   * DuckDB itself committing the very batches the first load (and the upsert) committed, the same statement per
+   * batch, each batch committed; without and with each row also into a history table (the second write every
+   * version costs). The with-history figure is the commit path's baseline.
    */
   duckdbBatchedRowsPerSec: number;
   duckdbBatchedWithHistoryRowsPerSec: number;
+  duckdbUpsertBatchesWithHistoryRowsPerSec: number;
   firstLoadRowsPerSec: number;
   upsertRowsPerSec: number;
-  firstLoadRatio: number;
-  upsertRatio: number;
 }
 
 const lit = quoteLiteral;
@@ -42,9 +50,9 @@ function touched(records: ServiceRecord[]): ServiceRecord[] {
 }
 
 /**
- * Our upsert path (the warehouse's commitBatch, batch by batch, each in its own transaction with a checkpoint,
- * two in flight as a walk commits, at the sync's default batch size) against DuckDB's own bulk load of the very same rows
- * into a fresh table: the physical limit of the file.
+ * Our commit path (pages through the walk's batching, each batch the warehouse's commitBatch in its own
+ * transaction with a checkpoint) against DuckDB itself committing the very same batches with their history rows,
+ * and against DuckDB's own one-shot load of the same rows into a fresh table: the physical limit of the file.
  */
 export async function benchLoadSpeed(options: {
   rows: number;
@@ -74,29 +82,51 @@ export async function benchLoadSpeed(options: {
     await warehouse.ensureSchema();
     await warehouse.applyPropertyDefinitions('deals', definitions);
 
-    const commitAll = async (rows: ServiceRecord[]): Promise<number> => {
+    // Committed as a walk commits them (`walkPages`): pages of the service's size arrive as fast as the writer
+    // takes them, batches of SALESYNC_FLUSH_ROWS grow while it is busy, and each batch is encoded while the ones
+    // before it are written.
+    const commitAll = async (rows: ServiceRecord[]): Promise<{ rowsPerSec: number; batches: number[] }> => {
       const started = performance.now();
-      // As a walk commits: the next batch is prepared (and encoded) while the ones before it are written.
-      const commits = new CommitQueue();
-      for (let i = 0; i < rows.length; i += options.batchRows) {
-        await commits.push(() => {
+      const batches: number[] = [];
+      const api = {
+        async *listPages(): AsyncGenerator<ListPage<ServiceRecord>> {
+          for (let i = 0; i < rows.length; i += PAGE_RECORDS) {
+            await new Promise((resolve) => setImmediate(resolve)); // a page's I/O: the writer's answers get their turn
+            const next = i + PAGE_RECORDS < rows.length ? `bench-${i + PAGE_RECORDS}` : null;
+            yield { results: rows.slice(i, i + PAGE_RECORDS), nextCursor: next, serverDate: null, rejects: [] };
+          }
+        },
+      } as unknown as SalesApi;
+      await walkPages({
+        api,
+        warehouse,
+        resource: 'deals',
+        updatedAfter: null,
+        after: null,
+        settings: { ...syncSettings(DEFAULT_CONFIG), flushRows: options.batchRows },
+        log: pino({ level: 'silent' }),
+        counters: { pages: 0, records: 0, details: 0 },
+        progress: { resource: 'deals', phase: 'walking', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: 0, resumed: false },
+        propertyColumns: definitions.length,
+        report: () => undefined,
+        commit: (pages, cursor) => {
+          batches.push(pages.records.length);
           const batch = warehouse.prepareBatch('deals', {
-            records: rows.slice(i, i + options.batchRows),
-            checkpoint: { cursor: `bench-${i}`, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
+            records: pages.records,
+            checkpoint: { cursor, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
           });
           return async () => void (await warehouse.commitBatch('deals', batch));
-        });
-      }
-      await commits.drain();
-      // Until the file is closed: DuckDB's own load below is timed to its checkpoint too.
+        },
+      });
+      // Until the file is closed: DuckDB's own loads below are timed to their checkpoint too.
       await warehouse.close();
-      return rows.length / ((performance.now() - started) / 1000);
+      return { rowsPerSec: rows.length / ((performance.now() - started) / 1000), batches };
     };
-    let firstLoadRowsPerSec: number;
-    let upsertRowsPerSec: number;
+    let firstLoad: { rowsPerSec: number; batches: number[] };
+    let upsert: { rowsPerSec: number; batches: number[] };
     try {
-      firstLoadRowsPerSec = await commitAll(records);
-      upsertRowsPerSec = await commitAll(touched(records));
+      firstLoad = await commitAll(records);
+      upsert = await commitAll(touched(records));
     } finally {
       // After a failed commit too: a file left lingering open would still be writing while the directory goes.
       await warehouse.close();
@@ -108,7 +138,8 @@ export async function benchLoadSpeed(options: {
     const source = await DuckDBInstance.create(path);
     const sourceConnection = await source.connect();
     await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
-    const batches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), options.batchRows);
+    const firstLoadBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), firstLoad.batches);
+    const upsertBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'upsert-batches'), upsert.batches);
     sourceConnection.closeSync();
     source.closeSync();
 
@@ -133,20 +164,17 @@ export async function benchLoadSpeed(options: {
       return rowsPerSec;
     };
     const warehouseSettings = { memoryLimit: options.memoryLimit };
-    const duckdbRowsPerSec = await load('baseline.duckdb', { ...batches, batches: [ndjson] }, false, null);
-    const duckdbBatchedRowsPerSec = await load('batched.duckdb', batches, false, warehouseSettings);
-    const duckdbBatchedWithHistoryRowsPerSec = await load('batched-history.duckdb', batches, true, warehouseSettings);
-
     return {
       rows: options.rows,
       batchRows: options.batchRows,
-      duckdbRowsPerSec,
-      duckdbBatchedRowsPerSec,
-      duckdbBatchedWithHistoryRowsPerSec,
-      firstLoadRowsPerSec,
-      upsertRowsPerSec,
-      firstLoadRatio: firstLoadRowsPerSec / duckdbRowsPerSec,
-      upsertRatio: upsertRowsPerSec / duckdbRowsPerSec,
+      firstLoadBatches: firstLoad.batches,
+      upsertBatches: upsert.batches,
+      duckdbRowsPerSec: await load('baseline.duckdb', { ...firstLoadBatches, batches: [ndjson] }, false, null),
+      duckdbBatchedRowsPerSec: await load('batched.duckdb', firstLoadBatches, false, warehouseSettings),
+      duckdbBatchedWithHistoryRowsPerSec: await load('batched-history.duckdb', firstLoadBatches, true, warehouseSettings),
+      duckdbUpsertBatchesWithHistoryRowsPerSec: await load('upsert-batches-history.duckdb', upsertBatches, true, warehouseSettings),
+      firstLoadRowsPerSec: firstLoad.rowsPerSec,
+      upsertRowsPerSec: upsert.rowsPerSec,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });

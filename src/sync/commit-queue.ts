@@ -22,6 +22,14 @@ export class CommitQueue {
   private waited = false;
   private failure: { error: unknown } | null = null;
 
+  /**
+   * Whether a commit pushed now would wait for the writer: as many are in flight as `commitsAllowed`. The walk
+   * then lets its next batch grow (`shouldFlush`) rather than wait.
+   */
+  get busy(): boolean {
+    return this.writing >= commitsAllowed(this.waited);
+  }
+
   /** Rethrow the first failure of a commit, if one failed. */
   throwIfFailed(): void {
     if (this.failure) throw this.failure.error;

@@ -48,7 +48,7 @@ export interface WalkEnd {
 export async function walkWindow(run: RunContext, settings: SyncSettings, resource: RecordResourceName, kind: WalkKind): Promise<WalkEnd> {
   const { api, log, result, progress, report, deps, now } = run;
   const { warehouse, signal } = deps;
-  const serverDate = await refreshDefinitions(api, warehouse, resource, report, signal);
+  const { serverDate, properties } = await refreshDefinitions(api, warehouse, resource, report, signal);
   const state = await warehouse.readState(resource, kind.stateKey);
   const plan = kind.plan(state);
   const from = plan.resumedFrom;
@@ -98,6 +98,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       log,
       counters: result,
       progress,
+      propertyColumns: properties,
       report,
       ...(kind.allDetails ? { allDetails: true } : {}),
       onPage: (page) => {

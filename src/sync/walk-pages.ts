@@ -9,7 +9,7 @@ import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
 import type { SyncSettings } from './context.js';
 import { CommitQueue } from './commit-queue.js';
-import { shouldFlush } from './window.js';
+import { grownBatchRows, shouldFlush } from './window.js';
 
 /** Pages fetched since the last commit: committed together with the cursor that follows them. */
 export interface BufferedPages {
@@ -37,6 +37,8 @@ export interface PageWalk {
   /** Counted as pages arrive. */
   counters: { pages: number; records: number; details: number };
   progress: ResourceProgress;
+  /** The resource's property definitions (its table's width): how far a batch may grow (`grownBatchRows`). */
+  propertyColumns: number;
   report: (phase: ResourcePhase) => void;
   /** Fetch every listed log's single view (a deep sweep), not only those whose `updated_at` moved. */
   allDetails?: boolean;
@@ -114,10 +116,17 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       progress.records = counters.records += page.results.length;
       const done = page.nextCursor === null;
       if (
-        shouldFlush(buffer.records.length, Date.now() - bufferSince, done, {
-          maxRows: settings.flushRows,
-          maxAgeMs: settings.flushIntervalMs,
-        })
+        shouldFlush(
+          buffer.records.length,
+          Date.now() - bufferSince,
+          done,
+          {
+            maxRows: settings.flushRows,
+            maxAgeMs: settings.flushIntervalMs,
+            maxGrownRows: grownBatchRows(settings.flushRows, walk.propertyColumns),
+          },
+          commits.busy,
+        )
       ) {
         await startCommit(page.nextCursor);
       } else {
@@ -151,7 +160,8 @@ export async function walkPages(walk: PageWalk): Promise<void> {
 
 /**
  * Before a walk: list the resource's property definitions and apply them (columns, views). Returns the
- * response's server date, the walk's start on the service's clock when it has no earlier one.
+ * response's server date, the walk's start on the service's clock when it has no earlier one, and how many
+ * properties the resource has.
  */
 export async function refreshDefinitions(
   api: SalesApi,
@@ -159,9 +169,9 @@ export async function refreshDefinitions(
   resource: RecordResourceName,
   report: (phase: ResourcePhase) => void,
   signal?: AbortSignal,
-): Promise<string | null> {
+): Promise<{ serverDate: string | null; properties: number }> {
   report('properties');
   const { definitions, serverDate } = await api.listProperties(resource, signal);
   await warehouse.applyPropertyDefinitions(resource, definitions);
-  return serverDate;
+  return { serverDate, properties: definitions.length };
 }

@@ -67,11 +67,39 @@ export function nextWatermark(previous: string | null, pass: CleanPass): string 
 export interface FlushPolicy {
   maxRows: number;
   maxAgeMs: number;
+  /** The most rows a batch holds while the writer is busy (`grownBatchRows`). @defaultValue `maxRows` */
+  maxGrownRows?: number;
 }
 
-/** Commit buffered pages when enough rows wait, or the oldest has waited long enough, or the walk is done. */
-export function shouldFlush(bufferedRows: number, oldestAgeMs: number, walkDone: boolean, policy: FlushPolicy): boolean {
+/** How many times `SALESYNC_FLUSH_ROWS` a batch may grow to while the writer is busy. */
+export const BATCH_GROWTH = 5;
+/** The property columns up to which a batch grows the whole `BATCH_GROWTH`: wider tables grow less. */
+const GROWTH_COLUMNS = 64;
+
+/**
+ * The rows a batch may grow to while the writer is busy: `BATCH_GROWTH` × `flushRows` for a table of up to
+ * `GROWTH_COLUMNS` property columns, fewer for a wider one (the stage holds rows × columns; its memory limit is
+ * sized for `flushRows` rows), never fewer than `flushRows`. Pure.
+ */
+export function grownBatchRows(flushRows: number, propertyColumns: number): number {
+  const cells = BATCH_GROWTH * flushRows * GROWTH_COLUMNS;
+  return Math.max(flushRows, Math.min(BATCH_GROWTH * flushRows, Math.floor(cells / Math.max(1, propertyColumns))));
+}
+
+/**
+ * Commit buffered pages when enough rows wait, or the oldest has waited long enough, or the walk is done. While
+ * the writer is busy (`writerBusy`: a commit would only wait for it), the batch grows up to `maxGrownRows`
+ * instead: a walk that outruns the writer commits fewer, larger batches, each a checkpoint it can resume from.
+ */
+export function shouldFlush(
+  bufferedRows: number,
+  oldestAgeMs: number,
+  walkDone: boolean,
+  policy: FlushPolicy,
+  writerBusy = false,
+): boolean {
   if (walkDone) return true;
   if (bufferedRows === 0) return false;
+  if (writerBusy) return bufferedRows >= (policy.maxGrownRows ?? policy.maxRows);
   return bufferedRows >= policy.maxRows || oldestAgeMs >= policy.maxAgeMs;
 }

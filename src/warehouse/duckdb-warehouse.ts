@@ -21,9 +21,9 @@ import type {
   Warehouse,
   WarehouseOptions,
 } from './types.js';
-import { inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
+import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
-import { dedupeLastObserved, dedupeLatest, encodeRecords, recordColumns, recordEncoder } from './rows.js';
+import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, recordColumns, recordEncoder } from './rows.js';
 import { ndjsonObjectSize } from './staging.js';
 import {
   applyDefinitions,
@@ -35,7 +35,7 @@ import {
   readAssignments,
   tableColumns,
 } from './schema.js';
-import { clearWalk, readState, recordCompletion, writeCheckpoint } from './state.js';
+import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
 import { ensureHistoryTable } from './history.js';
@@ -75,25 +75,28 @@ const PREPARED = Symbol('prepared batch');
 /** What `prepareBatch` hands back: the batch checked and its encoding under way (or why it cannot be written). */
 type Prepared = PreparedBatch & { [PREPARED]: true } & (
     | { invalid: { error: unknown } }
-    | { records: ServiceRecord[]; syncedAt: string; guess: ColumnPlan[] | undefined; early: Promise<string[]> | undefined }
+    | { records: ServiceRecord[]; syncedAt: string; guess: ColumnPlan[] | undefined; early: Promise<NdjsonRows> | undefined }
   );
 
 function isPrepared(batch: PageBatch | PreparedBatch): batch is Prepared {
   return PREPARED in batch;
 }
 
-/** Records encoded per turn of the event loop: a large batch never holds up the pages other walks await. */
-const ENCODE_SLICE = 250;
+/**
+ * Records encoded per turn of the event loop: a large batch never holds up the pages other walks await, nor the
+ * answers of the commit in flight (each waits for the turn under way: at 250 records, several ms a round trip).
+ */
+const ENCODE_SLICE = 50;
 
 /** `encodeRecords`, yielding to the event loop every `ENCODE_SLICE` records. */
-async function encodeInSlices(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): Promise<string[]> {
+async function encodeInSlices(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): Promise<NdjsonRows> {
   const encode = recordEncoder(plan, syncedAt);
-  const lines: string[] = [];
+  const rows = new NdjsonRows();
   for (const record of records) {
-    if (lines.length > 0 && lines.length % ENCODE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-    lines.push(encode(record));
+    if (rows.rows > 0 && rows.rows % ENCODE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    rows.push(encode(record));
   }
-  return lines;
+  return rows;
 }
 
 /** Statements `query` runs: those that read. Everything else is refused before it runs (`query_refused`). */
@@ -400,7 +403,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const columnsBefore = (await tableColumns(connection, tableOf(resource))) ?? [];
         const { plan: widened } = assignColumnNames(await readAssignments(connection, resource), definitions, columnsBefore);
         await fitMemory(connection, recordColumns(widened).length + keptColumns(columnsBefore, widened).length, 0);
-        return inTransaction(connection, async () => {
+        const applied = await inTransaction(connection, async () => {
           const now = nowIso();
           const before = await readAssignments(connection, resource);
           const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger);
@@ -409,6 +412,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           await rebuildViews(connection);
           return plan;
         });
+        return applied;
       }),
 
     prepareBatch: (resource: RecordResourceName, batch: PageBatch): PreparedBatch => prepare(resource, batch),
@@ -425,17 +429,25 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const lines = early && samePlan(plan, guess!) ? await early : encodeRecords(records, plan, syncedAt);
         let kept = facts.kept.get(resource);
         kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
-        await fitMemory(connection, recordColumns(plan).length + kept.length, ndjsonObjectSize(lines));
-        const result = await inTransaction(connection, async () => {
+        await fitMemory(connection, recordColumns(plan).length + kept.length, ndjsonObjectSize(lines.longestLine));
+        const sweep = batch.sweep;
+        const rejects = batch.rejects ?? [];
+        // A record listed but invalid was listed all the same: never a candidate for deletion.
+        const rejectedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
+        // Whether anything runs after the records are written: if not, the writing script commits.
+        const more =
+          rejects.length > 0 || (batch.settlesQuarantine !== undefined && batch.runId !== undefined) || batch.summaries !== undefined;
+        const result = await inFoldedTransaction(connection, async (tx) => {
           const now = nowIso();
           if (!known) {
+            await tx.begin();
             await ensureRecordTable(connection, table);
             await ensureHistoryTable(connection, table);
           }
-          if (batch.checkpoint)
-            await writeCheckpoint(connection, batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now);
-          const sweep = batch.sweep;
-          if (sweep?.fresh) await clearSeen(connection, sweep.key);
+          if (sweep?.fresh) {
+            await tx.begin();
+            await clearSeen(connection, sweep.key);
+          }
           const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, {
             ...(sweep ? { onlyChanged: true, sweepKey: sweep.key } : {}),
             ...(batch.observedWins ? { observedWins: true } : {}),
@@ -446,10 +458,12 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
               committedAt: now,
               observedAt: batch.observedAt ?? now,
             },
+            prelude: [
+              ...tx.opening(),
+              ...(batch.checkpoint ? [checkpointSql(batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now)] : []),
+            ],
+            epilogue: more ? [] : tx.closing(),
           });
-          const rejects = batch.rejects ?? [];
-          // A record listed but invalid was listed all the same: never a candidate for deletion.
-          const rejectedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
           if (sweep && rejectedIds.length > 0) await recordSeen(connection, sweep.key, rejectedIds);
           // After the written records left quarantine: a record both written and rejected by the batch stays in.
           await quarantineRecords(connection, resource, rejects, batch.runId ?? null, now);

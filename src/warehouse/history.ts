@@ -175,23 +175,30 @@ export function recordVersionsSql(
   // Only a stored row has versions (live rows are never removed): a batch of new ids alone (a first load) neither
   // scans history for the versions they follow nor closes any.
   const { validFrom, basis } = validFromSql(`s.${updatedAt}`, followsStored ? 'h.valid_from' : 'CAST(NULL AS TIMESTAMPTZ)', observed);
-  const previous = followsStored ? ` LEFT JOIN (SELECT id, valid_from FROM ${history} WHERE is_current) AS h ON h.id = s.${id}` : '';
+  const runId = context.runId === null ? 'NULL' : quoteLiteral(context.runId);
+  const committedAt = `CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ)`;
+  if (!followsStored) {
+    // New ids only: each version straight from the stage, in one statement.
+    return [
+      `INSERT INTO ${history} (${INSERT_COLUMNS})
+       SELECT s.${id}, s.${createdAt}, s.${updatedAt}, s.${properties}, ${validFrom}, NULL, true, ${basis},
+              CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END,
+              ${runId}, ${committedAt}, nextval(${quoteLiteral(CHANGE_SEQUENCE)}), false
+       FROM ${from} AS s
+       WHERE ${staged.isVersion}`,
+    ];
+  }
   return [
     `CREATE OR REPLACE TEMP TABLE ${versions} AS
      SELECT s.${id} AS id, ${validFrom} AS valid_from, ${basis} AS basis,
             CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END AS source
-     FROM ${from} AS s${previous}
+     FROM ${from} AS s LEFT JOIN (SELECT id, valid_from FROM ${history} WHERE is_current) AS h ON h.id = s.${id}
      WHERE ${staged.isVersion}`,
-    ...(followsStored
-      ? [
-          `UPDATE ${history} SET valid_to = v.valid_from, is_current = false
-           FROM ${versions} AS v WHERE ${history}.id = v.id AND ${history}.is_current`,
-        ]
-      : []),
+    `UPDATE ${history} SET valid_to = v.valid_from, is_current = false
+     FROM ${versions} AS v WHERE ${history}.id = v.id AND ${history}.is_current`,
     `INSERT INTO ${history} (${INSERT_COLUMNS})
      SELECT s.${id}, s.${createdAt}, s.${updatedAt}, s.${properties}, v.valid_from, NULL, true, v.basis, v.source,
-            ${context.runId === null ? 'NULL' : quoteLiteral(context.runId)}, CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ),
-            nextval(${quoteLiteral(CHANGE_SEQUENCE)}), false
+            ${runId}, ${committedAt}, nextval(${quoteLiteral(CHANGE_SEQUENCE)}), false
      FROM ${from} AS s JOIN ${versions} AS v ON v.id = s.${id}`,
     `DROP TABLE ${versions}`,
   ];

@@ -18,7 +18,9 @@ export function identifierText(name: string): string {
 
 /** Double every `'` and wrap: any string becomes one SQL string literal (where a statement takes no parameters). */
 export function quoteLiteral(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
+  const quoted = `'${text.replaceAll("'", "''")}'`;
+  // DuckDB's parser ends a literal at a NUL: text from the service (a cursor) may hold one, spelled as chr(0).
+  return text.includes('\0') ? `(${quoted.replaceAll('\0', "' || chr(0) || '")})` : quoted;
 }
 
 /** Columns every record table has; no property may take these names (compared case-insensitively). */

@@ -87,18 +87,42 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * `canonicalJson(properties)`, fast for the usual flat object: the same keys inserted in sorted order into a
- * plain object, which JSON.stringify writes natively (an allow-list of keys takes its slow path). Nested
- * values, and a key named `__proto__` (which a plain object would swallow), take the general path.
+ * The sorted order of the last key list seen, kept because the records of one batch nearly always share theirs:
+ * each record then costs a comparison of its keys, not a sort. `inOrder`: the keys were sorted already.
  */
-function canonicalProperties(properties: Record<string, PropertyValue>): string {
-  const keys = Object.keys(properties).sort();
-  const sorted: Record<string, PropertyValue> = {};
+export class KeyOrder {
+  private keys: readonly string[] = [];
+  private sorted: readonly string[] = [];
+  private sortedAlready = true;
+
+  of(keys: readonly string[]): { sorted: readonly string[]; inOrder: boolean } {
+    const last = this.keys;
+    let same = keys.length === last.length;
+    for (let i = 0; same && i < keys.length; i += 1) same = keys[i] === last[i];
+    if (!same) {
+      this.keys = keys;
+      this.sorted = [...keys].sort();
+      this.sortedAlready = this.sorted.every((key, i) => key === keys[i]);
+    }
+    return { sorted: this.sorted, inOrder: this.sortedAlready };
+  }
+}
+
+/**
+ * `canonicalJson(properties)`, fast for the usual flat object: the same keys inserted in sorted order into a
+ * plain object, which JSON.stringify writes natively (an allow-list of keys takes its slow path); when the keys
+ * arrive sorted, the object itself is that object, and `raw` (its JSON.stringify, if the caller has it) is the
+ * answer. Nested values, and a key named `__proto__` (which a plain object would swallow), take the general path.
+ */
+function canonicalProperties(properties: Record<string, PropertyValue>, order = new KeyOrder(), raw?: string): string {
+  const { sorted: keys, inOrder } = order.of(Object.keys(properties));
   for (const key of keys) {
     const value = properties[key]!;
     if ((value !== null && typeof value === 'object') || key === '__proto__') return canonicalJson(properties);
-    sorted[key] = value;
   }
+  if (inOrder) return raw ?? JSON.stringify(properties);
+  const sorted: Record<string, PropertyValue> = {};
+  for (const key of keys) sorted[key] = properties[key]!;
   return JSON.stringify(sorted);
 }
 
@@ -106,17 +130,20 @@ function canonicalProperties(properties: Record<string, PropertyValue>): string 
  * What a record says, as one hash: raw properties (canonical JSON) and both timestamps as instants (an offset
  * change alone is not a change). A reconcile sweep compares it with the stored row's and writes only on a
  * difference, which also catches changes that never moved `updated_at` (links, predicted values).
- * `createdAt` / `updatedAt`: the record's canonical instants when the caller has them already.
+ * `createdAt` / `updatedAt`: the record's canonical instants when the caller has them already; `order` and
+ * `rawProperties` (the properties' JSON.stringify) spare a batch's encoder a sort and a serialization per record.
  */
 export function contentHash(
   record: ServiceRecord,
   createdAt: string | null = canonicalInstant(record.created_at),
   updatedAt: string | null = canonicalInstant(record.updated_at),
+  order?: KeyOrder,
+  rawProperties?: string,
 ): string {
   // The text canonicalJson({ properties, created_at, updated_at }) would give, built directly.
   const content =
     `{"created_at":${JSON.stringify(createdAt ?? record.created_at) ?? 'null'},` +
-    `"properties":${canonicalProperties(record.properties)},` +
+    `"properties":${canonicalProperties(record.properties, order, rawProperties)},` +
     `"updated_at":${JSON.stringify(updatedAt ?? record.updated_at) ?? 'null'}}`;
   return hash('sha256', content, 'hex');
 }
@@ -124,33 +151,95 @@ export function contentHash(
 /** A staged cell, or the raw properties themselves (the `nested` column). */
 export type RecordCell = CellValue | Readonly<Record<string, PropertyValue>>;
 
-/**
- * One record's cells in `recordColumns(plan)` order. `syncedAt` must already be canonical (one per batch).
- */
-export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): RecordCell[] {
-  const createdAt = canonicalInstant(record.created_at);
-  const updatedAt = canonicalInstant(record.updated_at);
+/** The cells before `_properties`: id, both timestamps and the property columns. */
+function leadingCells(
+  record: ServiceRecord,
+  plan: readonly ColumnPlan[],
+  createdAt: string | null,
+  updatedAt: string | null,
+): RecordCell[] {
   const cells: RecordCell[] = [record.id, createdAt, updatedAt];
   const properties = record.properties;
   for (const p of plan) {
     const value = Object.hasOwn(properties, p.apiName) ? properties[p.apiName] : undefined;
     cells.push(toColumnValue(value, p.sqlType as SqlType));
   }
-  // `_properties` keeps the service's own order; the hash takes the canonical one.
-  cells.push(properties, syncedAt, null, contentHash(record, createdAt, updatedAt));
   return cells;
 }
 
-/** A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant. */
+/**
+ * One record's cells in `recordColumns(plan)` order. `syncedAt` must already be canonical (one per batch).
+ */
+export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], syncedAt: string): RecordCell[] {
+  const createdAt = canonicalInstant(record.created_at);
+  const updatedAt = canonicalInstant(record.updated_at);
+  const cells = leadingCells(record, plan, createdAt, updatedAt);
+  // `_properties` keeps the service's own order; the hash takes the canonical one.
+  cells.push(record.properties, syncedAt, null, contentHash(record, createdAt, updatedAt));
+  return cells;
+}
+
+/**
+ * A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant.
+ * The properties are serialized once: that text is spliced in as `_properties` (JSON keys may come in any
+ * order: `read_json` matches them by name) and, when their keys arrive sorted, is the canonical text hashed.
+ */
 export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
-  const encode = ndjsonEncoder(recordColumns(plan).length);
+  const columns = recordColumns(plan);
+  const propertiesIndex = columns.findIndex((c) => c.nested);
+  const encode = ndjsonEncoder(columns.length, propertiesIndex);
   const synced = canonicalInstant(syncedAt) ?? syncedAt;
-  return (record) => encode(recordCells(record, plan, synced));
+  const order = new KeyOrder();
+  return (record) => {
+    const createdAt = canonicalInstant(record.created_at);
+    const updatedAt = canonicalInstant(record.updated_at);
+    const cells = leadingCells(record, plan, createdAt, updatedAt);
+    const raw = JSON.stringify(record.properties);
+    cells.push(null, synced, null, contentHash(record, createdAt, updatedAt, order, raw));
+    return `${encode(cells)},"${ndjsonKey(propertiesIndex)}":${raw}}`;
+  };
+}
+
+/** Lines gathered before they are turned into bytes together. */
+const LINES_PER_CHUNK = 64;
+
+/**
+ * NDJSON rows gathered as UTF-8 bytes, a chunk every `LINES_PER_CHUNK` lines: a line's text dies young, where a
+ * batch of strings kept until its commit would be copied by the collector from young to old space on the way.
+ */
+export class NdjsonRows {
+  private readonly chunks: Buffer[] = [];
+  private pending: string[] = [];
+  rows = 0;
+  /** The longest line, in UTF-16 code units. */
+  longestLine = 0;
+
+  push(line: string): void {
+    this.pending.push(line);
+    this.rows += 1;
+    if (line.length > this.longestLine) this.longestLine = line.length;
+    if (this.pending.length >= LINES_PER_CHUNK) this.seal();
+  }
+
+  /** Every line so far, as bytes, each ending in a newline. */
+  bytes(): readonly Buffer[] {
+    this.seal();
+    return this.chunks;
+  }
+
+  private seal(): void {
+    if (this.pending.length === 0) return;
+    this.chunks.push(Buffer.from(`${this.pending.join('\n')}\n`));
+    this.pending = [];
+  }
 }
 
 /** The records as NDJSON rows (see `recordEncoder`). */
-export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): string[] {
-  return records.map(recordEncoder(plan, syncedAt));
+export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): NdjsonRows {
+  const encode = recordEncoder(plan, syncedAt);
+  const rows = new NdjsonRows();
+  for (const record of records) rows.push(encode(record));
+  return rows;
 }
 
 /** One record as a row keyed by column name (see `recordColumns`). `syncedAt` is an ISO instant. */
@@ -173,23 +262,34 @@ export function ndjsonKey(index: number): string {
  * Writes cells as NDJSON objects keyed `c0`, `c1`, … (`ndjsonKey`), for DuckDB's `read_json`: one native
  * JSON.stringify of an object literal with those keys. A literal gets its shape up front, which V8 serializes
  * on its fast path (an object filled key by key took twice as long); the source is made from the column count
- * alone, so no name or value from the service ever reaches it.
+ * alone, so no name or value from the service ever reaches it. With `open`, that column is left out and the
+ * object is left open (no closing brace) for the caller to append it.
  */
-export function ndjsonEncoder(columnCount: number): (cells: readonly RecordCell[]) => string {
-  const members = Array.from({ length: columnCount }, (_, i) => `${ndjsonKey(i)}: cells[${i}] ?? null`);
-  return new Function('cells', `return JSON.stringify({ ${members.join(', ')} });`) as (cells: readonly RecordCell[]) => string;
+export function ndjsonEncoder(columnCount: number, open?: number): (cells: readonly RecordCell[]) => string {
+  const members = Array.from({ length: columnCount }, (_, i) => i)
+    .filter((i) => i !== open)
+    .map((i) => `${ndjsonKey(i)}: cells[${i}] ?? null`);
+  const text = `JSON.stringify({ ${members.join(', ')} })`;
+  return new Function('cells', `return ${open === undefined ? text : `${text}.slice(0, -1)`};`) as (cells: readonly RecordCell[]) => string;
 }
 
-function updatedAtMicros(record: ServiceRecord): bigint {
-  const micros = parseInstantMicros(record.updated_at);
-  if (micros === null) {
+/** A record's `updated_at`, canonical (`canonicalInstant`); a record without a valid one fails the batch. */
+function updatedAtOf(record: ServiceRecord): string {
+  const instant = typeof record.updated_at === 'string' ? canonicalInstant(record.updated_at) : null;
+  if (instant === null) {
     throw new SalesyncError(
       'warehouse_invalid_record',
       `Record ${record.id} has an updated_at that is not an ISO 8601 date-time (${JSON.stringify(record.updated_at)}); nothing was written.`,
       { context: { id: record.id, updatedAt: record.updated_at } },
     );
   }
-  return micros;
+  return instant;
+}
+
+/** Whether canonical instant `a` is at or after `b`: as text for years 0000–9999 (fixed width), else exactly. */
+function atOrAfter(a: string, b: string): boolean {
+  if (a.length === 27 && b.length === 27 && a[0] !== '-' && b[0] !== '-' && a[2] !== '-' && b[2] !== '-') return a >= b;
+  return parseInstantMicros(a)! >= parseInstantMicros(b)!;
 }
 
 /**
@@ -197,11 +297,11 @@ function updatedAtMicros(record: ServiceRecord): bigint {
  * batch wins (a later page saw it later). Needed because an upsert with duplicate keys silently keeps the first.
  */
 export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[] {
-  const latest = new Map<string, { record: ServiceRecord; micros: bigint }>();
+  const latest = new Map<string, { record: ServiceRecord; instant: string }>();
   for (const record of records) {
-    const micros = updatedAtMicros(record);
+    const instant = updatedAtOf(record);
     const seen = latest.get(record.id);
-    if (!seen || micros >= seen.micros) latest.set(record.id, { record, micros });
+    if (!seen || atOrAfter(instant, seen.instant)) latest.set(record.id, { record, instant });
   }
   return [...latest.values()].map((entry) => entry.record);
 }
@@ -213,7 +313,7 @@ export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[]
 export function dedupeLastObserved(records: readonly ServiceRecord[]): ServiceRecord[] {
   const last = new Map<string, ServiceRecord>();
   for (const record of records) {
-    updatedAtMicros(record);
+    updatedAtOf(record);
     last.set(record.id, record);
   }
   return [...last.values()];

@@ -19,7 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { ndjsonKey, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
+import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /** read_json's own `maximum_object_size`, which it never goes below (see withNdjsonSource). */
@@ -79,14 +79,14 @@ export async function stageRows(
 }
 
 /**
- * The `maximum_object_size` `read_json` needs for `lines`: it rejects a longer line (16 MiB by default), so it
- * is raised for a batch holding one (a UTF-16 unit is at most 3 bytes of UTF-8). DuckDB never goes below its
- * default, so each read still buffers 32 MiB per thread, whatever the file holds (measured: the same
- * allocation at 64 KB, 1 MB and 16 MB; at a 64 MB memory limit no batch could be staged).
+ * The `maximum_object_size` `read_json` needs for rows whose longest line is `longestLine` UTF-16 units: it
+ * rejects a longer line (16 MiB by default), so it is raised for a batch holding one (a UTF-16 unit is at most 3
+ * bytes of UTF-8). DuckDB never goes below its default, so each read still buffers 32 MiB per thread, whatever
+ * the file holds (measured: the same allocation at 64 KB, 1 MB and 16 MB; at a 64 MB memory limit no batch could
+ * be staged).
  */
-export function ndjsonObjectSize(lines: readonly string[]): number {
-  const longest = lines.reduce((max, line) => Math.max(max, line.length), 0);
-  return Math.max(MIN_OBJECT_SIZE, 3 * longest + 1);
+export function ndjsonObjectSize(longestLine: number): number {
+  return Math.max(MIN_OBJECT_SIZE, 3 * longestLine + 1);
 }
 
 /** The type `read_json` parses a column as: text holding JSON arrives as VARCHAR and is cast on insert. */
@@ -95,22 +95,29 @@ function readJsonType(column: StageColumn): string {
   return column.sqlType === 'JSON' ? 'VARCHAR' : column.sqlType;
 }
 
+function linesAsRows(lines: readonly string[]): NdjsonRows {
+  const rows = new NdjsonRows();
+  for (const line of lines) rows.push(line);
+  return rows;
+}
+
 /**
- * Run `work` with NDJSON `lines` (see `ndjsonEncoder`) in a private temporary file, removed afterwards. `work`
+ * Run `work` with NDJSON `rows` (see `ndjsonEncoder`), or lines, in a private temporary file, removed afterwards. `work`
  * gets a source (a table function) of the rows with the `columns`' types under their positional keys
  * (`ndjsonKey`: `c0`, `c1`, …): every type is given, so nothing is guessed, and no name from the service is a
  * column name of the source, so the caller's own columns beside it can never clash with one.
  */
 export async function withNdjsonSource<T>(
   columns: readonly StageColumn[],
-  lines: readonly string[],
+  given: NdjsonRows | readonly string[],
   work: (source: string) => Promise<T>,
 ): Promise<T> {
+  const rows = Array.isArray(given) ? linesAsRows(given) : (given as NdjsonRows);
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
-  const maximumObjectSize = ndjsonObjectSize(lines);
+  const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
   try {
-    await writeFile(file, lines.join('\n'), { mode: 0o600 });
+    await writeFile(file, rows.bytes(), { mode: 0o600 });
     return await work(
       `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
     );

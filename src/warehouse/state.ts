@@ -3,6 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ResourceName } from '../core/resources.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { ResourceState } from './types.js';
+import { quoteLiteral } from './identifiers.js';
 
 function text(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
@@ -21,49 +22,41 @@ const WALK_COLUMNS = [
   'walk_local_clock',
 ] as const;
 
+/** A value as a SQL literal: text quoted, numbers and booleans as they are. */
+function literal(value: string | number | boolean | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError(`not a finite number: ${value}`);
+  return typeof value === 'string' ? quoteLiteral(value) : String(value);
+}
+
 /**
  * Store the checkpoint. A finished walk (`completeWatermark`) moves the watermark and forgets the walk;
  * a walk whose cursor is null is finished too (a backfill, or a pass followed by another: the watermark does not move).
+ * The statement, values inlined: the commit of a batch runs it in the script that stages the batch.
  */
-export async function writeCheckpoint(
-  connection: DuckDBConnection,
-  /** The sync_state row: a resource name, or a separate walk's key such as `deals#backfill`. */
+export function checkpointSql(
   resource: string,
   checkpoint: WalkCheckpoint,
   completeWatermark: string | null | undefined,
   now: string,
-): Promise<void> {
+): string {
   const walkOpen = checkpoint.cursor !== null && completeWatermark === undefined;
-  const open = <T>(value: T): T | null => (walkOpen ? value : null);
-  await connection.run(
-    `INSERT INTO sync_state (resource, watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at, updated_at,
+  const open = <T extends string | number | boolean | null>(value: T): string => literal(walkOpen ? value : null);
+  const complete = completeWatermark !== undefined;
+  return `INSERT INTO sync_state (resource, watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at, updated_at,
        walk_pass, walk_pass_started_at, walk_dirty, walk_max_updated_at, walk_local_clock)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, CAST($8 AS TIMESTAMPTZ), $10, $11, $12, $13, $14)
+     VALUES (${literal(resource)}, ${literal(completeWatermark ?? null)}, ${open(checkpoint.cursor)}, ${open(checkpoint.updatedAfter)},
+       ${open(checkpoint.startedAt)}, ${open(checkpoint.mode)}, ${literal(complete ? now : null)}, CAST(${literal(now)} AS TIMESTAMPTZ),
+       ${open(checkpoint.pass ?? 1)}, ${open(checkpoint.passStartedAt ?? checkpoint.startedAt)}, ${open(checkpoint.dirty ?? false)},
+       ${open(checkpoint.maxUpdatedAt ?? null)}, ${open(checkpoint.localClock ?? false)})
      ON CONFLICT (resource) DO UPDATE SET
-       watermark = CASE WHEN $9 THEN excluded.watermark ELSE sync_state.watermark END,
+       watermark = ${complete ? 'excluded.watermark' : 'sync_state.watermark'},
        walk_cursor = excluded.walk_cursor, walk_updated_after = excluded.walk_updated_after,
        walk_started_at = excluded.walk_started_at, walk_mode = excluded.walk_mode,
        walk_pass = excluded.walk_pass, walk_pass_started_at = excluded.walk_pass_started_at, walk_dirty = excluded.walk_dirty,
        walk_max_updated_at = excluded.walk_max_updated_at, walk_local_clock = excluded.walk_local_clock,
-       last_completed_at = CASE WHEN $9 THEN excluded.last_completed_at ELSE sync_state.last_completed_at END,
-       updated_at = excluded.updated_at`,
-    [
-      resource,
-      completeWatermark ?? null,
-      open(checkpoint.cursor),
-      open(checkpoint.updatedAfter),
-      open(checkpoint.startedAt),
-      open(checkpoint.mode),
-      completeWatermark === undefined ? null : now,
-      now,
-      completeWatermark !== undefined,
-      open(checkpoint.pass ?? 1),
-      open(checkpoint.passStartedAt ?? checkpoint.startedAt),
-      open(checkpoint.dirty ?? false),
-      open(checkpoint.maxUpdatedAt ?? null),
-      open(checkpoint.localClock ?? false),
-    ],
-  );
+       last_completed_at = ${complete ? 'excluded.last_completed_at' : 'sync_state.last_completed_at'},
+       updated_at = excluded.updated_at`;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { MeetingLogSummary } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows } from './rows.js';
+import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows, type NdjsonRows } from './rows.js';
 import { stageRows, withNdjsonSource } from './staging.js';
 import { recordVersionsSql, type VersionContext } from './history.js';
 
@@ -32,6 +32,10 @@ export interface UpsertOptions {
    * written (the history table must exist otherwise: `ensureHistoryTable`).
    */
   versions?: VersionContext;
+  /** Statements to run first, in the script that stages the batch (a BEGIN, the walk's checkpoint). */
+  prelude?: readonly string[];
+  /** Statements to run last, in the script that writes the batch (a COMMIT). */
+  epilogue?: readonly string[];
 }
 
 export interface UpsertResult {
@@ -68,10 +72,15 @@ export async function upsertRecords(
   table: string,
   plan: readonly ColumnPlan[],
   kept: readonly string[],
-  lines: readonly string[],
+  lines: NdjsonRows,
   options: UpsertOptions = {},
 ): Promise<UpsertResult> {
-  if (lines.length === 0) return { written: 0, changed: 0 };
+  const prelude = options.prelude ?? [];
+  const epilogue = options.epilogue ?? [];
+  if (lines.rows === 0) {
+    if (prelude.length + epilogue.length > 0) await connection.run([...prelude, ...epilogue].join(';\n'));
+    return { written: 0, changed: 0 };
+  }
   const stage = quoteIdentifier(RECORD_STAGE);
   const target = quoteIdentifier(table);
   const columns = recordColumns(plan);
@@ -113,6 +122,7 @@ export async function upsertRecords(
   const first = await withNdjsonSource(columns, lines, async (source) => {
     const reader = await connection.runAndReadAll(
       [
+        ...prelude,
         // What the stored row says about each staged one, from the narrow columns only (and kept ones, rare):
         // the join scans every stored row's copy of what it references, and `_properties` is most of a table.
         `CREATE OR REPLACE TEMP TABLE ${stage} AS
@@ -171,13 +181,13 @@ export async function upsertRecords(
   ];
   const drop = `DROP TABLE ${stage}`;
   if (Number(first.legacy) === 0) {
-    await connection.run([...statements, drop].join(';\n'));
+    await connection.run([...statements, drop, ...epilogue].join(';\n'));
     return { written: Number(first.n), changed: Number(first.changed) };
   }
   // The legacy fix changes what counts as changed: counted again after it, before the stage goes.
   const reader = await connection.runAndReadAll([...statements, counts].join(';\n'));
   const final = reader.getRowObjects()[0]!;
-  await connection.run(drop);
+  await connection.run([drop, ...epilogue].join(';\n'));
   return { written: Number(final.n), changed: Number(final.changed) };
 }
 

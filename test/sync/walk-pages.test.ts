@@ -86,6 +86,8 @@ function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
     log: pino({ level: 'silent' }),
     counters: { pages: 0, records: 0, details: 0 },
     progress: { resource: 'deals', phase: 'walking', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: 0, resumed: false },
+    // So wide that batches never grow (`grownBatchRows`): these tests pin the queue's allowance, one page a batch.
+    propertyColumns: 1_000_000,
     report: () => undefined,
     commit,
   };
@@ -128,6 +130,31 @@ describe('walkPages', () => {
     await until(() => events.includes('commit cursor-5 called'));
     gates.releaseAll();
     await walking;
+  });
+
+  it('lets the next batch grow while the writer is busy, up to five times the flush size, each with the cursor after its last page', async () => {
+    const events: string[] = [];
+    const commits: Array<{ ids: string[]; cursor: string | null }> = [];
+    const gates = gatedCommits(events, commits);
+    const walk = { ...walkOf(pagedApi(20, events), gates.commit), propertyColumns: 10 };
+    const walking = walkPages(walk);
+    // Three one-page batches go to the writer; with the first held, pages 4-8 are fetched into one batch of five,
+    // which then waits for the writer (a sixth record would only be held).
+    await until(() => events.includes('fetch 8'));
+    await settleTurns();
+    expect(events.filter((e) => e.endsWith('called'))).toEqual([
+      'commit cursor-1 called',
+      'commit cursor-2 called',
+      'commit cursor-3 called',
+    ]);
+    expect(events).not.toContain('fetch 9');
+    gates.releaseAll();
+    await walking;
+    expect(commits.slice(0, 4).map((c) => c.ids.length)).toEqual([1, 1, 1, 5]);
+    expect(commits[3]!.cursor).toBe('cursor-8');
+    // Every record committed once, in order, whatever the batch sizes.
+    expect(commits.flatMap((c) => c.ids)).toEqual(Array.from({ length: 20 }, (_, i) => record(i + 1).id));
+    expect(commits.at(-1)!.cursor).toBeNull();
   });
 
   it('stops at a failed commit: the commit handed over behind it writes nothing, and no later one is made', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
+import { grownBatchRows, nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
 
 const watermark = '2026-03-01T10:00:00Z';
 
@@ -83,5 +83,24 @@ describe('shouldFlush', () => {
   });
   it('never commits an empty buffer mid-walk', () => {
     expect(shouldFlush(0, 60_000, false, policy)).toBe(false);
+  });
+  it('while the writer is busy, grows the batch to its grown size whatever its age, and still commits at the end', () => {
+    const growing = { ...policy, maxGrownRows: 5000 };
+    expect(shouldFlush(1000, 60_000, false, growing, true)).toBe(false);
+    expect(shouldFlush(4999, 0, false, growing, true)).toBe(false);
+    expect(shouldFlush(5000, 0, false, growing, true)).toBe(true);
+    expect(shouldFlush(10, 0, true, growing, true)).toBe(true);
+    expect(shouldFlush(1000, 0, false, growing, false)).toBe(true);
+  });
+});
+
+describe('grownBatchRows', () => {
+  it('lets a narrow table grow five times the flush size, a wider one less, and never below the flush size', () => {
+    expect(grownBatchRows(2000, 30)).toBe(10_000);
+    expect(grownBatchRows(2000, 64)).toBe(10_000);
+    expect(grownBatchRows(2000, 320)).toBe(2000);
+    expect(grownBatchRows(2000, 160)).toBe(4000);
+    expect(grownBatchRows(2000, 2000)).toBe(2000);
+    expect(grownBatchRows(2000, 0)).toBe(10_000);
   });
 });

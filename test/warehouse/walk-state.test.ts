@@ -63,6 +63,14 @@ describe('walk state', () => {
     expect((await warehouse.readState('deals')).walk).toEqual({ ...plain, ...DEFAULTS });
   });
 
+  it("keeps the service's cursor text exactly, whatever it holds (quotes, NUL, SQL, newlines), beside the records it follows", async () => {
+    const cursor = "o'k\u0000'); DROP TABLE deals; --\n😀";
+    const record = { id: 'D00000000000000001', created_at: STARTED, updated_at: STARTED, properties: {} };
+    await warehouse.commitBatch('deals', { records: [record], checkpoint: { ...plain, cursor, updatedAfter: "'\u0000" } });
+    expect((await warehouse.readState('deals')).walk).toEqual({ ...plain, cursor, updatedAfter: "'\u0000", ...DEFAULTS });
+    expect(await warehouse.tableCounts()).toMatchObject({ deals: 1 });
+  });
+
   it('a completed walk may store a null watermark', async () => {
     await warehouse.commitBatch('deals', { records: [], checkpoint: plain });
     await warehouse.commitBatch('deals', { records: [], checkpoint: { ...plain, cursor: null }, completeWatermark: null });
