@@ -35,6 +35,7 @@ import {
   readAssignments,
   tableColumns,
 } from './schema.js';
+import { writerThreads } from './duckdb-threads.js';
 import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
@@ -189,6 +190,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     onWriteOpen: async (connection: DuckDBConnection) => {
       schemaSql ??= fixedSchemaSql();
       await ensureFixedSchema(connection, schemaSql);
+      await connection.run(`SET threads = ${writerThreads()}`);
     },
   };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
