@@ -51,6 +51,7 @@ import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
 import { rebuildViews } from './views.js';
+import { fillPendingColumns } from './column-fill.js';
 import { compactFile, purgeProperties, readStoredPolicy, recordPolicy, storedProperties } from './purge.js';
 import type { AppliedPolicy } from '../core/property-policy.js';
 import { rowToJsonFriendly } from './values.js';
@@ -414,6 +415,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           await rebuildViews(connection);
           return plan;
         });
+        // New columns of stored rows, page by page, each page committed (a fill cut short resumes here next time).
+        await fillPendingColumns(connection, tableOf(resource), logger ? { logger } : {});
         return applied;
       }),
 

@@ -11,9 +11,10 @@ import type { Logger } from 'pino';
 import type { RecordResourceName } from '../core/resources.js';
 import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
-import { sqlTypeFor, type SqlType } from './column-types.js';
+import { sqlTypeFor } from './column-types.js';
 import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from './identifiers.js';
-import { recordColumns, toColumnValue, type StageColumn, type StagedRow } from './rows.js';
+import { recordColumns, type StageColumn } from './rows.js';
+import { markColumnsForFill } from './column-fill.js';
 import { stageRows } from './staging.js';
 import { parseInstantMicros } from '../core/time.js';
 
@@ -107,8 +108,9 @@ export async function ensureContentHashColumn(connection: DuckDBConnection, tabl
 }
 
 /**
- * Record the definitions and evolve the table; runs inside the caller's transaction.
- * Returns the plan of the listed definitions.
+ * Record the definitions and evolve the table; runs inside the caller's transaction. Columns added to a table
+ * that holds rows are marked as awaiting fill (see column-fill.ts): the caller runs `fillPendingColumns` after
+ * committing. Returns the plan of the listed definitions.
  */
 export async function applyDefinitions(
   connection: DuckDBConnection,
@@ -153,8 +155,9 @@ export async function applyDefinitions(
         missing.map((c) => `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(c.columnName)} ${c.sqlType};`).join('\n'),
       );
     }
-    // Rows already stored carry the value in _properties: fill new columns so every column is its cast.
-    await backfillColumns(connection, table, missing);
+    // Rows already stored carry the value in _properties: the new columns are filled from there after this
+    // transaction, page by page (`fillPendingColumns`), from the marker this transaction commits with them.
+    await markColumnsForFill(connection, table, missing);
   }
 
   await upsertDefinitions(connection, resource, definitions, plan, seenAt);
@@ -211,62 +214,3 @@ const DEFINITION_COLUMNS: readonly StageColumn[] = [
   { name: 'is_required_on_create', sqlType: 'BOOLEAN' },
   { name: 'options', sqlType: 'VARCHAR' },
 ];
-
-const BACKFILL_STAGE = '_salesync_backfill';
-/** Cells staged per page (rows × new columns): bounds what one page holds in JS and in the stage. */
-const BACKFILL_PAGE_CELLS = 500_000;
-const BACKFILL_PAGE_MAX_ROWS = 10_000;
-
-/**
- * Fill new columns from `_properties` through the same cast as incoming records (`toColumnValue`), so a column
- * means the same thing for old and new rows. One pass over the table whatever the number of columns: each page
- * of rows (by id) has its `_properties` parsed once, is staged with a value for every new column, and is written
- * by one set-based UPDATE.
- */
-export async function backfillColumns(
-  connection: DuckDBConnection,
-  table: string,
-  columns: readonly ColumnPlan[],
-  pageCells = BACKFILL_PAGE_CELLS,
-): Promise<void> {
-  if (columns.length === 0) return;
-  const pageRows = Math.max(1, Math.min(BACKFILL_PAGE_MAX_ROWS, Math.floor(pageCells / columns.length)));
-  const stageColumns: StageColumn[] = [
-    { name: 'id', sqlType: 'VARCHAR' },
-    ...columns.map((c, i) => ({ name: `c${i}`, sqlType: c.sqlType as SqlType })),
-  ];
-  const set = columns.map((c, i) => `${quoteIdentifier(c.columnName)} = s.c${i}`).join(', ');
-  let after = '';
-  for (;;) {
-    const reader = await connection.runAndReadAll(
-      `SELECT id, CAST(_properties AS VARCHAR) AS props FROM ${quoteIdentifier(table)}
-       WHERE id > $1 ORDER BY id LIMIT ${pageRows}`,
-      [after],
-    );
-    const page = reader.getRows();
-    const staged: StagedRow[] = [];
-    for (const [id, props] of page) {
-      if (props === null || props === undefined) continue;
-      const properties = JSON.parse(String(props)) as Record<string, unknown>;
-      const row: StagedRow = { id: String(id) };
-      let any = false;
-      columns.forEach((column, i) => {
-        const raw = Object.hasOwn(properties, column.apiName) ? properties[column.apiName] : undefined;
-        const value = toColumnValue(raw as never, column.sqlType as SqlType);
-        row[`c${i}`] = value;
-        if (value !== null) any = true;
-      });
-      // A row with none of the properties keeps the NULLs ADD COLUMN gave it.
-      if (any) staged.push(row);
-    }
-    if (staged.length > 0) {
-      await stageRows(connection, BACKFILL_STAGE, stageColumns, staged);
-      await connection.run(
-        `UPDATE ${quoteIdentifier(table)} AS t SET ${set} FROM ${quoteIdentifier(BACKFILL_STAGE)} AS s WHERE t.id = s.id`,
-      );
-    }
-    if (page.length < pageRows) break;
-    after = String(page[page.length - 1]![0]);
-  }
-  await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(BACKFILL_STAGE)}`);
-}

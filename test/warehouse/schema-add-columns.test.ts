@@ -1,7 +1,7 @@
 /**
  * Hundreds of properties appearing at once on a table that already holds rows: every new column is added in one
- * go and filled from `_properties` with the cast incoming records get (`toColumnValue`), as the per-column
- * backfill did, in one pass over the rows.
+ * go and then filled from `_properties` with the cast incoming records get (`toColumnValue`), as the per-column
+ * backfill did, in one pass over the rows (`fillPendingColumns`, page by page).
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,9 +11,9 @@ import { inTransaction } from '../../src/warehouse/connection.js';
 import { sqlTypeFor, type SqlType } from '../../src/warehouse/column-types.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
 import { toColumnValue, type StagedRow } from '../../src/warehouse/rows.js';
+import { fillPendingColumns, markColumnsForFill, type FillPage } from '../../src/warehouse/column-fill.js';
 import {
   applyDefinitions,
-  backfillColumns,
   ensureFixedSchema,
   ensureRecordTable,
   fixedSchemaSql,
@@ -125,6 +125,7 @@ describe('applyDefinitions on a table that holds rows', () => {
 
   it(`adds ${WIDTH} columns at once, each filled with the cast of its property for every stored row`, async () => {
     const plan = await inTransaction(connection, () => applyDefinitions(connection, 'deals', 'deals', definitions, '2026-03-01T00:00:00Z'));
+    await fillPendingColumns(connection, 'deals');
     expect(plan).toHaveLength(WIDTH);
     const columns = (await tableColumns(connection, 'deals')) ?? [];
     for (const p of plan) expect(columns).toContain(p.columnName);
@@ -145,8 +146,15 @@ describe('applyDefinitions on a table that holds rows', () => {
       definitions.slice(0, 4).map((d) => ({ apiName: d.api_name, columnName: d.api_name, propertyType: d.property_type })),
     );
     for (const p of plan) await connection.run(`ALTER TABLE deals ADD COLUMN ${quoteIdentifier(p.columnName)} ${p.sqlType}`);
+    await inTransaction(connection, () => markColumnsForFill(connection, 'deals', plan));
     // 4 columns, 1000 cells a page: pages of 250 rows, the third one short.
-    await backfillColumns(connection, 'deals', plan, 1000);
+    const pages: FillPage[] = [];
+    await fillPendingColumns(connection, 'deals', { pageCells: 1000, onPage: (page) => void pages.push(page) });
+    expect(pages.map((p) => [p.rows, p.done])).toEqual([
+      [250, false],
+      [250, false],
+      [100, true],
+    ]);
     expect(await differences(connection, plan)).toEqual([0, 0]);
   });
 
