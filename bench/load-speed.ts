@@ -14,6 +14,13 @@ import type { ListPage, SalesApi } from '../src/api/types.js';
 import { DEFAULT_CONFIG } from '../src/config.js';
 import { syncSettings } from '../src/sync/environment.js';
 import { walkPages } from '../src/sync/walk-pages.js';
+import { writerThreads } from '../src/warehouse/duckdb-threads.js';
+
+interface DuckdbSettings {
+  memoryLimit: string;
+  /** @defaultValue DuckDB's own: every core */
+  threads?: number;
+}
 
 /** Records per page, as the service lists them. */
 const PAGE_RECORDS = 200;
@@ -26,13 +33,17 @@ export interface LoadSpeedResult {
   upsertBatches: number[];
   /** Rows/s of DuckDB's own `INSERT INTO … SELECT * FROM read_json(…)` of the same rows into a fresh table. */
   duckdbRowsPerSec: number;
+  /** DuckDB threads the warehouse's writer runs (`writerThreads`), which the batched loads below run too. */
+  writerThreads: number;
   /**
    * DuckDB itself committing the very batches the first load (and the upsert) committed, the same statement per
-   * batch, each batch committed; without and with each row also into a history table (the second write every
-   * version costs). The with-history figure is the commit path's baseline.
+   * batch, each batch committed, at the writer's settings; without and with each row also into a history table
+   * (the second write every version costs). The with-history figure is the commit path's baseline; the same on
+   * all cores is said beside it.
    */
   duckdbBatchedRowsPerSec: number;
   duckdbBatchedWithHistoryRowsPerSec: number;
+  duckdbBatchedWithHistoryAllCoresRowsPerSec: number;
   duckdbUpsertBatchesWithHistoryRowsPerSec: number;
   firstLoadRowsPerSec: number;
   upsertRowsPerSec: number;
@@ -144,16 +155,15 @@ export async function benchLoadSpeed(options: {
     source.closeSync();
 
     // Timed from the first statement to the last checkpoint, in a fresh file: DuckDB's own defaults for the
-    // one-shot load (the physical limit), the warehouse's memory limit and checkpoint threshold for the batches.
-    const load = async (
-      name: string,
-      table: BatchedTable,
-      withHistory: boolean,
-      settings: { memoryLimit: string } | null,
-    ): Promise<number> => {
+    // one-shot load (the physical limit); for the batches, the settings the warehouse opens its file with (memory
+    // limit, checkpoint threshold, threads), and the same on all cores.
+    const load = async (name: string, table: BatchedTable, withHistory: boolean, settings: DuckdbSettings | null): Promise<number> => {
       const instance = await DuckDBInstance.create(join(dir, name), settings ? { memory_limit: settings.memoryLimit } : {});
       const c = await instance.connect();
-      if (settings) await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
+      if (settings) {
+        await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
+        if (settings.threads !== undefined) await c.run(`SET threads = ${settings.threads}`);
+      }
       await createBatchedTables(c, [table]);
       const t0 = performance.now();
       await loadBatched(c, [table], withHistory);
@@ -163,16 +173,19 @@ export async function benchLoadSpeed(options: {
       instance.closeSync();
       return rowsPerSec;
     };
-    const warehouseSettings = { memoryLimit: options.memoryLimit };
+    const asWarehouse = { memoryLimit: options.memoryLimit, threads: writerThreads() };
+    const allCores = { memoryLimit: options.memoryLimit };
     return {
       rows: options.rows,
       batchRows: options.batchRows,
       firstLoadBatches: firstLoad.batches,
       upsertBatches: upsert.batches,
+      writerThreads: asWarehouse.threads,
       duckdbRowsPerSec: await load('baseline.duckdb', { ...firstLoadBatches, batches: [ndjson] }, false, null),
-      duckdbBatchedRowsPerSec: await load('batched.duckdb', firstLoadBatches, false, warehouseSettings),
-      duckdbBatchedWithHistoryRowsPerSec: await load('batched-history.duckdb', firstLoadBatches, true, warehouseSettings),
-      duckdbUpsertBatchesWithHistoryRowsPerSec: await load('upsert-batches-history.duckdb', upsertBatches, true, warehouseSettings),
+      duckdbBatchedRowsPerSec: await load('batched.duckdb', firstLoadBatches, false, asWarehouse),
+      duckdbBatchedWithHistoryRowsPerSec: await load('batched-history.duckdb', firstLoadBatches, true, asWarehouse),
+      duckdbBatchedWithHistoryAllCoresRowsPerSec: await load('batched-history-all.duckdb', firstLoadBatches, true, allCores),
+      duckdbUpsertBatchesWithHistoryRowsPerSec: await load('upsert-batches-history.duckdb', upsertBatches, true, asWarehouse),
       firstLoadRowsPerSec: firstLoad.rowsPerSec,
       upsertRowsPerSec: upsert.rowsPerSec,
     };

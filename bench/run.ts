@@ -1,5 +1,6 @@
 // npm run bench: every figure as a ratio against a limit, measured in one run on this machine.
-// Flags: --scale <f> multiplies every data size (e.g. 0.1 for a quick look); --only <name,...> runs some sections.
+// Flags: --scale <f> multiplies every data size (e.g. 0.1 for a quick look); --only <name,...> runs some sections
+// (efficiency, limiter, load, memory, e2e, publish, wide).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { benchLoadSpeed } from './load-speed.js';
 import { benchRequestEfficiency } from './request-efficiency.js';
 import { benchEndToEnd, benchMemory } from './sync-cost.js';
 import { benchPublishCost } from './publish-cost.js';
+import { benchWideOrganization } from './wide-tables.js';
 
 export interface Row {
   section: string;
@@ -99,7 +101,10 @@ if (wanted('load')) {
       measure: 'rows/s ÷ DuckDB committing the same batches with history, first load',
       ratio: r.firstLoadRowsPerSec / r.duckdbBatchedWithHistoryRowsPerSec,
       goal: 0.8,
-      detail: `${k(r.firstLoadRowsPerSec)} rows/s in ${sizes(r.firstLoadBatches)}; DuckDB ${k(r.duckdbBatchedWithHistoryRowsPerSec)} (${k(r.duckdbBatchedRowsPerSec)} without history)`,
+      detail:
+        `${k(r.firstLoadRowsPerSec)} rows/s in ${sizes(r.firstLoadBatches)}; DuckDB ${k(r.duckdbBatchedWithHistoryRowsPerSec)}` +
+        ` at the writer's ${r.writerThreads} thread(s) (${k(r.duckdbBatchedRowsPerSec)} without history;` +
+        ` ${k(r.duckdbBatchedWithHistoryAllCoresRowsPerSec)} on all cores)`,
     },
     {
       measure: 'rows/s ÷ DuckDB committing the same batches with history, upsert over existing',
@@ -197,6 +202,35 @@ if (wanted('publish')) {
       detail: `${r.publishes} publishes of ${(r.bytes / 2 ** 20).toFixed(0)} MB in ${(r.publishMs / 1000).toFixed(1)} s of a ${(r.syncMs / 1000).toFixed(1)} s sync of ${r.records} records`,
     });
   }
+}
+
+if (wanted('wide')) {
+  const width = 2000;
+  const records = n(20_000);
+  say(`wide: ${width} properties on ${records} deals, synced at full width, then added at once to stored rows ...`);
+  const seconds = (ms: number) => Number((ms / 1000).toFixed(1));
+  const full = await benchWideOrganization({ properties: width, records, initial: width, fill: 0.1 });
+  rows.push({
+    section: 'wide',
+    measure: `seconds, first sync of ${records} records with ${width} properties`,
+    value: seconds(full.firstSyncMs),
+    goal: 'completes at the default settings',
+    met: full.ok,
+    detail: full.ok
+      ? `peak RSS ${full.peakRssMb} MB; then SELECT * FROM deals_view LIMIT 10 in ${seconds(full.queryMs)} s, export in ${seconds(full.exportMs)} s`
+      : `failed: ${full.error}`,
+  });
+  const added = await benchWideOrganization({ properties: width, records, initial: 0, fill: 0.1 });
+  rows.push({
+    section: 'wide',
+    measure: `seconds to add ${width} properties at once to ${records} stored records (columns, then fill)`,
+    value: seconds(added.addColumnsMs),
+    goal: 'completes at the default settings',
+    met: added.ok,
+    detail: added.ok
+      ? `peak RSS ${added.peakRssMb} MB (after adding: ${added.peakRssMbAfter.addColumns} MB); query ${seconds(added.queryMs)} s, export ${seconds(added.exportMs)} s`
+      : `failed: ${added.error}`,
+  });
 }
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
