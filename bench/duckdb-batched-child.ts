@@ -2,10 +2,12 @@
 // by batch with history, at the warehouse's settings. Reads its spec from the JSON file argv[2]; prints one JSON line.
 import { readFileSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { createBatchedTables, loadBatched, type DuckdbBatchedSpec } from './duckdb-batched.js';
 
 const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as DuckdbBatchedSpec;
-const instance = await DuckDBInstance.create(spec.path, { memory_limit: spec.memoryLimit });
+// The writer's settings (one thread, jemalloc's background thread): the floor must be measured as the warehouse runs.
+const instance = await DuckDBInstance.create(spec.path, { ...WRITER_SETTINGS, memory_limit: spec.memoryLimit });
 const connection = await instance.connect();
 await connection.run(`SET checkpoint_threshold = '${spec.checkpointThreshold}'`);
 await createBatchedTables(connection, spec.tables);

@@ -7,14 +7,13 @@ import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
 import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
-import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
+import { CHECKPOINT_THRESHOLD, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
 import type { ListPage, SalesApi } from '../src/api/types.js';
 import { DEFAULT_CONFIG } from '../src/config.js';
 import { syncSettings } from '../src/sync/environment.js';
 import { walkPages } from '../src/sync/walk-pages.js';
-import { writerThreads } from '../src/warehouse/duckdb-threads.js';
 
 interface DuckdbSettings {
   memoryLimit: string;
@@ -173,7 +172,7 @@ export async function benchLoadSpeed(options: {
       instance.closeSync();
       return rowsPerSec;
     };
-    const asWarehouse = { memoryLimit: options.memoryLimit, threads: writerThreads() };
+    const asWarehouse = { memoryLimit: options.memoryLimit, threads: Number(WRITER_SETTINGS.threads) };
     const allCores = { memoryLimit: options.memoryLimit };
     return {
       rows: options.rows,

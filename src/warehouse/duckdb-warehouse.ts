@@ -35,7 +35,6 @@ import {
   readAssignments,
   tableColumns,
 } from './schema.js';
-import { writerThreads } from './duckdb-threads.js';
 import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { replaceSummaries, upsertRecords } from './upsert.js';
@@ -46,7 +45,7 @@ import { clearSeen, markDeleted, recordSeen, selectLogsAwaitingSummaries, select
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
-import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB } from './memory-limit.js';
+import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB, EXPORT_MEMORY_FLOOR_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
@@ -191,7 +190,6 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     onWriteOpen: async (connection: DuckDBConnection) => {
       schemaSql ??= fixedSchemaSql();
       await ensureFixedSchema(connection, schemaSql);
-      await connection.run(`SET threads = ${writerThreads()}`);
     },
   };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
@@ -354,10 +352,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // Without a limit of the operator's, each commit sets DuckDB's to what its batch needs (`automaticMemoryLimit`):
   // a wide table or a huge record gets more, and the next ordinary batch gives it back.
   const automaticMemory = options.memoryLimit === undefined;
-  const fitMemory = async (connection: DuckDBConnection, columns: number, objectBytes: number): Promise<void> => {
+  const fitMemory = async (connection: DuckDBConnection, columns: number, objectBytes: number, floorMb?: number): Promise<void> => {
     if (!automaticMemory) return;
     const facts = factsOf(connection);
-    const limit = automaticMemoryLimit(columns, objectBytes);
+    const limit = automaticMemoryLimit(columns, objectBytes, floorMb);
     if (limit === facts.memoryLimit) return;
     try {
       await connection.run(`SET memory_limit = '${limit}'`);
@@ -648,7 +646,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           `SELECT coalesce(max(n), 0)::INTEGER AS n FROM (SELECT count(*) AS n FROM duckdb_columns()
            WHERE database_name = current_database() AND schema_name = 'main' GROUP BY table_name)`,
         );
-        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0);
+        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0, EXPORT_MEMORY_FLOOR_MB);
         return exportParquet(connection, directory);
       }),
 

@@ -1,5 +1,5 @@
 /**
- * DuckDB's memory limit when the operator sets none (`SALESYNC_DUCKDB_MEMORY` unset): 256 MB, raised for a
+ * DuckDB's memory limit when the operator sets none (`SALESYNC_DUCKDB_MEMORY` unset): 128 MB, raised for a
  * batch that needs more. What a commit needs grows with its table's width and its largest record, not with
  * the number of rows: DuckDB holds a block per column of every table a batch is appended to (its stage and the
  * record table itself), and `read_json` buffers a multiple of the largest object it may meet. Measured on 2
@@ -8,8 +8,12 @@
  * was 18, 36, 72 and 144 MB long (256MB held the first only; 300MB, 540MB and 1100MB held the others).
  */
 
-/** The limit for narrow tables and ordinary records, and the least ever set automatically. */
-export const BASE_MEMORY_LIMIT_MB = 256;
+/**
+ * The limit for narrow tables and ordinary records, and the least ever set automatically. DuckDB fills its limit
+ * with cached blocks whatever the batch needs, so this is memory a sync holds: 128 MB (what the rule below gives a
+ * 32-column table) kept a full sync of 1M records committing, where 256 MB only cost ~100 MB more peak RSS.
+ */
+export const BASE_MEMORY_LIMIT_MB = 128;
 const FIXED_MB = 96;
 const PER_COLUMN_MB = 1;
 /**
@@ -23,15 +27,22 @@ const DEFAULT_OBJECT_MB = 16;
 const PER_OBJECT_MB = 9;
 
 /**
- * DuckDB's `memory_limit` for a commit into a table of `columns` columns whose NDJSON lines may be up to
- * `objectBytes` long (the `maximum_object_size` staging passes to `read_json`), e.g. `'256MB'` or `'353MB'`.
+ * The least an export gets: writing Parquet reads whole tables, and at 128 MB an export of a 1M-record warehouse
+ * ran out of memory where a sync completed.
  */
-export function automaticMemoryLimit(columns: number, objectBytes = 0): string {
+export const EXPORT_MEMORY_FLOOR_MB = 256;
+
+/**
+ * DuckDB's `memory_limit` for a commit into a table of `columns` columns whose NDJSON lines may be up to
+ * `objectBytes` long (the `maximum_object_size` staging passes to `read_json`), e.g. `'128MB'` or `'353MB'`;
+ * never below `floorMb`.
+ */
+export function automaticMemoryLimit(columns: number, objectBytes = 0, floorMb = BASE_MEMORY_LIMIT_MB): string {
   const objectMb = objectBytes / 2 ** 20;
   const needed =
     FIXED_MB +
     PER_COLUMN_MB * columns +
     PER_WIDE_COLUMN_MB * Math.max(0, columns - WIDE_FROM_COLUMNS) +
     PER_OBJECT_MB * Math.max(0, objectMb - DEFAULT_OBJECT_MB);
-  return `${Math.max(BASE_MEMORY_LIMIT_MB, Math.ceil(needed))}MB`;
+  return `${Math.max(floorMb, Math.ceil(needed))}MB`;
 }

@@ -7,22 +7,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse, type WarehouseOptions } from '../../src/warehouse/index.js';
-import { automaticMemoryLimit } from '../../src/warehouse/memory-limit.js';
+import { automaticMemoryLimit, EXPORT_MEMORY_FLOOR_MB } from '../../src/warehouse/memory-limit.js';
 import { wideDefinitions, wideRecord } from '../../devtools/wide-records.js';
 
 describe('automaticMemoryLimit', () => {
   const MiB = 2 ** 20;
 
-  it("is 256MB for tables of up to 160 columns and records within read_json's default 16 MiB", () => {
-    expect(automaticMemoryLimit(0)).toBe('256MB');
-    expect(automaticMemoryLimit(30, 16 * MiB)).toBe('256MB');
-    expect(automaticMemoryLimit(160, 16 * MiB)).toBe('256MB');
+  it("is 128MB for tables of up to 32 columns and records within read_json's default 16 MiB", () => {
+    expect(automaticMemoryLimit(0)).toBe('128MB');
+    expect(automaticMemoryLimit(30, 16 * MiB)).toBe('128MB');
+    expect(automaticMemoryLimit(32, 16 * MiB)).toBe('128MB');
   });
 
   it('grows by 1 MB per column past that', () => {
+    expect(automaticMemoryLimit(33)).toBe('129MB');
+    expect(automaticMemoryLimit(160)).toBe('256MB');
     expect(automaticMemoryLimit(161)).toBe('257MB');
     expect(automaticMemoryLimit(267)).toBe('363MB');
     expect(automaticMemoryLimit(607, 16 * MiB)).toBe('703MB');
+  });
+
+  it('never goes below the floor given (an export gets 256MB however narrow its tables)', () => {
+    expect(automaticMemoryLimit(30, 0, EXPORT_MEMORY_FLOOR_MB)).toBe('256MB');
+    expect(automaticMemoryLimit(607, 0, EXPORT_MEMORY_FLOOR_MB)).toBe('703MB');
   });
 
   it('grows by 9 MB per MB of read_json object size past its default', () => {

@@ -1,0 +1,41 @@
+/**
+ * The DuckDB settings a writer opens with, which bound the memory a sync holds beside its JS heap: one thread
+ * (one `read_json` buffer, fewer allocator arenas) and jemalloc's background purging; readers keep DuckDB's own threads.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { withDatabase } from '../../src/warehouse/connection.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'salesync-memory-settings-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function setting(connection: DuckDBConnection, name: string): Promise<string> {
+  const reader = await connection.runAndReadAll(`SELECT current_setting('${name}')::VARCHAR AS v`);
+  return String(reader.getRowObjects()[0]!.v);
+}
+
+describe('DuckDB settings at open', () => {
+  it("a writer opens DuckDB with one thread and jemalloc's background thread", async () => {
+    const path = join(dir, 'w.duckdb');
+    const opened = await withDatabase({ path, access: 'write', lockTimeoutMs: 1000 }, async (c) => ({
+      threads: await setting(c, 'threads'),
+      background: await setting(c, 'allocator_background_threads'),
+    }));
+    expect(opened).toEqual({ threads: '1', background: 'true' });
+  });
+
+  it("a read-only session keeps DuckDB's own thread count", async () => {
+    const path = join(dir, 'w.duckdb');
+    await withDatabase({ path, access: 'write', lockTimeoutMs: 1000 }, async () => undefined);
+    const threads = await withDatabase({ path, access: 'read', lockTimeoutMs: 1000 }, (c) => setting(c, 'threads'));
+    expect(threads).toBe(String(cpus().length));
+  });
+});
