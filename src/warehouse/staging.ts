@@ -117,7 +117,9 @@ export async function withNdjsonSource<T>(
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
   try {
-    await writeFile(file, rows.bytes(), { mode: 0o600 });
+    // One write: an iterable of chunks is written chunk by chunk, each completion waiting for a turn of an event
+    // loop busy encoding the next batch (10,000 rows took 300 ms that way).
+    await writeFile(file, Buffer.concat(rows.bytes()), { mode: 0o600 });
     return await work(
       `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
     );
