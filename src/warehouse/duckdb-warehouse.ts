@@ -45,7 +45,7 @@ import { clearSeen, markDeleted, recordSeen, selectLogsAwaitingSummaries, select
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
-import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB, EXPORT_MEMORY_FLOOR_MB } from './memory-limit.js';
+import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB, READ_MEMORY_LIMIT_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
@@ -192,6 +192,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       await ensureFixedSchema(connection, schemaSql);
     },
   };
+  // Sessions that only read (a reader's handle, `query`) scan whole tables: they start at the reads' limit.
+  const readOptions = { ...openOptions, memoryLimit: options.memoryLimit ?? `${READ_MEMORY_LIMIT_MB}MB` };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
   // A reader of a published file: every call opens it READ_ONLY, whatever lies beside it, and writes are refused.
   const readOnly = options.readOnly === true;
@@ -237,12 +239,12 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (assertReadableIfPresent(path) === 'missing') {
             throw warehouseMissing(path);
           }
-          return await withDatabase({ ...openOptions, access: 'read', neverWrite: true, sealed: access === 'strict-read' }, work);
+          return await withDatabase({ ...readOptions, access: 'read', neverWrite: true, sealed: access === 'strict-read' }, work);
         }
         await (prepared ??= prepareWriterFile());
         if (access === 'strict-read') {
           await database.close();
-          return await withDatabase({ ...openOptions, access: 'read', sealed: true }, work);
+          return await withDatabase({ ...readOptions, access: 'read', sealed: true }, work);
         }
         if (marksChange) changedSincePublish = true;
         return await database.use(access, work);
@@ -646,7 +648,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           `SELECT coalesce(max(n), 0)::INTEGER AS n FROM (SELECT count(*) AS n FROM duckdb_columns()
            WHERE database_name = current_database() AND schema_name = 'main' GROUP BY table_name)`,
         );
-        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0, EXPORT_MEMORY_FLOOR_MB);
+        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0, READ_MEMORY_LIMIT_MB);
         return exportParquet(connection, directory);
       }),
 

@@ -27,10 +27,11 @@ const DEFAULT_OBJECT_MB = 16;
 const PER_OBJECT_MB = 9;
 
 /**
- * The least an export gets: writing Parquet reads whole tables, and at 128 MB an export of a 1M-record warehouse
- * ran out of memory where a sync completed.
+ * The least a session that reads whole tables gets (`query`, readers of the published file, exports): at 128 MB
+ * an export of a 1M-record warehouse ran out of memory where a sync completed, and so did `SELECT * FROM
+ * deals_view LIMIT 10` on a 2,000-property table, which 256 MB holds.
  */
-export const EXPORT_MEMORY_FLOOR_MB = 256;
+export const READ_MEMORY_LIMIT_MB = 256;
 
 /**
  * DuckDB's `memory_limit` for a commit into a table of `columns` columns whose NDJSON lines may be up to

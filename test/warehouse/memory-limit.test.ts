@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse, type WarehouseOptions } from '../../src/warehouse/index.js';
-import { automaticMemoryLimit, EXPORT_MEMORY_FLOOR_MB } from '../../src/warehouse/memory-limit.js';
+import { automaticMemoryLimit, READ_MEMORY_LIMIT_MB } from '../../src/warehouse/memory-limit.js';
 import { wideDefinitions, wideRecord } from '../../devtools/wide-records.js';
 
 describe('automaticMemoryLimit', () => {
@@ -27,9 +27,9 @@ describe('automaticMemoryLimit', () => {
     expect(automaticMemoryLimit(607, 16 * MiB)).toBe('703MB');
   });
 
-  it('never goes below the floor given (an export gets 256MB however narrow its tables)', () => {
-    expect(automaticMemoryLimit(30, 0, EXPORT_MEMORY_FLOOR_MB)).toBe('256MB');
-    expect(automaticMemoryLimit(607, 0, EXPORT_MEMORY_FLOOR_MB)).toBe('703MB');
+  it('never goes below the floor given (reads of whole tables get 256MB however narrow the tables)', () => {
+    expect(automaticMemoryLimit(30, 0, READ_MEMORY_LIMIT_MB)).toBe('256MB');
+    expect(automaticMemoryLimit(607, 0, READ_MEMORY_LIMIT_MB)).toBe('703MB');
   });
 
   it('grows by 9 MB per MB of read_json object size past its default', () => {
