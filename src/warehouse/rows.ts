@@ -87,8 +87,9 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The sorted order of the last key list seen, kept because the records of one batch nearly always share theirs:
- * each record then costs a comparison of its keys, not a sort. `inOrder`: the keys were sorted already.
+ * The sorted order of the last key list seen: records listing the same properties in the same order (a service
+ * that sends every property, set or not) then cost a comparison of their keys, not a sort; any other list is
+ * sorted, as without it. `inOrder`: the keys were sorted already.
  */
 export class KeyOrder {
   private keys: readonly string[] = [];

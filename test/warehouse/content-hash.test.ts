@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServiceRecord } from '../../src/core/types.js';
-import { canonicalJson, contentHash, recordColumns, recordToRow } from '../../src/warehouse/rows.js';
+import { canonicalJson, contentHash, ndjsonKey, recordColumns, recordEncoder, recordToRow } from '../../src/warehouse/rows.js';
 
 const record = (over: Partial<ServiceRecord> = {}): ServiceRecord => ({
   id: 'D00000000000000001',
@@ -34,6 +34,27 @@ describe('content hash', () => {
     expect(contentHash(record({ updated_at: '2025-06-01T00:00:00.123457Z' }))).not.toBe(base);
     // A number and its text are different values.
     expect(contentHash(record({ properties: { name: 'A', amount: '10', account_id: 'C00000000000000001' } }))).not.toBe(base);
+  });
+
+  it('a batch encoder gives each record the hash it has alone, whatever key orders and shapes follow each other', () => {
+    const batch = [
+      record(),
+      record({ id: 'D00000000000000002', properties: { account_id: 'C00000000000000001', amount: 10, name: 'A' } }),
+      record({ id: 'D00000000000000003', properties: { amount: 10, name: 'A' } }),
+      record({ id: 'D00000000000000004', properties: { account_id: 'x', amount: 10, name: 'A' } }), // sorted as sent
+      record({ id: 'D00000000000000005', properties: { account_id: 'x', amount: 10, name: 'A' } }),
+      record({ id: 'D00000000000000006', properties: { name: 'A', nested: { b: 1, a: 2 }, amount: 10 } }),
+      record(),
+    ];
+    const encode = recordEncoder([], '2026-01-01T00:00:00Z');
+    const hashKey = ndjsonKey(recordColumns([]).findIndex((c) => c.name === '_content_hash'));
+    const propertiesKey = ndjsonKey(recordColumns([]).findIndex((c) => c.name === '_properties'));
+    for (const r of batch) {
+      const line = JSON.parse(encode(r)) as Record<string, unknown>;
+      expect(line[hashKey]).toBe(contentHash(r));
+      // `_properties` keeps the service's own order.
+      expect(JSON.stringify(line[propertiesKey])).toBe(JSON.stringify(r.properties));
+    }
   });
 
   it('is a column of every record row', () => {
