@@ -2,7 +2,7 @@
  * Columns added to a table that holds rows are filled page by page, each page its own transaction that moves the
  * marker on: a fill cut short resumes where it stopped and ends with every column what a fresh write gives.
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
 import type { ColumnPlan } from '../../src/warehouse/types.js';
@@ -10,67 +10,20 @@ import { COLUMN_FILLS_TABLE, fillPendingColumns, type FillPage } from '../../src
 import { inTransaction } from '../../src/warehouse/connection.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
 import { encodeRecords } from '../../src/warehouse/rows.js';
-import {
-  applyDefinitions,
-  ensureFixedSchema,
-  ensureRecordTable,
-  fixedSchemaSql,
-  recordTableDdl,
-  tableColumns,
-} from '../../src/warehouse/schema.js';
+import { applyDefinitions, recordTableDdl, tableColumns } from '../../src/warehouse/schema.js';
 import { upsertRecords } from '../../src/warehouse/upsert.js';
+import { mixedDefinitions, mixedProperties, openBareWarehouse, tableDifferences } from '../support/mixed-properties.js';
 
-const TYPES = ['text', 'number', 'select', 'date', 'datetime', 'boolean', 'multi'] as const;
 const WIDTH = 21;
 const ROWS = 240;
 const SYNCED_AT = '2026-03-01T00:00:00Z';
 
-function definitionsOf(from: number, to: number): PropertyDefinition[] {
-  return Array.from({ length: to - from }, (_, k) => {
-    const i = from + k;
-    return {
-      api_name: `custom_${i}`,
-      display_name: `Custom ${i}`,
-      property_type: TYPES[i % TYPES.length]!,
-      is_core: false,
-      is_required_on_create: false,
-      options: [],
-    };
-  });
-}
-
-/** A value of the property's type, one that does not fit it, or nothing: what fill and fresh write must agree on. */
-function valueFor(row: number, column: number): unknown {
-  const kind = (row * 7 + column) % 9;
-  if (kind === 0) return undefined;
-  if (kind === 1) return null;
-  if (kind === 2) return 'not a value of this type';
-  if (kind === 3) return row + column / 8;
-  switch (TYPES[column % TYPES.length]) {
-    case 'date':
-      return `2026-0${1 + (row % 9)}-1${column % 10}`;
-    case 'datetime':
-      return `2026-03-01T1${row % 10}:00:00+09:00`;
-    case 'boolean':
-      return row % 2 === 0 ? 'TRUE' : false;
-    case 'multi':
-      return ['a', { b: row }];
-    default:
-      return `v${row}-${column}`;
-  }
-}
-
 function recordOf(row: number): ServiceRecord {
-  const properties: Record<string, unknown> = { name: `deal ${row}` };
-  for (let c = 0; c < WIDTH; c += 1) {
-    const value = valueFor(row, c);
-    if (value !== undefined) properties[`custom_${c}`] = value;
-  }
   return {
     id: `D${String(row).padStart(17, '0')}`,
     created_at: '2026-01-01T00:00:00Z',
     updated_at: '2026-01-02T00:00:00Z',
-    properties: properties as ServiceRecord['properties'],
+    properties: mixedProperties(row, WIDTH) as ServiceRecord['properties'],
   };
 }
 
@@ -81,14 +34,7 @@ async function differencesFromFresh(connection: DuckDBConnection, plan: readonly
   await connection.run(`DROP TABLE IF EXISTS fresh`);
   await connection.run(recordTableDdl('fresh', plan));
   await upsertRecords(connection, 'fresh', plan, [], encodeRecords(records, plan, SYNCED_AT));
-  const list = ['id', ...plan.map((p) => quoteIdentifier(p.columnName))].join(', ');
-  const differ = async (a: string, b: string) =>
-    Number(
-      (
-        await connection.runAndReadAll(`SELECT count(*) AS n FROM (SELECT ${list} FROM ${a} EXCEPT ALL SELECT ${list} FROM ${b})`)
-      ).getRows()[0]![0],
-    );
-  return [await differ('deals', 'fresh'), await differ('fresh', 'deals')];
+  return tableDifferences(connection, 'deals', 'fresh', ['id', ...plan.map((p) => quoteIdentifier(p.columnName))].join(', '));
 }
 
 async function markerRows(connection: DuckDBConnection): Promise<[string, string][]> {
@@ -111,11 +57,7 @@ describe('fillPendingColumns', () => {
   let connection: DuckDBConnection;
 
   beforeEach(async () => {
-    instance = await DuckDBInstance.create(':memory:', { memory_limit: '1GB' });
-    connection = await instance.connect();
-    await connection.run(`SET TimeZone = 'UTC'`);
-    await ensureFixedSchema(connection, fixedSchemaSql());
-    await ensureRecordTable(connection, 'deals');
+    ({ instance, connection } = await openBareWarehouse());
     // Stored while no property is defined: the values are in _properties only.
     await upsertRecords(connection, 'deals', [], [], encodeRecords(records, [], SYNCED_AT));
   });
@@ -129,7 +71,7 @@ describe('fillPendingColumns', () => {
     inTransaction(connection, () => applyDefinitions(connection, 'deals', 'deals', definitions, at));
 
   it('fills in pages of at most pageCells ÷ columns rows, each committed with the marker moved on', async () => {
-    const plan = await define(definitionsOf(0, WIDTH));
+    const plan = await define(mixedDefinitions(0, WIDTH));
     // The columns exist, marked and still empty, once the definitions' transaction has committed.
     expect(await filledRows(connection, 'custom_4')).toBe(0);
     expect((await markerRows(connection)).map(([, through]) => through)).toEqual(Array<string>(WIDTH).fill(''));
@@ -157,7 +99,7 @@ describe('fillPendingColumns', () => {
   });
 
   it('resumes a fill cut short after two pages where it stopped, and ends equal to a fresh write', async () => {
-    const plan = await define(definitionsOf(0, WIDTH));
+    const plan = await define(mixedDefinitions(0, WIDTH));
     let pagesBeforeCrash = 0;
     await expect(
       fillPendingColumns(connection, 'deals', {
@@ -190,7 +132,7 @@ describe('fillPendingColumns', () => {
   });
 
   it('fills columns defined while an earlier fill was cut short, each from its own point', async () => {
-    await define(definitionsOf(0, 10));
+    await define(mixedDefinitions(0, 10));
     await expect(
       fillPendingColumns(connection, 'deals', {
         pageCells: 100 * 10,
@@ -199,7 +141,7 @@ describe('fillPendingColumns', () => {
         },
       }),
     ).rejects.toBeInstanceOf(Crash);
-    const plan = await define(definitionsOf(0, WIDTH), '2026-03-02T00:00:00Z');
+    const plan = await define(mixedDefinitions(0, WIDTH), '2026-03-02T00:00:00Z');
     const pages: FillPage[] = [];
     await fillPendingColumns(connection, 'deals', { pageCells: 100 * 10, onPage: (page) => void pages.push(page) });
     // The new columns start from the first row; the earlier ones go on from row 100.
@@ -210,7 +152,7 @@ describe('fillPendingColumns', () => {
   });
 
   it('unmarks a column dropped before its fill finished', async () => {
-    await define(definitionsOf(0, 3));
+    await define(mixedDefinitions(0, 3));
     await connection.run(`ALTER TABLE deals DROP COLUMN custom_1`);
     await fillPendingColumns(connection, 'deals');
     expect(await tableColumns(connection, COLUMN_FILLS_TABLE)).toBeNull();

@@ -3,7 +3,7 @@
  * go and then filled from `_properties` with the cast incoming records get (`toColumnValue`), as the per-column
  * backfill did, in one pass over the rows (`fillPendingColumns`, page by page).
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PropertyDefinition } from '../../src/core/types.js';
 import type { ColumnPlan } from '../../src/warehouse/types.js';
@@ -12,62 +12,19 @@ import { sqlTypeFor, type SqlType } from '../../src/warehouse/column-types.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
 import { toColumnValue, type StagedRow } from '../../src/warehouse/rows.js';
 import { fillPendingColumns, markColumnsForFill, type FillPage } from '../../src/warehouse/column-fill.js';
-import {
-  applyDefinitions,
-  ensureFixedSchema,
-  ensureRecordTable,
-  fixedSchemaSql,
-  planFromAssignments,
-  tableColumns,
-} from '../../src/warehouse/schema.js';
+import { applyDefinitions, planFromAssignments, tableColumns } from '../../src/warehouse/schema.js';
 import { stageRows } from '../../src/warehouse/staging.js';
+import { mixedDefinitions, mixedProperties, openBareWarehouse, tableDifferences } from '../support/mixed-properties.js';
 
-const TYPES = ['text', 'number', 'select', 'date', 'datetime', 'boolean'] as const;
 const WIDTH = 300;
 const ROWS = 600;
 
-const definitions: PropertyDefinition[] = Array.from({ length: WIDTH }, (_, i) => ({
-  api_name: `custom_${i}`,
-  display_name: `Custom ${i}`,
-  property_type: TYPES[i % TYPES.length]!,
-  is_core: false,
-  is_required_on_create: false,
-  options: i % TYPES.length === 2 ? [{ value: 'a', label: 'A' }] : [],
-}));
-
-/** A value of the property's type, or one that does not fit it, or nothing: what the cast must agree on. */
-function valueFor(row: number, column: number): unknown {
-  const kind = (row * 7 + column) % 10;
-  if (kind === 0) return undefined;
-  if (kind === 1) return null;
-  if (kind === 2) return 'not a value of this type';
-  if (kind === 3) return row + column / 8;
-  if (kind === 4) return String(row * 3);
-  switch (TYPES[column % TYPES.length]) {
-    case 'date':
-      return `2026-0${1 + (row % 9)}-1${column % 10}`;
-    case 'datetime':
-      return `2026-03-01T1${row % 10}:00:00+09:00`;
-    case 'boolean':
-      return row % 2 === 0 ? 'TRUE' : false;
-    default:
-      return `v${row}-${column}`;
-  }
-}
-
-function propertiesOf(row: number): Record<string, unknown> {
-  const properties: Record<string, unknown> = { name: `deal ${row}` };
-  for (let c = 0; c < WIDTH; c += 1) {
-    const value = valueFor(row, c);
-    if (value !== undefined) properties[`custom_${c}`] = value;
-  }
-  return properties;
-}
+const definitions: PropertyDefinition[] = mixedDefinitions(0, WIDTH);
 
 /** Rows of `deals` unlike what the per-column backfill staged for `plan` (each row's value through toColumnValue, column by column), and the reverse. */
 async function differences(connection: DuckDBConnection, plan: readonly ColumnPlan[]): Promise<[number, number]> {
   const expected: StagedRow[] = Array.from({ length: ROWS }, (_, n) => {
-    const properties = n === 5 ? {} : propertiesOf(n);
+    const properties = n === 5 ? {} : mixedProperties(n, WIDTH);
     const row: StagedRow = { id: `D${String(n).padStart(17, '0')}` };
     for (const p of plan) {
       const raw = Object.hasOwn(properties, p.apiName) ? properties[p.apiName] : undefined;
@@ -81,14 +38,7 @@ async function differences(connection: DuckDBConnection, plan: readonly ColumnPl
     [{ name: 'id', sqlType: 'VARCHAR' }, ...plan.map((p) => ({ name: p.columnName, sqlType: sqlTypeFor(p.propertyType) }))],
     expected,
   );
-  const list = ['id', ...plan.map((p) => quoteIdentifier(p.columnName))].join(', ');
-  const differ = async (a: string, b: string) =>
-    Number(
-      (
-        await connection.runAndReadAll(`SELECT count(*) AS n FROM (SELECT ${list} FROM ${a} EXCEPT ALL SELECT ${list} FROM ${b})`)
-      ).getRows()[0]![0],
-    );
-  return [await differ('deals', 'expected'), await differ('expected', 'deals')];
+  return tableDifferences(connection, 'deals', 'expected', ['id', ...plan.map((p) => quoteIdentifier(p.columnName))].join(', '));
 }
 
 describe('applyDefinitions on a table that holds rows', () => {
@@ -96,15 +46,11 @@ describe('applyDefinitions on a table that holds rows', () => {
   let connection: DuckDBConnection;
 
   beforeEach(async () => {
-    instance = await DuckDBInstance.create(':memory:', { memory_limit: '1GB' });
-    connection = await instance.connect();
-    await connection.run(`SET TimeZone = 'UTC'`);
-    await ensureFixedSchema(connection, fixedSchemaSql());
-    await ensureRecordTable(connection, 'deals');
+    ({ instance, connection } = await openBareWarehouse());
     const rows: StagedRow[] = Array.from({ length: ROWS }, (_, n) => ({
       id: `D${String(n).padStart(17, '0')}`,
       // One row without properties at all: its new cells stay NULL.
-      props: n === 5 ? null : JSON.stringify(propertiesOf(n)),
+      props: n === 5 ? null : JSON.stringify(mixedProperties(n, WIDTH)),
     }));
     await stageRows(
       connection,
@@ -164,11 +110,11 @@ describe('applyDefinitions on a table that holds rows', () => {
     await inTransaction(connection, () => applyDefinitions(connection, 'deals', 'deals', renamed, '2026-03-02T00:00:00Z'));
     const reader = await connection.runAndReadAll(
       `SELECT display_name, CAST(first_seen_at AS VARCHAR), CAST(last_seen_at AS VARCHAR), CAST(options AS VARCHAR)
-       FROM property_definitions WHERE resource = 'deals' AND api_name IN ('custom_7', 'custom_8') ORDER BY api_name`,
+       FROM property_definitions WHERE resource = 'deals' AND api_name IN ('custom_7', 'custom_9') ORDER BY api_name`,
     );
     expect(reader.getRows()).toEqual([
       ['Renamed', '2026-03-01 00:00:00+00', '2026-03-02 00:00:00+00', '[]'],
-      ['Custom 8', '2026-03-01 00:00:00+00', '2026-03-02 00:00:00+00', '[{"value":"a","label":"A"}]'],
+      ['Custom 9', '2026-03-01 00:00:00+00', '2026-03-02 00:00:00+00', '[{"value":"a","label":"A"}]'],
     ]);
   });
 });
