@@ -20,19 +20,35 @@ export function wideRecord(n: number, day: number, defs: readonly PropertyDefini
 
 const MIXED_TYPES = ['text', 'number', 'select', 'date'] as const;
 
-/** A wide organization's custom properties: text, number, select and date in turn. */
-export function mixedDefinitions(width: number): PropertyDefinition[] {
-  return Array.from({ length: width }, (_, i) => {
-    const type = MIXED_TYPES[i % MIXED_TYPES.length]!;
+/** `custom_<from>` … `custom_<to - 1>`, of `types` in turn; each select has `selectOptions`. */
+export function customDefinitions(
+  types: readonly PropertyDefinition['property_type'][],
+  from: number,
+  to: number,
+  selectOptions: PropertyDefinition['options'],
+): PropertyDefinition[] {
+  return Array.from({ length: to - from }, (_, k) => {
+    const i = from + k;
+    const type = types[i % types.length]!;
     return {
       api_name: `custom_${i}`,
       display_name: `Custom ${i}`,
       property_type: type,
       is_core: false,
       is_required_on_create: false,
-      options: type === 'select' ? ['open', 'won', 'lost'].map((value) => ({ value, label: value.toUpperCase() })) : [],
+      options: type === 'select' ? selectOptions : [],
     };
   });
+}
+
+/** A wide organization's custom properties: text, number, select and date in turn. */
+export function mixedDefinitions(width: number): PropertyDefinition[] {
+  return customDefinitions(
+    MIXED_TYPES,
+    0,
+    width,
+    ['open', 'won', 'lost'].map((value) => ({ value, label: value.toUpperCase() })),
+  );
 }
 
 /**

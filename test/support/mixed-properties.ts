@@ -5,23 +5,13 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { PropertyDefinition } from '../../src/core/types.js';
 import { ensureFixedSchema, ensureRecordTable, fixedSchemaSql } from '../../src/warehouse/schema.js';
+import { customDefinitions } from '../../devtools/wide-records.js';
 
 export const MIXED_TYPES = ['text', 'number', 'select', 'date', 'datetime', 'boolean', 'multi'] as const;
 
 /** `custom_<from>` … `custom_<to - 1>`, the types in turn; each select has one option (`a`, labelled `A`). */
 export function mixedDefinitions(from: number, to: number): PropertyDefinition[] {
-  return Array.from({ length: to - from }, (_, k) => {
-    const i = from + k;
-    const type = MIXED_TYPES[i % MIXED_TYPES.length]!;
-    return {
-      api_name: `custom_${i}`,
-      display_name: `Custom ${i}`,
-      property_type: type,
-      is_core: false,
-      is_required_on_create: false,
-      options: type === 'select' ? [{ value: 'a', label: 'A' }] : [],
-    };
-  });
+  return customDefinitions(MIXED_TYPES, from, to, [{ value: 'a', label: 'A' }]);
 }
 
 /** A value of the column's type, one that does not fit it, text holding a number, null, or nothing. */
