@@ -361,19 +361,9 @@ export async function inFoldedTransaction<T>(connection: DuckDBConnection, work:
 }
 
 /** One transaction: all of `work` commits, or none of it. */
-export async function inTransaction<T>(connection: DuckDBConnection, work: () => Promise<T>): Promise<T> {
-  await connection.run('BEGIN TRANSACTION');
-  let result: T;
-  try {
-    result = await work();
-  } catch (error) {
-    try {
-      await connection.run('ROLLBACK');
-    } catch {
-      // An aborted transaction may refuse ROLLBACK; closing the connection discards it anyway.
-    }
-    throw error;
-  }
-  await connection.run('COMMIT');
-  return result;
+export function inTransaction<T>(connection: DuckDBConnection, work: () => Promise<T>): Promise<T> {
+  return inFoldedTransaction(connection, async (tx) => {
+    await tx.begin();
+    return work();
+  });
 }
