@@ -263,15 +263,16 @@ export function ndjsonKey(index: number): string {
  * Writes cells as NDJSON objects keyed `c0`, `c1`, … (`ndjsonKey`), for DuckDB's `read_json`: one native
  * JSON.stringify of an object literal with those keys. A literal gets its shape up front, which V8 serializes
  * on its fast path (an object filled key by key took twice as long); the source is made from the column count
- * alone, so no name or value from the service ever reaches it. With `open`, that column is left out and the
- * object is left open (no closing brace) for the caller to append it.
+ * alone, so no name or value from the service ever reaches it. Column `withheld` is left out, and the object
+ * left open (no closing brace), for the caller to append that column's JSON as it already has it.
  */
-export function ndjsonEncoder(columnCount: number, open?: number): (cells: readonly RecordCell[]) => string {
+function ndjsonEncoder(columnCount: number, withheld: number): (cells: readonly RecordCell[]) => string {
   const members = Array.from({ length: columnCount }, (_, i) => i)
-    .filter((i) => i !== open)
+    .filter((i) => i !== withheld)
     .map((i) => `${ndjsonKey(i)}: cells[${i}] ?? null`);
-  const text = `JSON.stringify({ ${members.join(', ')} })`;
-  return new Function('cells', `return ${open === undefined ? text : `${text}.slice(0, -1)`};`) as (cells: readonly RecordCell[]) => string;
+  return new Function('cells', `return JSON.stringify({ ${members.join(', ')} }).slice(0, -1);`) as (
+    cells: readonly RecordCell[],
+  ) => string;
 }
 
 /** A record's `updated_at`, canonical (`canonicalInstant`); a record without a valid one fails the batch. */
@@ -287,10 +288,21 @@ function updatedAtOf(record: ServiceRecord): string {
   return instant;
 }
 
-/** Whether canonical instant `a` is at or after `b`: as text for years 0000–9999 (fixed width), else exactly. */
-function atOrAfter(a: string, b: string): boolean {
-  if (a.length === 27 && b.length === 27 && a[0] !== '-' && b[0] !== '-' && a[2] !== '-' && b[2] !== '-') return a >= b;
-  return parseInstantMicros(a)! >= parseInstantMicros(b)!;
+/** One record's place in time: its canonical instant and the text it came as. */
+interface Stamp {
+  instant: string;
+  text: string;
+}
+
+/**
+ * Whether `a` is at or after `b`: as canonical text for years 0000–9999 (fixed width, the usual case), else
+ * exactly from the texts they came as (an offset may carry an instant past 9999, which the text compare and the
+ * 4-digit parse both misread).
+ */
+function atOrAfter(a: Stamp, b: Stamp): boolean {
+  const fixed = (x: string) => x.length === 27 && x[4] === '-';
+  if (fixed(a.instant) && fixed(b.instant)) return a.instant >= b.instant;
+  return parseInstantMicros(a.text)! >= parseInstantMicros(b.text)!;
 }
 
 /**
@@ -298,11 +310,11 @@ function atOrAfter(a: string, b: string): boolean {
  * batch wins (a later page saw it later). Needed because an upsert with duplicate keys silently keeps the first.
  */
 export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[] {
-  const latest = new Map<string, { record: ServiceRecord; instant: string }>();
+  const latest = new Map<string, { record: ServiceRecord; stamp: Stamp }>();
   for (const record of records) {
-    const instant = updatedAtOf(record);
+    const stamp = { instant: updatedAtOf(record), text: record.updated_at };
     const seen = latest.get(record.id);
-    if (!seen || atOrAfter(instant, seen.instant)) latest.set(record.id, { record, instant });
+    if (!seen || atOrAfter(stamp, seen.stamp)) latest.set(record.id, { record, stamp });
   }
   return [...latest.values()].map((entry) => entry.record);
 }

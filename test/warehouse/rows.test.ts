@@ -85,6 +85,15 @@ describe('dedupeLatest', () => {
     expect(dedupeLatest([older, newer]).map((r) => r.properties.v)).toEqual(['newer']);
   });
 
+  it('compares exactly when an offset carries the instant past the year 9999', () => {
+    const older = record('X', '9999-12-31T23:00:00-02:00', { v: 'older' });
+    const newer = record('X', '9999-12-31T23:30:00-02:00', { v: 'newer' });
+    const beforeIt = record('X', '9999-12-31T23:59:59Z', { v: 'before' });
+    expect(dedupeLatest([newer, older]).map((r) => r.properties.v)).toEqual(['newer']);
+    expect(dedupeLatest([older, newer, beforeIt]).map((r) => r.properties.v)).toEqual(['newer']);
+    expect(dedupeLatest([beforeIt, older]).map((r) => r.properties.v)).toEqual(['older']);
+  });
+
   it('lets the later of two equal timestamps win', () => {
     const a = record('X', '2026-01-01T00:00:00Z', { v: 'a' });
     const b = record('X', '2026-01-01T09:00:00+09:00', { v: 'b' });
