@@ -14,7 +14,7 @@ import type { PropertyValue } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import type { SqlType } from './column-types.js';
 import { quoteIdentifier } from './identifiers.js';
-import { ndjsonKey, toColumnValue, type StageColumn } from './rows.js';
+import { ndjsonKey, NdjsonRows, toColumnValue, type StageColumn } from './rows.js';
 import { withNdjsonSource } from './staging.js';
 import { inTransaction } from './connection.js';
 
@@ -131,7 +131,10 @@ async function presentColumns(connection: DuckDBConnection, table: string): Prom
  * `read_json` types as their writes, so a filled cell equals a freshly written one. A NULL cell is left out
  * (`read_json` reads a missing key as NULL), and a row with none of the properties is left out altogether.
  */
-export function fillLines(page: readonly (readonly unknown[])[], columns: readonly Pick<PendingColumn, 'apiName' | 'sqlType'>[]): string[] {
+export function fillLines(
+  page: readonly (readonly unknown[])[],
+  columns: readonly Pick<PendingColumn, 'apiName' | 'sqlType'>[],
+): NdjsonRows {
   // Property → the positions of its columns (two, when a type change left an old column awaiting fill too).
   const positions = new Map<string, number[]>();
   columns.forEach((column, i) => {
@@ -139,7 +142,7 @@ export function fillLines(page: readonly (readonly unknown[])[], columns: readon
     if (list) list.push(i);
     else positions.set(column.apiName, [i]);
   });
-  const lines: string[] = [];
+  const lines = new NdjsonRows();
   for (const [id, props] of page) {
     if (props === null || props === undefined) continue;
     const properties = JSON.parse(String(props)) as Record<string, PropertyValue>;
@@ -206,7 +209,7 @@ export async function fillPendingColumns(connection: DuckDBConnection, table: st
     ];
     await withNdjsonSource(stage, lines, async (source) => {
       await inTransaction(connection, async () => {
-        if (lines.length > 0) {
+        if (lines.rows > 0) {
           const set = columns.map((c, i) => `${quoteIdentifier(c.columnName)} = s.${quoteIdentifier(ndjsonKey(i + 1))}`).join(', ');
           await connection.run(`UPDATE ${target} AS t SET ${set} FROM ${source} AS s WHERE t.id = s.${quoteIdentifier(ndjsonKey(0))}`);
         }
@@ -226,11 +229,11 @@ export async function fillPendingColumns(connection: DuckDBConnection, table: st
       });
     });
     // What the UPDATE changed stays in memory until a checkpoint: one per page keeps it to the page.
-    if (lines.length > 0) await connection.run('CHECKPOINT');
+    if (lines.rows > 0) await connection.run('CHECKPOINT');
     result.pages += 1;
-    result.written += lines.length;
-    options.logger?.debug({ table, columns: columns.length, rows: page.length, written: lines.length, done }, 'column fill page');
-    await options.onPage?.({ table, columns: names, rows: page.length, written: lines.length, pageRows, after, through, done });
+    result.written += lines.rows;
+    options.logger?.debug({ table, columns: columns.length, rows: page.length, written: lines.rows, done }, 'column fill page');
+    await options.onPage?.({ table, columns: names, rows: page.length, written: lines.rows, pageRows, after, through, done });
   }
 }
 

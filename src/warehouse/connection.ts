@@ -38,14 +38,11 @@ const LOCK_CONFLICT = 'Could not set lock on file';
 export const CHECKPOINT_THRESHOLD = '64MB';
 
 /**
- * DuckDB settings of a writer, which bound what a sync holds beside its JS heap. A commit is one batch of a few
- * thousand rows: a second thread only adds a `read_json` buffer (32 MiB each) and allocator arenas that stay with
- * the process; jemalloc's background thread hands freed pages back to the OS between commits instead of at the
- * next allocation. DuckDB alone loading the batches of a 1M-record sync at 128MB (2 cores): 2 threads 484 MB peak
- * RSS and 55-59 s CPU; 1 thread 373-379 MB and 29-34 s; with the background thread 336-353 MB and 32-33 s. The
- * core left is the one the sync's JS needs (decoding pages, encoding the next batch): a 10,000-row stage took 121
- * ms of CPU on 2 threads, 57 ms on one, in about the same wall time. Readers (`query`, exports) keep DuckDB's
- * defaults: they scan whole tables.
+ * DuckDB settings of a writer, which bound what a sync holds beside its JS heap. A commit is one batch: a second
+ * thread adds a `read_json` buffer (32 MiB) and allocator arenas that stay with the process, and takes the core the
+ * sync's own JS needs (decoding pages, encoding the next batch); jemalloc's background thread hands freed pages
+ * back to the OS between commits. Readers (`query`, exports) keep DuckDB's defaults: they scan whole tables.
+ * Measured in the load and memory benches (docs/performance.md).
  */
 export const WRITER_SETTINGS: Readonly<Record<string, string>> = { threads: '1', allocator_background_threads: 'true' };
 

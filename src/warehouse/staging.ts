@@ -19,7 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
+import { ndjsonKey, SELECTIONS_TYPE, type NdjsonRows, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /** read_json's own `maximum_object_size`, which it never goes below (see withNdjsonSource). */
@@ -95,30 +95,23 @@ function readJsonType(column: StageColumn): string {
   return column.sqlType === 'JSON' ? 'VARCHAR' : column.sqlType;
 }
 
-function linesAsRows(lines: readonly string[]): NdjsonRows {
-  const rows = new NdjsonRows();
-  for (const line of lines) rows.push(line);
-  return rows;
-}
-
 /**
- * Run `work` with NDJSON `rows` (see `ndjsonEncoder`), or lines, in a private temporary file, removed afterwards. `work`
+ * Run `work` with NDJSON `rows` (see `recordEncoder`) in a private temporary file, removed afterwards. `work`
  * gets a source (a table function) of the rows with the `columns`' types under their positional keys
  * (`ndjsonKey`: `c0`, `c1`, …): every type is given, so nothing is guessed, and no name from the service is a
  * column name of the source, so the caller's own columns beside it can never clash with one.
  */
 export async function withNdjsonSource<T>(
   columns: readonly StageColumn[],
-  given: NdjsonRows | readonly string[],
+  rows: NdjsonRows,
   work: (source: string) => Promise<T>,
 ): Promise<T> {
-  const rows = Array.isArray(given) ? linesAsRows(given) : (given as NdjsonRows);
   const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
   try {
     // One write: an iterable of chunks is written chunk by chunk, each completion waiting for a turn of an event
-    // loop busy encoding the next batch (10,000 rows took 300 ms that way).
+    // loop busy encoding the next batch.
     await writeFile(file, Buffer.concat(rows.bytes()), { mode: 0o600 });
     return await work(
       `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
