@@ -1,3 +1,5 @@
+import { WriterBacklog } from './writer-backlog.js';
+
 /**
  * Commits a walk may have in flight before it waits for the oldest. Two let the next batch encode while the one
  * before it is written. A walk that did not have to wait last time is bound by the service, not the writer: one
@@ -10,8 +12,10 @@ export function commitsAllowed(waitedLastTime: boolean): number {
 
 /**
  * The commits of one walk, written one after another in the order they were queued while the walk goes on
- * fetching; `push` waits while `commitsAllowed` are in flight. The first failure is kept: no commit queued after
- * it writes (so a checkpoint never moves past pages that failed to commit), and `push` and `drain` rethrow it.
+ * fetching; `push` waits while `commitsAllowed` are in flight, and while the process's writer backlog (every
+ * walk's queued rows) holds `backlogCap` rows or more and this walk has a commit of its own to wait for. The
+ * first failure is kept: no commit queued after it writes (so a checkpoint never moves past pages that failed to
+ * commit), and `push` and `drain` rethrow it.
  */
 export class CommitQueue {
   /** The last commit queued: the next one writes only once it has succeeded. */
@@ -21,6 +25,11 @@ export class CommitQueue {
   private writing = 0;
   private waited = false;
   private failure: { error: unknown } | null = null;
+
+  constructor(
+    private readonly backlog: WriterBacklog = new WriterBacklog(),
+    private readonly backlogCap = Number.POSITIVE_INFINITY,
+  ) {}
 
   /**
    * Whether a commit pushed now would wait for the writer: as many are in flight as `commitsAllowed`. The walk
@@ -38,20 +47,24 @@ export class CommitQueue {
   /**
    * Queue a commit: once fewer than `commitsAllowed` are in flight, `prepare` decides what it writes (and may start
    * encoding it) and returns the write, which runs after every earlier commit has been written. `onWritten` runs
-   * when it has been.
+   * when it has been. `rows`: what the commit holds, counted in the backlog until it is written or has failed.
    */
-  async push(prepare: () => () => Promise<void>, onWritten?: () => void): Promise<void> {
+  async push(prepare: () => () => Promise<void>, onWritten?: () => void, rows = 0): Promise<void> {
     const allowed = commitsAllowed(this.waited);
     this.waited = this.writing >= allowed;
-    while (this.pending.length >= allowed) await this.settleOldest();
+    while (this.pending.length >= allowed || (this.pending.length > 0 && this.backlog.rows >= this.backlogCap)) await this.settleOldest();
     this.throwIfFailed();
     const write = prepare();
     this.writing += 1;
+    this.backlog.add(rows);
     const commit = this.tail.then(write);
     this.tail = commit;
     this.pending.push(
       commit
-        .finally(() => (this.writing -= 1))
+        .finally(() => {
+          this.writing -= 1;
+          this.backlog.release(rows);
+        })
         .then(
           () => onWritten?.(),
           (error: unknown) => {

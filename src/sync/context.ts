@@ -6,6 +6,7 @@ import type { ResourceName } from '../core/resources.js';
 import type { RunOutcome, RunStart, Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
 import type { PolicyApplier } from './property-policy.js';
+import type { WriterBacklog } from './writer-backlog.js';
 
 /** What every walk is given: made once per run by the environment, passed in, never reached for. */
 export interface SyncDeps {
@@ -26,6 +27,11 @@ export interface SyncDeps {
   propertyPolicy?: PolicyApplier;
   /** Local clock, for bookkeeping and for a service that sends no `Date` header; never the watermark otherwise. */
   now?: () => Date;
+  /**
+   * Rows queued for the warehouse's writer by every walk sharing it: one per process, so walks together hold what
+   * the writer can take next (see `backlogCap`). @defaultValue each walk its own
+   */
+  writerBacklog?: WriterBacklog;
 }
 
 /** The summaries' re-read window and the operator's declared final statuses. */

@@ -10,6 +10,7 @@ import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
 import type { SyncDeps, SyncSettings } from './context.js';
 import { PolicyApplier, withPropertyPolicy } from './property-policy.js';
+import { WriterBacklog } from './writer-backlog.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
 export interface SyncEnvironment {
@@ -113,6 +114,8 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
       warehouse,
       propertyPolicy,
       logger: options.logger,
+      // Every walk of this process queues for the one writer: they share what may wait for it.
+      writerBacklog: new WriterBacklog(),
       ...(options.progress ? { progress: options.progress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     },

@@ -101,6 +101,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       propertyColumns: properties,
       report,
       ...(kind.allDetails ? { allDetails: true } : {}),
+      ...(deps.writerBacklog ? { writerBacklog: deps.writerBacklog } : {}),
       onPage: (page) => {
         signals.observe(page.results, page.cursorRepeated === true);
         if (page.serverDate !== null) lastServerDate = page.serverDate;

@@ -9,7 +9,8 @@ import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
 import type { SyncSettings } from './context.js';
 import { CommitQueue } from './commit-queue.js';
-import { grownBatchRows, shouldFlush } from './window.js';
+import { backlogCap, grownBatchRows, growthRoom, shouldFlush } from './window.js';
+import { WriterBacklog } from './writer-backlog.js';
 
 /** Pages fetched since the last commit: committed together with the cursor that follows them. */
 export interface BufferedPages {
@@ -42,6 +43,8 @@ export interface PageWalk {
   report: (phase: ResourcePhase) => void;
   /** Fetch every listed log's single view (a deep sweep), not only those whose `updated_at` moved. */
   allDetails?: boolean;
+  /** Rows queued for the writer by every walk of the process (`SyncDeps.writerBacklog`). @defaultValue this walk's own */
+  writerBacklog?: WriterBacklog;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
   /**
@@ -64,7 +67,10 @@ export async function walkPages(walk: PageWalk): Promise<void> {
   let buffer = emptyBuffer();
   let bufferCursor: string | null = walk.after;
   let bufferSince = 0;
-  const commits = new CommitQueue();
+  const backlog = walk.writerBacklog ?? new WriterBacklog();
+  const grown = grownBatchRows(settings.flushRows, walk.propertyColumns);
+  const cap = backlogCap(settings.flushRows, walk.propertyColumns);
+  const commits = new CommitQueue(backlog, cap);
   const startCommit = async (cursor: string | null) => {
     report('committing');
     const pages = buffer;
@@ -77,6 +83,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
         log.debug({ records, complete: cursor === null }, 'batch committed');
         report('walking');
       },
+      records,
     );
   };
 
@@ -123,7 +130,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
           {
             maxRows: settings.flushRows,
             maxAgeMs: settings.flushIntervalMs,
-            maxGrownRows: grownBatchRows(settings.flushRows, walk.propertyColumns),
+            maxGrownRows: growthRoom(grown, settings.flushRows, backlog.rows, cap),
           },
           commits.busy,
         )

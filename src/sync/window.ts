@@ -87,6 +87,29 @@ export function grownBatchRows(flushRows: number, propertyColumns: number): numb
 }
 
 /**
+ * Grown batches the writer may have queued, across a process's walks, before a walk waits for its own oldest: as
+ * many as one walk may have in flight (`commitsAllowed`), so a walk alone is never held back by it.
+ */
+export const BACKLOG_BATCHES = 3;
+
+/**
+ * The writer backlog (rows of queued commits, every walk of the process together) at which a walk stops letting
+ * its batch grow and waits for its own oldest commit before queueing another: walks together hold what one walk
+ * outrunning the writer would, where each would otherwise hold as much again. Pure.
+ */
+export function backlogCap(flushRows: number, propertyColumns: number): number {
+  return BACKLOG_BATCHES * grownBatchRows(flushRows, propertyColumns);
+}
+
+/**
+ * How far a batch may grow now (`FlushPolicy.maxGrownRows`): `grown`, within what the process backlog leaves
+ * under `cap`, never below `flushRows`. Pure.
+ */
+export function growthRoom(grown: number, flushRows: number, backlogRows: number, cap: number): number {
+  return Math.max(flushRows, Math.min(grown, cap - backlogRows));
+}
+
+/**
  * Commit buffered pages when enough rows wait, or the oldest has waited long enough, or the walk is done. While
  * the writer is busy (`writerBusy`: a commit would only wait for it), the batch grows up to `maxGrownRows`
  * instead: a walk that outruns the writer commits fewer, larger batches, each a checkpoint it can resume from.

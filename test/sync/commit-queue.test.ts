@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import type { ServiceRecord } from '../../src/core/types.js';
 import { CommitQueue, commitsAllowed } from '../../src/sync/commit-queue.js';
+import { WriterBacklog } from '../../src/sync/writer-backlog.js';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
@@ -57,6 +58,25 @@ describe('CommitQueue', () => {
     await fourth;
     expect(prepared).toEqual([1, 2, 3, 4]);
     await queue.drain();
+  });
+
+  it('counts queued rows in the shared backlog until written or failed, and never waits on a full one with nothing of its own in flight', async () => {
+    const backlog = new WriterBacklog();
+    backlog.add(100); // other walks' rows, over this queue's cap
+    const queue = new CommitQueue(backlog, 50);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Nothing of its own to wait for: it queues at once (waiting on others' commits could wait for ever).
+    await queue.push(() => () => held, undefined, 7);
+    expect(backlog.rows).toBe(107);
+    let second = false;
+    const pushing = queue.push(() => () => Promise.reject(new Error('disk full')), undefined, 5).then(() => (second = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(second).toBe(false); // over the cap, with a commit of its own in flight: waits for it
+    release();
+    await pushing;
+    await expect(queue.drain()).rejects.toThrow('disk full');
+    expect(backlog.rows).toBe(100);
   });
 
   it('with a real warehouse: a batch queued behind a commit that failed writes nothing, checkpoint included, and the failure is rethrown', async () => {

@@ -7,6 +7,7 @@ import { DEFAULT_CONFIG } from '../../src/config.js';
 import { syncSettings } from '../../src/sync/environment.js';
 import { walkPages, type BufferedPages, type PageWalk } from '../../src/sync/walk-pages.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
+import { WriterBacklog } from '../../src/sync/writer-backlog.js';
 
 const record = (n: number): ServiceRecord => ({
   id: `D${String(n).padStart(17, '0')}`,
@@ -155,6 +156,33 @@ describe('walkPages', () => {
     // Every record committed once, in order, whatever the batch sizes.
     expect(commits.flatMap((c) => c.ids)).toEqual(Array.from({ length: 20 }, (_, i) => record(i + 1).id));
     expect(commits.at(-1)!.cursor).toBeNull();
+  });
+
+  it("with the process's writer backlog at its cap (other walks' commits), neither grows its batch nor queues a second commit before its first is written", async () => {
+    const events: string[] = [];
+    const commits: Array<{ ids: string[]; cursor: string | null }> = [];
+    const gates = gatedCommits(events, commits);
+    // flushRows 1 and 10 properties: batches grow to 5, and the process backlog's cap is 15 rows.
+    const backlog = new WriterBacklog();
+    backlog.add(15); // what other walks of the process have queued for the writer
+    const walking = walkPages({ ...walkOf(pagedApi(8, events), gates.commit), propertyColumns: 10, writerBacklog: backlog });
+    await until(() => events.includes('commit cursor-1 called'));
+    await until(() => events.includes('fetch 2'));
+    await settleTurns();
+    // Alone it would have three commits in flight (first test); beside a full backlog it waits for its own first.
+    expect(events.filter((e) => e.endsWith('called'))).toEqual(['commit cursor-1 called']);
+    expect(events).not.toContain('fetch 3');
+    expect(backlog.rows).toBe(16);
+    gates.release('cursor-1');
+    await until(() => events.includes('commit cursor-2 called'));
+    // The other walks' commits are written: the backlog has room again.
+    backlog.release(15);
+    gates.releaseAll();
+    await walking;
+    expect(commits[1]!.ids).toHaveLength(1);
+    expect(commits.flatMap((c) => c.ids)).toEqual(Array.from({ length: 8 }, (_, i) => record(i + 1).id));
+    // Every row it queued has left the backlog, written.
+    expect(backlog.rows).toBe(0);
   });
 
   it('stops at a failed commit: the commit handed over behind it writes nothing, and no later one is made', async () => {
