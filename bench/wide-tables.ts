@@ -109,7 +109,7 @@ export interface WideOrganizationResult {
   properties: number;
   records: number;
   firstSyncMs: number;
-  /** Defining the rest at once: definitions, ALTERs, views, then the fill of every stored row. */
+  /** Defining the rest at once: definitions, the table rebuilt with the new columns filled (or ALTERs, then the fill), views. */
   addColumnsMs: number;
   queryMs: number;
   exportMs: number;
@@ -160,7 +160,7 @@ export async function runWideOrganization(options: WideOrganizationOptions, prin
     const add = !sync.ok
       ? skipped
       : await step(
-          `add ${width - initial} columns at once to ${records} stored rows (definitions, ALTERs, views, fill)`,
+          `add ${width - initial} columns at once to ${records} stored rows (definitions, columns and their fill, views)`,
           async () => {
             const plan = await warehouse.applyPropertyDefinitions('deals', all);
             const [row] = await warehouse.query(`SELECT count(${quoteIdentifier(plan.at(-1)!.columnName)}) AS filled FROM deals`);

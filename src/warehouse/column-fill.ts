@@ -1,16 +1,22 @@
 /**
- * Filling columns added to a table that already holds rows. The columns are added, and marked as awaiting fill
- * (`pending_column_fills`), in the transaction that records their definitions (`markColumnsForFill`); the stored
- * rows are then filled from their `_properties` page by page, in id order, each page its own transaction that
- * also moves the marker on (`fillPendingColumns`). DuckDB holds an UPDATE's changes in memory until a
- * checkpoint, so each page is followed by one: memory is bounded by the page, not the table (2,000 columns on
- * 20k rows in one transaction ran out of 2.3 GB). A crash between pages leaves the marker where the last page
- * committed, and the next `fillPendingColumns` goes on from there. Until then the rows not yet filled read NULL in
- * those columns; their values are in `_properties` all along, and rows written meanwhile are written whole.
+ * Filling columns added to a table that already holds rows, from each row's `_properties`, with the cast incoming
+ * records get (`toColumnValue`, staged through the same `read_json` types as their writes), so a filled cell
+ * equals a freshly written one. Two ways, as `applyDefinitions` (schema.ts) decides:
+ * - **While copying** (`copyFilling`): the table is rebuilt in the transaction that records the definitions, and
+ *   each page of stored rows is appended to the new table with its new cells. Appends are cheap where an UPDATE
+ *   of many columns is not; the transaction commits whole or not at all, so nothing is left to resume.
+ * - **By page, afterwards** (`fillPendingColumns`): columns added by ALTER are marked as awaiting fill
+ *   (`pending_column_fills`) in the definitions' transaction (`markColumnsForFill`); the rows are then filled
+ *   page by page, in id order, each page its own transaction that also moves the marker on, followed by a
+ *   checkpoint (DuckDB holds an UPDATE's changes in memory until one). A crash between pages leaves the marker
+ *   where the last page committed, and the next `fillPendingColumns` goes on from there. Until then the rows not
+ *   yet filled read NULL in those columns; their values are in `_properties` all along, and rows written
+ *   meanwhile are written whole.
  */
 import { listValue, type DuckDBConnection, type DuckDBListValue } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import type { PropertyValue } from '../core/types.js';
+import { SalesyncError } from '../core/errors.js';
 import type { ColumnPlan } from './types.js';
 import type { SqlType } from './column-types.js';
 import { quoteIdentifier } from './identifiers.js';
@@ -127,9 +133,8 @@ async function presentColumns(connection: DuckDBConnection, table: string): Prom
 
 /**
  * Each row of `page` (id, `_properties` text) as an NDJSON line holding the id (`c0`) and the cast of each
- * column's property (`c1`…), cast as incoming records are (`toColumnValue`) and staged through the same
- * `read_json` types as their writes, so a filled cell equals a freshly written one. A NULL cell is left out
- * (`read_json` reads a missing key as NULL), and a row with none of the properties is left out altogether.
+ * column's property (`c1`…), cast as incoming records are (`toColumnValue`). A NULL cell is left out (`read_json`
+ * reads a missing key as NULL), and a row with none of the properties is left out altogether.
  */
 export function fillLines(
   page: readonly (readonly unknown[])[],
@@ -142,26 +147,24 @@ export function fillLines(
     if (list) list.push(i);
     else positions.set(column.apiName, [i]);
   });
+  // Each member written as JSON.stringify would write it in an object (keys of our own making only, never a
+  // property name): concatenated, not an object built key by key, which V8 serializes on its slow path.
+  const members = columns.map((_, i) => `,${JSON.stringify(ndjsonKey(i + 1))}:`);
+  const idKey = `{${JSON.stringify(ndjsonKey(0))}:`;
   const lines = new NdjsonRows();
   for (const [id, props] of page) {
     if (props === null || props === undefined) continue;
     const properties = JSON.parse(String(props)) as Record<string, PropertyValue>;
-    // No prototype, and keys of our own making only: no property name ever becomes a key here.
-    const cells: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-    let any = false;
+    let cells = '';
     for (const apiName of Object.keys(properties)) {
       const at = positions.get(apiName);
       if (at === undefined) continue;
       for (const i of at) {
         const value = toColumnValue(properties[apiName], columns[i]!.sqlType);
-        if (value === null) continue;
-        cells[ndjsonKey(i + 1)] = value;
-        any = true;
+        if (value !== null) cells += `${members[i]!}${JSON.stringify(value)}`;
       }
     }
-    if (!any) continue;
-    cells[ndjsonKey(0)] = String(id);
-    lines.push(JSON.stringify(cells));
+    if (cells !== '') lines.push(`${idKey}${JSON.stringify(String(id))}${cells}}`);
   }
   return lines;
 }
@@ -240,4 +243,134 @@ export async function fillPendingColumns(connection: DuckDBConnection, table: st
 async function dropMarkerIfEmpty(connection: DuckDBConnection): Promise<void> {
   const reader = await connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(COLUMN_FILLS_TABLE)}`);
   if (Number(reader.getRowObjects()[0]?.n ?? 0) === 0) await connection.run(`DROP TABLE ${quoteIdentifier(COLUMN_FILLS_TABLE)}`);
+}
+
+/** @defaultValue of `CopyOptions.pageCells`: cells (rows × the copy's columns) one page of a copy takes. */
+export const COPY_PAGE_CELLS = 10_000_000;
+/** @defaultValue of `CopyOptions.maxPageRows`. */
+export const COPY_PAGE_MAX_ROWS = 20_000;
+
+/** A column a copy fills, as `copyFilling` takes it. */
+export type FillColumn = Pick<ColumnPlan, 'columnName' | 'apiName' | 'sqlType'>;
+
+/** One page of a copy, as `CopyOptions.onPage` hears of it (inside the transaction: nothing is committed yet). */
+export interface CopyPage {
+  source: string;
+  /** Rows the page copied; `written` of them held a value for one of the filled columns. */
+  rows: number;
+  written: number;
+  /** The page size in rows: `pageCells` ÷ the copy's columns, within 1 … `maxPageRows`. */
+  pageRows: number;
+  /** The id range the page covered: ids greater than `after` (null: from the first), up to `through`. */
+  after: string | null;
+  through: string;
+}
+
+export interface CopyOptions {
+  /**
+   * Cells (rows × the copy's columns) one page takes: its rows' `_properties` are in JS at once, and a row holds at
+   * most a value per column. @defaultValue COPY_PAGE_CELLS
+   */
+  pageCells?: number;
+  /** The most rows one page takes, however few the columns. @defaultValue COPY_PAGE_MAX_ROWS */
+  maxPageRows?: number;
+  /** Called after each page is copied; a throw fails the copy, and the caller's transaction rolls it all back. */
+  onPage?: (page: CopyPage) => void | Promise<void>;
+}
+
+export interface CopyResult {
+  rows: number;
+  pages: number;
+  /** The columns filled: those added, and any of `source`'s still awaiting a fill (now unmarked). */
+  filled: readonly string[];
+}
+
+/**
+ * Copy every row of `source` into `target`, inside the caller's transaction: the `copied` columns as they are, and
+ * the `added` ones (absent from `source`) filled from `_properties` (`fillLines`), page by page in id order so JS
+ * holds one page. Columns of `source` still awaiting a fill by page are filled here too, for every row, and
+ * unmarked: the copy leaves nothing to resume. Fails, before the caller drops anything, if `target` does not end
+ * with as many rows as `source`.
+ */
+export async function copyFilling(
+  connection: DuckDBConnection,
+  source: string,
+  target: string,
+  copied: readonly string[],
+  added: readonly FillColumn[],
+  options: CopyOptions = {},
+): Promise<CopyResult> {
+  const copiedNames = new Set(copied.map((c) => c.toLowerCase()));
+  const unfinished = (await pendingColumns(connection, source)).filter((c) => copiedNames.has(c.columnName.toLowerCase()));
+  const refilled = new Set(unfinished.map((c) => c.columnName.toLowerCase()));
+  const fill: FillColumn[] = [...added, ...unfinished];
+  const asIs = copied.filter((c) => !refilled.has(c.toLowerCase()));
+  const pageCells = options.pageCells ?? COPY_PAGE_CELLS;
+  const maxPageRows = options.maxPageRows ?? COPY_PAGE_MAX_ROWS;
+  const pageRows = Math.max(1, Math.min(maxPageRows, Math.floor(pageCells / (asIs.length + fill.length))));
+  const from = quoteIdentifier(source);
+  const stageTypes = fill.map((c) => ({ apiName: c.apiName, sqlType: c.sqlType as SqlType }));
+  const stage: StageColumn[] = [
+    { name: 'id', sqlType: 'VARCHAR' },
+    ...stageTypes.map((c, i) => ({ name: ndjsonKey(i + 1), sqlType: c.sqlType })),
+  ];
+  const into = quoteIdentifier(target);
+  const asIsList = asIs.map(quoteIdentifier).join(', ');
+  const fillList = fill.map((c) => quoteIdentifier(c.columnName)).join(', ');
+  const asIsValues = asIs.map((c) => `t.${quoteIdentifier(c)}`).join(', ');
+  const fillValues = fill.map((_, i) => `s.${quoteIdentifier(ndjsonKey(i + 1))}`).join(', ');
+  const result: CopyResult = { rows: 0, pages: 0, filled: fill.map((c) => c.columnName) };
+  let after: string | null = null;
+  for (;;) {
+    // The first page has no lower bound: an id of '' is a row like any other.
+    const range = after === null ? 't.id <= $1' : 't.id <= $1 AND t.id > $2';
+    const reader = await connection.runAndReadAll(
+      `SELECT id, CAST(_properties AS VARCHAR) AS props FROM ${from} AS t
+       ${after === null ? '' : 'WHERE t.id > $1'} ORDER BY id LIMIT ${pageRows}`,
+      after === null ? [] : [after],
+    );
+    const page = reader.getRows();
+    if (page.length === 0) break;
+    const through = String(page[page.length - 1]![0]);
+    const bounds = after === null ? [through] : [through, after];
+    const lines = fillLines(page, stageTypes);
+    // The filled columns of rows without a line (no value for any of them) stay NULL, as they would be written.
+    if (lines.rows === 0) {
+      await connection.run(`INSERT INTO ${into} (${asIsList}) SELECT ${asIsValues} FROM ${from} AS t WHERE ${range}`, bounds);
+    } else {
+      await withNdjsonSource(stage, lines, (staged) =>
+        connection.run(
+          `INSERT INTO ${into} (${asIsList}, ${fillList}) SELECT ${asIsValues}, ${fillValues}
+           FROM ${from} AS t LEFT JOIN ${staged} AS s ON t.id = s.${quoteIdentifier(ndjsonKey(0))} WHERE ${range}`,
+          bounds,
+        ),
+      );
+    }
+    result.pages += 1;
+    result.rows += page.length;
+    await options.onPage?.({ source, rows: page.length, written: lines.rows, pageRows, after, through });
+    if (page.length < pageRows) break;
+    after = through;
+  }
+  const counts = await connection.runAndReadAll(
+    `SELECT (SELECT count(*) FROM ${from})::BIGINT AS stored, (SELECT count(*) FROM ${into})::BIGINT AS copies`,
+  );
+  const { stored, copies } = counts.getRowObjects()[0]!;
+  if (stored !== copies) {
+    // Two stored rows with one id (never written so) would each meet both staged lines: stop before anything is lost.
+    throw new SalesyncError(
+      'warehouse_copy_mismatch',
+      `Copying ${source} to add columns gave ${String(copies)} rows for ${String(stored)} stored; nothing was changed. ` +
+        `Look for ids stored twice: SELECT id FROM ${from} GROUP BY id HAVING count(*) > 1.`,
+      { context: { table: source, stored: Number(stored), copies: Number(copies) } },
+    );
+  }
+  if (unfinished.length > 0) {
+    await connection.run(
+      `DELETE FROM ${quoteIdentifier(COLUMN_FILLS_TABLE)} WHERE table_name = $1 AND column_name IN (SELECT unnest(CAST($2 AS VARCHAR[])))`,
+      [source, listOf(unfinished.map((c) => c.columnName))],
+    );
+    await dropMarkerIfEmpty(connection);
+  }
+  return result;
 }

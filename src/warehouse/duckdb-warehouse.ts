@@ -369,6 +369,22 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     }
   };
 
+  /**
+   * A fill cut short (the process died between its pages) goes on at a session's first commit into the table, not
+   * only at the next listing of definitions. Its failure is no reason to hold the batch back: the fill is tried
+   * again at the next session, and until then the unfilled cells read NULL, their values in `_properties`.
+   */
+  const resumeFill = async (connection: DuckDBConnection, table: string): Promise<void> => {
+    try {
+      await fillPendingColumns(connection, table, logger ? { logger } : {});
+    } catch (error) {
+      logger?.warn(
+        { path, table, err: error instanceof Error ? error.message : String(error) },
+        'column fill not resumed; the batch goes on',
+      );
+    }
+  };
+
   // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
   /**
@@ -409,13 +425,14 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const applied = await inTransaction(connection, async () => {
           const now = nowIso();
           const before = await readAssignments(connection, resource);
-          const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger);
+          const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger ? { logger } : {});
           await recordDefinitionChanges(connection, resource, before, plan, definitions, now);
           // Every view, not just this resource's: views show linked resources' names too.
           await rebuildViews(connection);
           return plan;
         });
-        // New columns of stored rows, page by page, each page committed (a fill cut short resumes here next time).
+        // Columns added by ALTER, filled page by page, each page committed (a fill cut short resumes here next
+        // time, or at the next session's first commit into the table); a rebuild left nothing to fill.
         await fillPendingColumns(connection, tableOf(resource), logger ? { logger } : {});
         return applied;
       }),
@@ -435,6 +452,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         let kept = facts.kept.get(resource);
         kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
         await fitMemory(connection, recordColumns(plan).length + kept.length, ndjsonObjectSize(lines.longestLine));
+        if (!known) await resumeFill(connection, table);
         const sweep = batch.sweep;
         const rejects = batch.rejects ?? [];
         // A record listed but invalid was listed all the same: never a candidate for deletion.

@@ -1,7 +1,8 @@
 /**
  * DDL: the fixed tables (schema/*.sql) and the record tables, whose columns follow property definitions.
  * Evolution only adds: a new property adds a column; a type change adds a column for the new type and keeps
- * the old one (frozen); nothing is dropped or renamed.
+ * the old one (frozen); no column is dropped or renamed. Many columns at once rebuild the table (`rebuildAdds`):
+ * the same rows and columns, plus the new ones.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,9 +13,9 @@ import type { RecordResourceName } from '../core/resources.js';
 import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { sqlTypeFor } from './column-types.js';
-import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from './identifiers.js';
+import { assignColumnNames, quoteIdentifier, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 import { recordColumns, type StageColumn } from './rows.js';
-import { markColumnsForFill } from './column-fill.js';
+import { copyFilling, markColumnsForFill, type CopyOptions, type CopyResult } from './column-fill.js';
 import { stageRows } from './staging.js';
 import { parseInstantMicros } from '../core/time.js';
 
@@ -45,7 +46,7 @@ export async function ensureFixedSchema(connection: DuckDBConnection, sql: strin
 }
 
 /** DDL of a record table: envelope, property columns in listing order, then the system columns. */
-export function recordTableDdl(table: string, plan: readonly ColumnPlan[]): string {
+export function recordTableDdl<C extends Pick<ColumnPlan, 'columnName' | 'sqlType'>>(table: string, plan: readonly C[]): string {
   const columns = [
     // Unique by construction, not by an index (see upsertRecords): DuckDB holds index keys in memory.
     'id VARCHAR NOT NULL',
@@ -107,9 +108,39 @@ export async function ensureContentHashColumn(connection: DuckDBConnection, tabl
   await connection.run(`ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN IF NOT EXISTS _content_hash VARCHAR`);
 }
 
+/** How new columns reach a table that exists (see `ApplyDefinitionsOptions.addColumnsBy`). */
+export type AddColumnsBy = 'auto' | 'rebuild' | 'alter';
+
+export interface ApplyDefinitionsOptions {
+  logger?: Logger;
+  /**
+   * `rebuild`: the table is copied into a new one with the new columns, filled as it goes (`rebuildWithColumns`);
+   * `alter`: an ALTER per column, filled by page after the transaction (`fillPendingColumns`); `auto`: as
+   * `rebuildAdds` decides. @defaultValue 'auto'
+   */
+  addColumnsBy?: AddColumnsBy;
+  /** The rebuild's copy: its page size, a hook after each page. */
+  copy?: CopyOptions;
+}
+
+/** An added column is worth this many columns copied as they are (see `rebuildAdds`). */
+const REBUILD_RATIO = 3;
+
+/**
+ * Whether adding `added` columns to a table of `width` columns rebuilds it rather than altering it. A rebuild
+ * copies every column of every row once, whatever is added; ALTERs are cheap and so is their fill for a few
+ * columns, but the fill UPDATEs each new column of each row, which costs several times an append, and ALTERs in
+ * one transaction hold memory that grows with the square of their count. So a wide table gaining a few columns is
+ * altered (in less time and memory), and one gaining many rebuilt.
+ */
+export function rebuildAdds(added: number, width: number): boolean {
+  return added > 0 && added * REBUILD_RATIO >= width;
+}
+
 /**
  * Record the definitions and evolve the table; runs inside the caller's transaction. Columns added to a table
- * that holds rows are marked as awaiting fill (see column-fill.ts): the caller runs `fillPendingColumns` after
+ * that exists come by a rebuild, filled from each stored row's `_properties` before this transaction commits, or
+ * by ALTER, marked as awaiting fill (see column-fill.ts): the caller then runs `fillPendingColumns` after
  * committing. Returns the plan of the listed definitions.
  */
 export async function applyDefinitions(
@@ -118,8 +149,9 @@ export async function applyDefinitions(
   table: string,
   definitions: readonly PropertyDefinition[],
   seenAt: string,
-  logger?: Logger,
+  options: ApplyDefinitionsOptions = {},
 ): Promise<ColumnPlan[]> {
+  const { logger } = options;
   const existing = await readAssignments(connection, resource);
   const columnsBefore = await tableColumns(connection, table);
   const { plan, added } = assignColumnNames(existing, definitions, columnsBefore ?? []);
@@ -149,19 +181,66 @@ export async function applyDefinitions(
     const present = new Set(columnsBefore.map((c) => c.toLowerCase()));
     // A persisted column that is missing (dropped by hand) is recreated under the same name.
     const missing = plan.filter((p) => !present.has(p.columnName.toLowerCase()));
-    // DuckDB takes one ALTER per statement (a list of them is a parser error): one script of them, one call.
-    if (missing.length > 0) {
-      await connection.run(
-        missing.map((c) => `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(c.columnName)} ${c.sqlType};`).join('\n'),
+    const by = options.addColumnsBy ?? 'auto';
+    if (missing.length > 0 && (by === 'rebuild' || (by === 'auto' && rebuildAdds(missing.length, columnsBefore.length)))) {
+      const started = performance.now();
+      const copy = await rebuildWithColumns(connection, table, missing, options.copy);
+      const ms = Math.round(performance.now() - started);
+      logger?.debug(
+        { table, added: missing.length, filled: copy.filled.length, rows: copy.rows, pages: copy.pages, ms },
+        'table rebuilt with new columns',
       );
+    } else {
+      // DuckDB takes one ALTER per statement (a list of them is a parser error): one script of them, one call.
+      if (missing.length > 0) {
+        await connection.run(
+          missing.map((c) => `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN ${quoteIdentifier(c.columnName)} ${c.sqlType};`).join('\n'),
+        );
+      }
+      // Rows already stored carry the value in _properties: the new columns are filled from there after this
+      // transaction, page by page (`fillPendingColumns`), from the marker this transaction commits with them.
+      await markColumnsForFill(connection, table, missing);
     }
-    // Rows already stored carry the value in _properties: the new columns are filled from there after this
-    // transaction, page by page (`fillPendingColumns`), from the marker this transaction commits with them.
-    await markColumnsForFill(connection, table, missing);
   }
 
   await upsertDefinitions(connection, resource, definitions, plan, seenAt);
   return plan;
+}
+
+/** Where a rebuild copies the table to, in its transaction; never seen outside it. */
+function rebuildTableName(table: string): string {
+  return `_salesync_rebuild_${table}`;
+}
+
+/**
+ * Replace `table` with a copy that has the `added` columns too, inside the caller's transaction: created as
+ * `recordTableDdl` creates a table (the stored columns, kept ones included, with their types and in their order,
+ * then the added ones, before the system columns), every row copied with the added columns filled from
+ * `_properties` (`copyFilling`), the old table dropped and the copy renamed. A failure anywhere rolls back to the
+ * table as it was. The caller rebuilds the views, which DuckDB binds by name.
+ */
+export async function rebuildWithColumns(
+  connection: DuckDBConnection,
+  table: string,
+  added: readonly ColumnPlan[],
+  copy: CopyOptions = {},
+): Promise<CopyResult> {
+  const reader = await connection.runAndReadAll(
+    `SELECT column_name, data_type FROM duckdb_columns()
+     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
+    [table],
+  );
+  const stored = reader.getRowObjects().map((r) => ({ columnName: String(r.column_name), sqlType: String(r.data_type) }));
+  const system = new Set<string>(SYSTEM_COLUMNS);
+  const properties = stored.filter((c) => !system.has(c.columnName.toLowerCase()));
+  const scratch = rebuildTableName(table);
+  await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(scratch)}`);
+  await connection.run(recordTableDdl(scratch, [...properties, ...added]));
+  const copied = stored.map((c) => c.columnName);
+  const result = await copyFilling(connection, table, scratch, copied, added, copy);
+  await connection.run(`DROP TABLE ${quoteIdentifier(table)}`);
+  await connection.run(`ALTER TABLE ${quoteIdentifier(scratch)} RENAME TO ${quoteIdentifier(table)}`);
+  return result;
 }
 
 async function upsertDefinitions(

@@ -1,7 +1,8 @@
 /**
  * Hundreds of properties appearing at once on a table that already holds rows: every new column is added in one
- * go and then filled from `_properties` with the cast incoming records get (`toColumnValue`), as the per-column
- * backfill did, in one pass over the rows (`fillPendingColumns`, page by page).
+ * go and filled from `_properties` with the cast incoming records get (`toColumnValue`), as the per-column
+ * backfill did, in one pass over the rows: by the rebuild that adds them (many columns, as here), or page by page
+ * after ALTERs (`fillPendingColumns`).
  */
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
