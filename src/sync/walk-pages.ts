@@ -9,7 +9,7 @@ import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
 import type { SyncSettings } from './context.js';
 import { CommitQueue } from './commit-queue.js';
-import { backlogCap, grownBatchRows, growthRoom, shouldFlush } from './window.js';
+import { backlogCap, grownBatchRows, shouldFlush } from './window.js';
 import { WriterBacklog } from './writer-backlog.js';
 
 /** Pages fetched since the last commit: committed together with the cursor that follows them. */
@@ -130,7 +130,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
           {
             maxRows: settings.flushRows,
             maxAgeMs: settings.flushIntervalMs,
-            maxGrownRows: growthRoom(grown, settings.flushRows, backlog.rows, cap),
+            maxGrownRows: grown,
           },
           commits.busy,
         )

@@ -93,20 +93,13 @@ export function grownBatchRows(flushRows: number, propertyColumns: number): numb
 export const BACKLOG_BATCHES = 3;
 
 /**
- * The writer backlog (rows of queued commits, every walk of the process together) at which a walk stops letting
- * its batch grow and waits for its own oldest commit before queueing another: walks together hold what one walk
- * outrunning the writer would, where each would otherwise hold as much again. Pure.
+ * The writer backlog (rows of queued commits, every walk of the process together) at which a walk waits for its
+ * own oldest commit before queueing another: walks together queue what one walk outrunning the writer would, where
+ * each would otherwise queue as much again. Batches still grow (fewer, larger commits cost the writer less: each
+ * joins the stored table once). Pure.
  */
 export function backlogCap(flushRows: number, propertyColumns: number): number {
   return BACKLOG_BATCHES * grownBatchRows(flushRows, propertyColumns);
-}
-
-/**
- * How far a batch may grow now (`FlushPolicy.maxGrownRows`): `grown`, within what the process backlog leaves
- * under `cap`, never below `flushRows`. Pure.
- */
-export function growthRoom(grown: number, flushRows: number, backlogRows: number, cap: number): number {
-  return Math.max(flushRows, Math.min(grown, cap - backlogRows));
 }
 
 /**

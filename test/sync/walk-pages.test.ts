@@ -158,11 +158,11 @@ describe('walkPages', () => {
     expect(commits.at(-1)!.cursor).toBeNull();
   });
 
-  it("with the process's writer backlog at its cap (other walks' commits), neither grows its batch nor queues a second commit before its first is written", async () => {
+  it("with the process's writer backlog at its cap (other walks' commits), queues no second commit before its first is written", async () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     const gates = gatedCommits(events, commits);
-    // flushRows 1 and 10 properties: batches grow to 5, and the process backlog's cap is 15 rows.
+    // flushRows 1 and 10 properties: batches may grow to 5, and the process backlog's cap is 15 rows.
     const backlog = new WriterBacklog();
     backlog.add(15); // what other walks of the process have queued for the writer
     const walking = walkPages({ ...walkOf(pagedApi(8, events), gates.commit), propertyColumns: 10, writerBacklog: backlog });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backlogCap, grownBatchRows, growthRoom, nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
+import { backlogCap, grownBatchRows, nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
 
 const watermark = '2026-03-01T10:00:00Z';
 
@@ -105,16 +105,9 @@ describe('grownBatchRows', () => {
   });
 });
 
-describe('backlogCap and growthRoom', () => {
+describe('backlogCap', () => {
   it('lets the walks of a process queue three grown batches for the writer between them, as one walk may alone', () => {
     expect(backlogCap(2000, 30)).toBe(30_000);
     expect(backlogCap(2000, 2000)).toBe(6000);
-  });
-
-  it('lets a batch grow only into the room the process backlog leaves, never below the flush size', () => {
-    expect(growthRoom(10_000, 2000, 0, 30_000)).toBe(10_000);
-    expect(growthRoom(10_000, 2000, 24_000, 30_000)).toBe(6000);
-    expect(growthRoom(10_000, 2000, 30_000, 30_000)).toBe(2000);
-    expect(growthRoom(10_000, 2000, 45_000, 30_000)).toBe(2000);
   });
 });
