@@ -3,8 +3,12 @@
  * fresh write must cast alike. Shared by the schema and column-fill tests, with a bare in-memory warehouse.
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import type { PropertyDefinition } from '../../src/core/types.js';
-import { ensureFixedSchema, ensureRecordTable, fixedSchemaSql } from '../../src/warehouse/schema.js';
+import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
+import type { ColumnPlan } from '../../src/warehouse/types.js';
+import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
+import { encodeRecords } from '../../src/warehouse/rows.js';
+import { ensureFixedSchema, ensureRecordTable, fixedSchemaSql, recordTableDdl } from '../../src/warehouse/schema.js';
+import { upsertRecords } from '../../src/warehouse/upsert.js';
 import { customDefinitions } from '../../devtools/wide-records.js';
 
 export const MIXED_TYPES = ['text', 'number', 'select', 'date', 'datetime', 'boolean', 'multi'] as const;
@@ -54,6 +58,34 @@ export async function openBareWarehouse(): Promise<{ instance: DuckDBInstance; c
   await ensureFixedSchema(connection, fixedSchemaSql());
   await ensureRecordTable(connection, 'deals');
   return { instance, connection };
+}
+
+/** `openBareWarehouse` holding `records`, stored while no property was defined: their values are in `_properties` only. */
+export async function bareWarehouseHolding(
+  records: readonly ServiceRecord[],
+  syncedAt: string,
+): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> {
+  const opened = await openBareWarehouse();
+  await upsertRecords(opened.connection, 'deals', [], [], encodeRecords(records, [], syncedAt));
+  return opened;
+}
+
+/**
+ * Rows of `deals` unlike the same `records` freshly written into a table of `plan`, and the reverse, compared on
+ * the id, the plan's columns and `also` (system columns).
+ */
+export async function differencesFromFresh(
+  connection: DuckDBConnection,
+  records: readonly ServiceRecord[],
+  plan: readonly ColumnPlan[],
+  syncedAt: string,
+  also: readonly string[] = [],
+): Promise<[number, number]> {
+  await connection.run(`DROP TABLE IF EXISTS fresh`);
+  await connection.run(recordTableDdl('fresh', plan));
+  await upsertRecords(connection, 'fresh', plan, [], encodeRecords(records, plan, syncedAt));
+  const columns = ['id', ...plan.map((p) => quoteIdentifier(p.columnName)), ...also].join(', ');
+  return tableDifferences(connection, 'deals', 'fresh', columns);
 }
 
 /** Rows of `a` not in `b` and rows of `b` not in `a`, compared on `columns` (quoted), duplicates counted. */

@@ -9,10 +9,13 @@ import type { ColumnPlan } from '../../src/warehouse/types.js';
 import { COLUMN_FILLS_TABLE, fillPendingColumns, type FillPage } from '../../src/warehouse/column-fill.js';
 import { inTransaction } from '../../src/warehouse/connection.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
-import { encodeRecords } from '../../src/warehouse/rows.js';
-import { applyDefinitions, recordTableDdl, tableColumns } from '../../src/warehouse/schema.js';
-import { upsertRecords } from '../../src/warehouse/upsert.js';
-import { mixedDefinitions, mixedProperties, openBareWarehouse, tableDifferences } from '../support/mixed-properties.js';
+import { applyDefinitions, tableColumns } from '../../src/warehouse/schema.js';
+import {
+  bareWarehouseHolding,
+  differencesFromFresh as freshDifferences,
+  mixedDefinitions,
+  mixedProperties,
+} from '../support/mixed-properties.js';
 
 const WIDTH = 21;
 const ROWS = 240;
@@ -30,12 +33,8 @@ function recordOf(row: number): ServiceRecord {
 const records = Array.from({ length: ROWS }, (_, n) => recordOf(n));
 
 /** Rows of `deals` unlike the same records freshly written into a table of `plan`, and the reverse. */
-async function differencesFromFresh(connection: DuckDBConnection, plan: readonly ColumnPlan[]): Promise<[number, number]> {
-  await connection.run(`DROP TABLE IF EXISTS fresh`);
-  await connection.run(recordTableDdl('fresh', plan));
-  await upsertRecords(connection, 'fresh', plan, [], encodeRecords(records, plan, SYNCED_AT));
-  return tableDifferences(connection, 'deals', 'fresh', ['id', ...plan.map((p) => quoteIdentifier(p.columnName))].join(', '));
-}
+const differencesFromFresh = (connection: DuckDBConnection, plan: readonly ColumnPlan[]) =>
+  freshDifferences(connection, records, plan, SYNCED_AT);
 
 async function markerRows(connection: DuckDBConnection): Promise<[string, string][]> {
   if (!((await tableColumns(connection, COLUMN_FILLS_TABLE)) ?? []).length) return [];
@@ -57,9 +56,7 @@ describe('fillPendingColumns', () => {
   let connection: DuckDBConnection;
 
   beforeEach(async () => {
-    ({ instance, connection } = await openBareWarehouse());
-    // Stored while no property is defined: the values are in _properties only.
-    await upsertRecords(connection, 'deals', [], [], encodeRecords(records, [], SYNCED_AT));
+    ({ instance, connection } = await bareWarehouseHolding(records, SYNCED_AT));
   });
 
   afterEach(() => {

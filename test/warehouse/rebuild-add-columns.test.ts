@@ -15,11 +15,15 @@ import type { ColumnPlan } from '../../src/warehouse/types.js';
 import { openWarehouse, quoteIdentifier, type Warehouse } from '../../src/warehouse/index.js';
 import { COLUMN_FILLS_TABLE, fillPendingColumns, type CopyPage } from '../../src/warehouse/column-fill.js';
 import { inTransaction } from '../../src/warehouse/connection.js';
-import { encodeRecords } from '../../src/warehouse/rows.js';
-import { applyDefinitions, rebuildAdds, recordTableDdl, tableColumns } from '../../src/warehouse/schema.js';
-import { upsertRecords } from '../../src/warehouse/upsert.js';
+import { applyDefinitions, rebuildAdds, tableColumns } from '../../src/warehouse/schema.js';
 import { rebuildViews } from '../../src/warehouse/views.js';
-import { mixedDefinitions, mixedProperties, openBareWarehouse, tableDifferences } from '../support/mixed-properties.js';
+import {
+  bareWarehouseHolding,
+  differencesFromFresh as freshDifferences,
+  mixedDefinitions,
+  mixedProperties,
+  tableDifferences,
+} from '../support/mixed-properties.js';
 
 const WIDTH = 60;
 const ROWS = 300;
@@ -173,9 +177,7 @@ describe('rebuildWithColumns, part way', () => {
   const records = Array.from({ length: ROWS }, (_, n) => recordOf(n));
 
   beforeEach(async () => {
-    ({ instance, connection } = await openBareWarehouse());
-    // Stored while no property is defined: the values are in _properties only.
-    await upsertRecords(connection, 'deals', [], [], encodeRecords(records, [], SYNCED_AT));
+    ({ instance, connection } = await bareWarehouseHolding(records, SYNCED_AT));
   });
 
   afterEach(() => {
@@ -184,13 +186,8 @@ describe('rebuildWithColumns, part way', () => {
   });
 
   /** Rows of `deals` unlike the same records freshly written into a table of `plan`, and the reverse. */
-  async function differencesFromFresh(plan: readonly ColumnPlan[]): Promise<[number, number]> {
-    await connection.run(`DROP TABLE IF EXISTS fresh`);
-    await connection.run(recordTableDdl('fresh', plan));
-    await upsertRecords(connection, 'fresh', plan, [], encodeRecords(records, plan, SYNCED_AT));
-    const columns = ['id', ...plan.map((p) => quoteIdentifier(p.columnName)), '_properties', '_content_hash'].join(', ');
-    return tableDifferences(connection, 'deals', 'fresh', columns);
-  }
+  const differencesFromFresh = (plan: readonly ColumnPlan[]) =>
+    freshDifferences(connection, records, plan, SYNCED_AT, ['_properties', '_content_hash']);
 
   async function definitionCount(): Promise<number> {
     const reader = await connection.runAndReadAll(`SELECT count(*)::INTEGER FROM property_definitions`);
