@@ -32,11 +32,16 @@ export class CommitQueue {
   ) {}
 
   /**
-   * Whether a commit pushed now would wait for the writer: as many are in flight as `commitsAllowed`. The walk
-   * then lets its next batch grow (`shouldFlush`) rather than wait.
+   * Whether a commit pushed now would wait for the writer: as many are in flight as `commitsAllowed`, or the
+   * process's backlog is at its cap with one of this walk's own in flight. The walk then lets its next batch grow
+   * (`shouldFlush`) rather than wait: fewer, larger commits cost the writer less.
    */
   get busy(): boolean {
-    return this.writing >= commitsAllowed(this.waited);
+    return this.writing >= commitsAllowed(this.waited) || this.backlogFull();
+  }
+
+  private backlogFull(): boolean {
+    return this.writing > 0 && this.backlog.rows >= this.backlogCap;
   }
 
   /** Rethrow the first failure of a commit, if one failed. */

@@ -158,29 +158,29 @@ describe('walkPages', () => {
     expect(commits.at(-1)!.cursor).toBeNull();
   });
 
-  it("with the process's writer backlog at its cap (other walks' commits), queues no second commit before its first is written", async () => {
+  it("with the process's writer backlog at its cap (other walks' commits), grows its next batch and queues it only once its first is written", async () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     const gates = gatedCommits(events, commits);
     // flushRows 1 and 10 properties: batches may grow to 5, and the process backlog's cap is 15 rows.
     const backlog = new WriterBacklog();
     backlog.add(15); // what other walks of the process have queued for the writer
-    const walking = walkPages({ ...walkOf(pagedApi(8, events), gates.commit), propertyColumns: 10, writerBacklog: backlog });
-    await until(() => events.includes('commit cursor-1 called'));
-    await until(() => events.includes('fetch 2'));
+    const walking = walkPages({ ...walkOf(pagedApi(10, events), gates.commit), propertyColumns: 10, writerBacklog: backlog });
+    // Alone it would have three one-page commits in flight (first test); beside a full backlog its first is
+    // queued, pages 2-6 grow into one batch, and that waits for the first to be written.
+    await until(() => events.includes('fetch 6'));
     await settleTurns();
-    // Alone it would have three commits in flight (first test); beside a full backlog it waits for its own first.
     expect(events.filter((e) => e.endsWith('called'))).toEqual(['commit cursor-1 called']);
-    expect(events).not.toContain('fetch 3');
+    expect(events).not.toContain('fetch 7');
     expect(backlog.rows).toBe(16);
     gates.release('cursor-1');
-    await until(() => events.includes('commit cursor-2 called'));
+    await until(() => events.includes('commit cursor-6 called'));
     // The other walks' commits are written: the backlog has room again.
     backlog.release(15);
     gates.releaseAll();
     await walking;
-    expect(commits[1]!.ids).toHaveLength(1);
-    expect(commits.flatMap((c) => c.ids)).toEqual(Array.from({ length: 8 }, (_, i) => record(i + 1).id));
+    expect(commits[1]!.ids).toHaveLength(5);
+    expect(commits.flatMap((c) => c.ids)).toEqual(Array.from({ length: 10 }, (_, i) => record(i + 1).id));
     // Every row it queued has left the backlog, written.
     expect(backlog.rows).toBe(0);
   });
