@@ -37,11 +37,11 @@ export class CommitQueue {
    * (`shouldFlush`) rather than wait: fewer, larger commits cost the writer less.
    */
   get busy(): boolean {
-    return this.writing >= commitsAllowed(this.waited) || this.backlogFull();
+    return this.writing >= commitsAllowed(this.waited) || (this.writing > 0 && this.backlogAtCap);
   }
 
-  private backlogFull(): boolean {
-    return this.writing > 0 && this.backlog.rows >= this.backlogCap;
+  private get backlogAtCap(): boolean {
+    return this.backlog.rows >= this.backlogCap;
   }
 
   /** Rethrow the first failure of a commit, if one failed. */
@@ -57,7 +57,7 @@ export class CommitQueue {
   async push(prepare: () => () => Promise<void>, onWritten?: () => void, rows = 0): Promise<void> {
     const allowed = commitsAllowed(this.waited);
     this.waited = this.writing >= allowed;
-    while (this.pending.length >= allowed || (this.pending.length > 0 && this.backlog.rows >= this.backlogCap)) await this.settleOldest();
+    while (this.pending.length >= allowed || (this.pending.length > 0 && this.backlogAtCap)) await this.settleOldest();
     this.throwIfFailed();
     const write = prepare();
     this.writing += 1;
