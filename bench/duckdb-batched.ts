@@ -75,9 +75,15 @@ export async function createBatchedTables(connection: DuckDBConnection, tables: 
 
 /**
  * Load every batch, one committed transaction each, taking the tables in turn as concurrent walks would. With
- * `withHistory`, each row also goes into `<table>_history`, read from the same file.
+ * `withHistory`, each row also goes into `<table>_history`, read from the same file. With `replace`, the stored rows
+ * of the batch's ids are deleted first in the same transaction: DuckDB's own upsert of a table without a key.
  */
-export async function loadBatched(connection: DuckDBConnection, tables: readonly BatchedTable[], withHistory: boolean): Promise<void> {
+export async function loadBatched(
+  connection: DuckDBConnection,
+  tables: readonly BatchedTable[],
+  withHistory: boolean,
+  replace = false,
+): Promise<void> {
   const rounds = Math.max(0, ...tables.map((t) => t.batches.length));
   for (let i = 0; i < rounds; i += 1) {
     for (const t of tables) {
@@ -88,7 +94,8 @@ export async function loadBatched(connection: DuckDBConnection, tables: readonly
       const history = withHistory
         ? [`INSERT INTO ${q(`${t.table}_history`)} SELECT id, updated_at, _properties, _synced_at FROM ${read}`]
         : [];
-      await connection.run(['BEGIN', `INSERT INTO ${q(t.table)} SELECT * FROM ${read}`, ...history, 'COMMIT'].join(';\n'));
+      const replaced = replace ? [`DELETE FROM ${q(t.table)} WHERE id IN (SELECT id FROM ${read})`] : [];
+      await connection.run(['BEGIN', ...replaced, `INSERT INTO ${q(t.table)} SELECT * FROM ${read}`, ...history, 'COMMIT'].join(';\n'));
     }
   }
 }

@@ -112,7 +112,7 @@ if (wanted('load')) {
       measure: 'rows/s ÷ DuckDB committing the same batches with history, upsert over existing',
       ratio: r.upsertRowsPerSec / r.duckdbUpsertBatchesWithHistoryRowsPerSec,
       goal: 0.8,
-      detail: `${k(r.upsertRowsPerSec)} rows/s in ${sizes(r.upsertBatches)}; DuckDB ${k(r.duckdbUpsertBatchesWithHistoryRowsPerSec)} (into a fresh table)`,
+      detail: `${k(r.upsertRowsPerSec)} rows/s in ${sizes(r.upsertBatches)}; DuckDB ${k(r.duckdbUpsertBatchesWithHistoryRowsPerSec)} replacing the stored rows of each batch's ids`,
     },
     {
       measure: 'rows/s ÷ DuckDB bulk load, first load',
