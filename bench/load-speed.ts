@@ -211,7 +211,13 @@ export async function benchLoadSpeed(options: {
       duckdbBatchedRowsPerSec: await load('batched.duckdb', firstLoadBatches, false, asWarehouse),
       duckdbBatchedWithHistoryRowsPerSec: await load('batched-history.duckdb', firstLoadBatches, true, asWarehouse),
       duckdbBatchedWithHistoryAllCoresRowsPerSec: await load('batched-history-all.duckdb', firstLoadBatches, true, allCores),
-      duckdbUpsertBatchesWithHistoryRowsPerSec: await load('upsert-batches-history.duckdb', upsertBatches, true, asWarehouse, firstLoadBatches),
+      duckdbUpsertBatchesWithHistoryRowsPerSec: await load(
+        'upsert-batches-history.duckdb',
+        upsertBatches,
+        true,
+        asWarehouse,
+        firstLoadBatches,
+      ),
       firstLoadRowsPerSec: firstLoad.rowsPerSec,
       upsertRowsPerSec: upsert.rowsPerSec,
     };
