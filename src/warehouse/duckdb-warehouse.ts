@@ -3,6 +3,7 @@
  * closes it; calls on one Warehouse run one at a time, because two opens of one file in one process conflict.
  */
 import { existsSync } from 'node:fs';
+import pLimit from 'p-limit';
 import { listValue, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { SalesyncError } from '../core/errors.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
@@ -387,6 +388,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
+  // Batches encode one at a time, in the order they were prepared: the one the writer takes next is ready soonest.
+  // Encoded side by side, two batches would each finish when both had, and the writer would wait for the pair.
+  const encodeInTurn = pLimit(1);
   /**
    * Check a batch and start encoding it with the plan the last commit used, now, while earlier calls still hold
    * the queue: a run's JS work overlaps DuckDB's. Re-encoded at commit only if the plan has changed meanwhile.
@@ -401,7 +405,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     }
     const syncedAt = nowIso();
     const guess = lastPlans.get(resource);
-    const early = guess ? encodeInSlices(records, guess, syncedAt) : undefined;
+    const early = guess ? encodeInTurn(() => encodeInSlices(records, guess, syncedAt)) : undefined;
     // Awaited at commit only if the plan still holds; a failure then surfaces there, never as an unhandled one.
     early?.catch(() => undefined);
     return { resource, batch, records, syncedAt, guess, early, [PREPARED]: true };

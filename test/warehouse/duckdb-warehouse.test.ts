@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import type { MeetingLogSummary, PropertyDefinition, ServiceRecord, WalkCheckpoint } from '../../src/core/types.js';
-import { openWarehouse, type PageBatch, type Warehouse } from '../../src/warehouse/index.js';
+import { openWarehouse, type PageBatch, type PreparedBatch, type Warehouse } from '../../src/warehouse/index.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
 
@@ -192,6 +192,22 @@ describe('DuckDB warehouse', () => {
     await expect(warehouse.commitBatch('deals', prepared)).rejects.toMatchObject({ code: 'warehouse_error' });
     expect(await warehouse.query(`SELECT id, name FROM deals`)).toEqual([{ id: ID(1), name: 'kept' }]);
     expect((await warehouse.readState('deals')).walk?.cursor).toBe('cursor-1');
+  });
+  it('encodes batches prepared back to back one at a time, in order: the batch the writer takes next is ready first', async () => {
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    // A first commit gives the plan later batches are encoded with as soon as they are prepared.
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z')], 'cursor-1'));
+    const many = Array.from({ length: 2000 }, (_, i) => deal(i + 2, '2026-01-02T00:00:00Z', { name: `deal ${i}` }));
+    const first = warehouse.prepareBatch('deals', batch(many, 'cursor-2'));
+    const second = warehouse.prepareBatch('deals', batch([deal(9999, '2026-01-03T00:00:00Z')], 'cursor-3'));
+    // The encoding under way (internal): side by side, the one-record batch would be done long before the other.
+    const encoded = (prepared: PreparedBatch) => (prepared as unknown as { early: Promise<unknown> }).early;
+    const finished: string[] = [];
+    await Promise.all([encoded(first).then(() => finished.push('first')), encoded(second).then(() => finished.push('second'))]);
+    expect(finished).toEqual(['first', 'second']);
+    await warehouse.commitBatch('deals', first);
+    await warehouse.commitBatch('deals', second);
+    expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals`)).toEqual([{ n: 2002 }]);
   });
   it('stores the checkpoint, and on completion moves the watermark and forgets the walk', async () => {
     await warehouse.commitBatch('deals', batch([], 'cursor-1'));
