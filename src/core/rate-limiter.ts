@@ -24,6 +24,13 @@ export interface AcquireOptions {
   signal?: AbortSignal | undefined;
   /** @defaultValue 'sync' */
   lane?: RateLane | undefined;
+  /**
+   * Takes only tokens nobody standing level waits for (half the burst, as a lane beyond its share), never its
+   * lane's share: a walk's single-record GETs, many at once, give way to the pages the walks wait on one by one.
+   * Alone it runs at the full rate. Waits in a queue of its own, so it never holds back a level request behind it.
+   * @defaultValue false
+   */
+  yielding?: boolean | undefined;
 }
 
 export interface Grant {

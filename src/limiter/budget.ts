@@ -90,3 +90,8 @@ export function laneParams(budget: ResolvedBudget, lane: RateLane, keyCount = 1)
   const perMinute = Math.max(1, Math.floor(capacity * budget.laneShares[lane]));
   return gcraParams(perMinute, budget.burst);
 }
+
+/** The queue a waiter stands in: its lane's, or its lane's yielding requests' (see AcquireOptions.yielding). */
+export function queueOf(waiter: { lane: RateLane; yielding: boolean }): string {
+  return waiter.yielding ? `${waiter.lane}:yielding` : waiter.lane;
+}

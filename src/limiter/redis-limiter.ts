@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { SalesyncError } from '../core/errors.js';
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
-import { laneParams, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
+import { laneParams, queueOf, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
 import { gcraParams, gcraYielding, type GcraParams } from './gcra.js';
 
 /** The little a limiter says: pino's Logger fits. */
@@ -58,6 +58,8 @@ interface LimiterCommands {
 interface Waiter {
   keyIds: readonly string[];
   lane: RateLane;
+  /** AcquireOptions.yielding. */
+  yielding: boolean;
   started: number;
   signal: AbortSignal | undefined;
   resolve(grant: Grant): void;
@@ -117,7 +119,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<Grant>((resolve, reject) => {
       const onAbort = () => {
-        const wasHead = this.laneHeads().includes(waiter);
+        const wasHead = this.queueHeads().includes(waiter);
         this.remove(waiter);
         reject(signal?.reason);
         // A new head (or an empty queue) should be looked at now, not at the end of the loop's sleep.
@@ -126,6 +128,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
       const waiter: Waiter = {
         keyIds: [...keyIds],
         lane: options.lane ?? 'sync',
+        yielding: options.yielding ?? false,
         started: Date.now(),
         signal,
         resolve,
@@ -133,10 +136,10 @@ class RedisRateLimiter implements ClosableRateLimiter {
         cleanup: () => signal?.removeEventListener('abort', onAbort),
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      // Behind another waiter of its lane it cannot go first: no need to wake the loop (and call Redis) for it.
-      const headOfLane = !this.waiters.some((w) => w.lane === waiter.lane);
+      // Behind another waiter of its queue it cannot go first: no need to wake the loop (and call Redis) for it.
+      const headOfQueue = !this.waiters.some((w) => queueOf(w) === queueOf(waiter));
       this.waiters.push(waiter);
-      if (headOfLane || !this.running) this.kick();
+      if (headOfQueue || !this.running) this.kick();
     });
   }
 
@@ -215,7 +218,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
     while (this.waiters.length > 0 && !this.closed) {
       this.dirty = false;
       let sleepMs = Infinity;
-      for (const head of this.laneHeads()) {
+      for (const head of this.queueHeads()) {
         let reply: AcquireReply;
         try {
           reply = await this.tryAcquire(head);
@@ -238,13 +241,16 @@ class RedisRateLimiter implements ClosableRateLimiter {
     }
   }
 
-  /** The first waiter of each lane, oldest first: within a lane nobody overtakes; lanes never block each other. */
-  private laneHeads(): Waiter[] {
-    const seen = new Set<RateLane>();
+  /**
+   * The first waiter of each queue (a lane's, a lane's yielding requests'), oldest first: within a queue nobody
+   * overtakes; queues never block each other.
+   */
+  private queueHeads(): Waiter[] {
+    const seen = new Set<string>();
     const heads: Waiter[] = [];
     for (const waiter of this.waiters) {
-      if (seen.has(waiter.lane)) continue;
-      seen.add(waiter.lane);
+      if (seen.has(queueOf(waiter))) continue;
+      seen.add(queueOf(waiter));
       heads.push(waiter);
     }
     return heads;
@@ -259,6 +265,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
       gcraYielding(this.orgParams).toleranceMs,
       lane?.intervalMs ?? 0,
       lane?.toleranceMs ?? 0,
+      waiter.yielding ? 1 : 0,
     ];
     for (const keyId of waiter.keyIds) {
       const params = this.paramsOf(keyId);

@@ -1,5 +1,5 @@
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
-import { laneParams, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
+import { laneParams, queueOf, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
 import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, gcraYielding, type GcraParams, type GcraState } from './gcra.js';
 
 export { gcraParams, gcraTake, gcraWait } from './gcra.js';
@@ -28,6 +28,8 @@ interface Choice {
 interface Waiter {
   keyIds: readonly string[];
   lane: RateLane;
+  /** AcquireOptions.yielding. */
+  yielding: boolean;
   started: number;
   resolve(grant: Grant): void;
   reject(reason: unknown): void;
@@ -41,9 +43,10 @@ interface Waiter {
  * buckets' whole burst. A backfill or summaries request stands level too while its lane's bucket (its share)
  * has a token, and takes it; beyond its share it yields: it may use only half the burst (gcraYielding), so a
  * sync asking beside it goes first and a backfill alone still runs at the full rate. The same rules as
- * `lua/acquire.lua`, for the shared limiter. Waiters are served in arrival order within a lane (a backfill
- * waiting on its share never holds back a sync behind it), with one timer for all of them, so a thousand
- * waiting requests cost no polling.
+ * `lua/acquire.lua`, for the shared limiter. A request marked yielding (AcquireOptions.yielding) always yields.
+ * Waiters are served in arrival order within a queue, one per lane and one per lane's yielding requests (a backfill
+ * waiting on its share never holds back a sync behind it, nor a yielding request a level one), with one timer for
+ * all of them, so a thousand waiting requests cost no polling.
  */
 export class TokenBucketLimiter implements RateLimiter {
   private readonly keys = new Map<string, KeyBucket>();
@@ -74,6 +77,7 @@ export class TokenBucketLimiter implements RateLimiter {
       const waiter: Waiter = {
         keyIds: [...keyIds],
         lane: options.lane ?? 'sync',
+        yielding: options.yielding ?? false,
         started: this.now(),
         resolve,
         reject,
@@ -149,6 +153,11 @@ export class TokenBucketLimiter implements RateLimiter {
    * long until it could, either way.
    */
   private tryGrant(waiter: Waiter, now: number): number {
+    if (waiter.yielding) {
+      const yielding = this.choose(waiter, now, true);
+      if (yielding.wait === 0) this.grant(waiter, yielding, now);
+      return yielding.wait;
+    }
     const lane = this.laneBucket(waiter.lane, waiter.keyIds.length);
     const level = this.choose(waiter, now, false);
     const levelWait = Math.max(level.wait, lane ? gcraWait(lane.gcra, lane.params, now) : 0);
@@ -180,19 +189,19 @@ export class TokenBucketLimiter implements RateLimiter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const now = this.now();
-    const blockedLanes = new Set<RateLane>();
+    const blockedQueues = new Set<string>();
     let soonest = Infinity;
     for (let i = 0; i < this.waiters.length;) {
       const waiter = this.waiters[i]!;
-      // First come, first served within a lane: nobody overtakes a waiting head of the same lane.
-      if (blockedLanes.has(waiter.lane)) {
+      // First come, first served within a queue: nobody overtakes a waiting head of the same queue.
+      if (blockedQueues.has(queueOf(waiter))) {
         i += 1;
         continue;
       }
       const wait = this.tryGrant(waiter, now);
       // Granted: the waiter left the list, and the next one moved up to `i`.
       if (wait === 0) continue;
-      blockedLanes.add(waiter.lane);
+      blockedQueues.add(queueOf(waiter));
       soonest = Math.min(soonest, wait);
       i += 1;
     }

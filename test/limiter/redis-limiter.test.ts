@@ -29,7 +29,7 @@ async function hammer(
   limiter: RateLimiter,
   keys: string[],
   ms: number,
-  options: { lane?: RateLane; inFlight?: number } = {},
+  options: { lane?: RateLane; inFlight?: number; yielding?: boolean; everyMs?: number } = {},
 ): Promise<Array<{ at: number; keyId: string; waitedMs: number }>> {
   const grants: Array<{ at: number; keyId: string; waitedMs: number }> = [];
   const stop = AbortSignal.timeout(ms);
@@ -38,9 +38,10 @@ async function hammer(
   await Promise.all(
     Array.from({ length: options.inFlight ?? 4 }, async () => {
       for (;;) {
-        const grant = await limiter.acquire(keys, { lane: options.lane, signal: stop }).catch(() => null);
+        const grant = await limiter.acquire(keys, { lane: options.lane, yielding: options.yielding, signal: stop }).catch(() => null);
         if (!grant) return;
         grants.push({ at: Date.now(), keyId: grant.keyId, waitedMs: grant.waitedMs });
+        if (options.everyMs) await new Promise((resolve) => setTimeout(resolve, options.everyMs));
       }
     }),
   );
@@ -235,5 +236,36 @@ describe.each(lanesOf)('lanes reserve, they do not cap: %s', (_, make) => {
   it('gives the backfill the whole budget back within a second of sync going quiet', () => {
     // 2 s × 1190/min ≈ 40.
     expect(count(backfill, 6000, 8000)).toBeGreaterThanOrEqual(30);
+  });
+});
+
+/**
+ * Single-record GETs marked yielding, many at once, beside a walk's pages, one at a time: the same for both
+ * limiters. Organization 1200/min (20/s); the walk asks a page every 100 ms (10/s), eight detail loops flat out,
+ * for 3 s.
+ */
+describe.each(lanesOf)('yielding requests give way to the pages a walk waits on: %s', (_, make) => {
+  let pages: Array<{ at: number; waitedMs: number }> = [];
+  let details: Array<{ at: number; waitedMs: number }> = [];
+
+  beforeAll(async () => {
+    const [detailer, walker] = make({ perKeyPerMinute: 100_000, perOrgPerMinute: 1200 });
+    [details, pages] = await Promise.all([
+      hammer(detailer, ['k'], 3000, { yielding: true, inFlight: 8 }),
+      hammer(walker, ['k'], 3000, { inFlight: 1, everyMs: 100 }),
+    ]);
+    await Promise.all([detailer.close?.(), walker.close?.()]);
+  }, 30_000);
+
+  it("never keeps a walk's page waiting behind detail GETs that want more than the budget", () => {
+    // Standing in one queue with eight detail loops at 20/s, a page would wait about 400 ms.
+    expect(pages.length).toBeGreaterThanOrEqual(20);
+    expect(Math.max(...pages.map((g) => g.waitedMs))).toBeLessThan(100);
+  });
+
+  it('gives the detail GETs whatever the walk leaves, within the organization limit', () => {
+    // 3 s × (19.8 − 10)/s ≈ 30 beside the walk, plus up to half the burst; everyone: 10 + 3 s × 1190/min ≈ 70.
+    expect(details.length).toBeGreaterThanOrEqual(20);
+    expect(details.length + pages.length).toBeLessThanOrEqual(71);
   });
 });

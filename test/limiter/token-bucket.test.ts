@@ -397,6 +397,28 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     await Promise.all([sync, backfill]);
   });
 
+  it('never lets a waiting yielding request hold back a level request of its lane behind it', async () => {
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
+    // Yielding requests take what they may of the burst (half of it), then one waits.
+    let taken = 0;
+    let yieldingDone = false;
+    let yielding: Promise<unknown> = Promise.resolve();
+    do {
+      if (yieldingDone) taken += 1;
+      yieldingDone = false;
+      yielding = limiter.acquire(['a'], { yielding: true }).then(() => (yieldingDone = true));
+      await vi.advanceTimersByTimeAsync(0);
+    } while (yieldingDone);
+    expect(taken).toBeGreaterThanOrEqual(3);
+    expect(taken).toBeLessThanOrEqual(5);
+    let levelDone = false;
+    const level = limiter.acquire(['a']).then(() => (levelDone = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect([levelDone, yieldingDone]).toEqual([true, false]);
+    await vi.advanceTimersByTimeAsync(20_000);
+    await Promise.all([level, yielding]);
+  });
+
   it('serves one lane first come, first served', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 120, perOrgPerMinute: 100_000, burst: 1, now: () => Date.now() });
     const order: number[] = [];

@@ -10,6 +10,7 @@
               the burst: gcraYielding in gcra.ts) and leaves its lane's bucket alone. Alone it still keeps the
               buckets at their full rate; beside a sync that wants the rest it gets nothing, because the sync
               finds the other half of the burst free and goes first.
+    A request marked yielding (ARGV[6] = 1: a walk's single-record GETs) always yields, in any lane.
   Level is tried first; a lane request that may not go either way gets the sooner of the two waits.
 
   Each bucket is a GCRA (generic cell rate algorithm) hash: field `tat`, the theoretical arrival time of its
@@ -24,7 +25,8 @@
   ARGV[1], ARGV[2], ARGV[3]      organization: interval between requests (ms, fractional), tolerance (ms),
                                  yielding tolerance (ms)
   ARGV[4], ARGV[5]               lane: interval (0 for the sync lane: no lane bucket, never yields), tolerance
-  ARGV[3+3i], ARGV[4+3i], ARGV[5+3i]   candidate key i (1..n): interval, tolerance, yielding tolerance
+  ARGV[6]                        1: the request yields whatever its lane (AcquireOptions.yielding), else 0
+  ARGV[4+3i], ARGV[5+3i], ARGV[6+3i]   candidate key i (1..n): interval, tolerance, yielding tolerance
 
   Returns { granted, i, wait_ms }:
     { 1, i, 0 }        a token was taken from key i (1-based, into KEYS[3..]), the organization and, standing
@@ -64,6 +66,7 @@ end
 local org_interval = tonumber(ARGV[1])
 local org_tolerance = { tonumber(ARGV[2]), tonumber(ARGV[3]) }
 local lane_interval, lane_tolerance = tonumber(ARGV[4]), tonumber(ARGV[5])
+local always_yields = ARGV[6] == '1'
 
 local org_tat = field(KEYS[1], 'tat')
 local key_tat, key_paused = {}, {}
@@ -79,7 +82,7 @@ end
 local function soonest(standing)
   local best, best_wait = nil, nil
   for slot = 1, #key_tat do
-    local tolerance = tonumber(ARGV[3 + 3 * slot + standing])
+    local tolerance = tonumber(ARGV[4 + 3 * slot + standing])
     local wait = math.max(gcra_wait(key_tat[slot], tolerance), key_paused[slot] - now, 0)
     if best == nil or wait < best_wait or (wait == best_wait and key_tat[slot] < key_tat[best]) then
       best, best_wait = slot, wait
@@ -89,12 +92,20 @@ local function soonest(standing)
 end
 
 local function grant(slot, lane_too)
-  take(KEYS[2 + slot], key_tat[slot], tonumber(ARGV[3 + 3 * slot]), key_paused[slot])
+  take(KEYS[2 + slot], key_tat[slot], tonumber(ARGV[4 + 3 * slot]), key_paused[slot])
   take(KEYS[1], org_tat, org_interval)
   if lane_too then
     take(KEYS[2], field(KEYS[2], 'tat'), lane_interval)
   end
   return { 1, slot, 0 }
+end
+
+if always_yields then
+  local slot, wait = soonest(2)
+  if wait == 0 then
+    return grant(slot, false)
+  end
+  return { 0, slot, math.max(1, math.ceil(wait)) }
 end
 
 local level, level_wait = soonest(1)
