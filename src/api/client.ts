@@ -86,11 +86,19 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   }
 
   /** A single view: a body that breaks `schema` is that record's problem (`invalid_record`), not retried. */
-  async function getOne<T>(resource: string, id: string, path: string, schema: z.ZodType<T>, signal: AbortSignal | undefined): Promise<T> {
+  async function getOne<T>(
+    resource: string,
+    id: string,
+    path: string,
+    schema: z.ZodType<T>,
+    signal: AbortSignal | undefined,
+    yielding = false,
+  ): Promise<T> {
     const { data } = await request({
       method: 'GET',
       path,
       signal,
+      yielding,
       check: (json) => {
         const checked = checkRecord(json, schema);
         if (checked.ok) return checked;
@@ -119,8 +127,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
 
     getRecord: (resource, id, signal) => getOne(resource, id, recordPath(resource, id), serviceRecordSchema, signal),
 
-    getMeetingLog: (id, signal): Promise<MeetingLogRecord> =>
-      getOne('meeting-logs', id, recordPath('meeting-logs', id), meetingLogRecordSchema, signal),
+    getMeetingLog: (id, signal, options): Promise<MeetingLogRecord> =>
+      getOne('meeting-logs', id, recordPath('meeting-logs', id), meetingLogRecordSchema, signal, options?.yielding),
 
     async listProperties(resource, signal) {
       const path = recordPath(resource, 'properties');

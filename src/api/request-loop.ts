@@ -46,7 +46,7 @@ export function createRequester(deps: RequestLoopDeps): Requester {
       signal?.throwIfAborted();
       const offered = keys.ready(Date.now());
       if (offered.length === 0) throw allKeysSetAsideError(spec, keys, Date.now(), retry.maxRetryAfterMs);
-      const grant = await abortable(() => limiter.acquire(offered, { signal, lane: deps.lane }), signal);
+      const grant = await abortable(() => limiter.acquire(offered, { signal, lane: deps.lane, yielding: spec.yielding }), signal);
       stats.throttledMs += grant.waitedMs;
       // A limiter that does not know the pool (a test stub) may name no key of ours: send on the first offered one.
       const keyId = keys.has(grant.keyId) ? grant.keyId : offered[0]!;

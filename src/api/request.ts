@@ -26,6 +26,8 @@ export interface RequestSpec<T> {
    * check overlaps its latency.
    */
   onJson?: ((json: unknown) => boolean) | undefined;
+  /** Each attempt's token yields to requests standing level (AcquireOptions.yielding). @defaultValue false */
+  yielding?: boolean | undefined;
 }
 
 export interface RequestResult<T> {

@@ -92,8 +92,11 @@ export interface SalesApi {
    * `invalid_record` (InvalidRecordError, not retried) when the body is JSON that breaks the record's schema.
    */
   getRecord(resource: RecordResourceName, id: string, signal?: AbortSignal): Promise<ServiceRecord>;
-  /** The single view of a meeting log, with its summaries. Throws like `getRecord`. */
-  getMeetingLog(id: string, signal?: AbortSignal): Promise<MeetingLogRecord>;
+  /**
+   * The single view of a meeting log, with its summaries. Throws like `getRecord`. `yielding`: its requests give
+   * way to those standing level (AcquireOptions.yielding), as a walk's details give way to the walks' pages.
+   */
+  getMeetingLog(id: string, signal?: AbortSignal, options?: { yielding?: boolean }): Promise<MeetingLogRecord>;
   /** Property definitions plus the response's server date (the earliest server time a run sees). */
   listProperties(
     resource: RecordResourceName,

@@ -49,7 +49,8 @@ export async function withMeetingLogDetails(
       needed.has(record.id)
         ? limit(async () => {
             try {
-              const detail = await api.getMeetingLog(record.id, signal);
+              // Yielding: the walks' pages, one at a time each, go before a page's details, many at once.
+              const detail = await api.getMeetingLog(record.id, signal, { yielding: true });
               const { summaries: logSummaries, ...rest } = detail;
               summaries.set(record.id, logSummaries);
               return rest as ServiceRecord;

@@ -152,9 +152,9 @@ export function withPropertyPolicy(api: SalesApi, applier: PolicyApplier): Sales
         throw policyError(applier, resource, error);
       }
     },
-    getMeetingLog: async (id, signal) => {
+    getMeetingLog: async (id, signal, options) => {
       try {
-        return applier.record('meeting-logs', await api.getMeetingLog(id, signal));
+        return applier.record('meeting-logs', await api.getMeetingLog(id, signal, options));
       } catch (error) {
         throw policyError(applier, 'meeting-logs', error);
       }

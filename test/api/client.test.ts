@@ -394,6 +394,22 @@ describe('single views', () => {
     expect(log.properties.deal_id).toBe(recordId(4));
   });
 
+  it('takes a yielding token for a meeting log read with `yielding`, a level one otherwise', async () => {
+    const asked: Array<boolean | undefined> = [];
+    const limiter: RateLimiter = {
+      acquire: async (keyIds, options) => {
+        asked.push(options?.yielding);
+        return { keyId: keyIds[0]!, waitedMs: 0 };
+      },
+      observe: () => undefined,
+      pause: () => undefined,
+    };
+    const { api } = await setup((_req, res) => sendJson(res, 200, { ...record(recordId(3)), summaries: [] }), { limiter });
+    await api.getMeetingLog(recordId(3), undefined, { yielding: true });
+    await api.getMeetingLog(recordId(3));
+    expect(asked).toEqual([true, false]);
+  });
+
   it('gets a record and a user by id', async () => {
     const user = { id: recordId(5), email: 'a@example.com', name: 'A', is_active: false };
     const { api, service } = await setup((req, res) => sendJson(res, 200, req.path.startsWith('/v1/users/') ? user : record(recordId(6))));

@@ -1,5 +1,7 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { logsNeedingDetail } from '../../src/sync/meeting-log-details.js';
+import type { SalesApi } from '../../src/api/types.js';
+import { logsNeedingDetail, withMeetingLogDetails } from '../../src/sync/meeting-log-details.js';
 
 const log = (id: string, updated_at: string) => ({ id, properties: {}, created_at: updated_at, updated_at });
 
@@ -15,5 +17,21 @@ describe('logsNeedingDetail', () => {
       log('A00000000000000003', '2026-01-01T00:00:00Z'), // new
     ];
     expect(logsNeedingDetail(listed, stored).map((r) => r.id)).toEqual(['A00000000000000002', 'A00000000000000003']);
+  });
+});
+
+describe('withMeetingLogDetails', () => {
+  it("reads the single views yielding, so the walks' pages go before a page's details", async () => {
+    const asked: unknown[] = [];
+    const api = {
+      getMeetingLog: async (id: string, _signal?: AbortSignal, options?: unknown) => {
+        asked.push(options);
+        return { ...log(id, '2026-01-01T00:00:00Z'), summaries: [] };
+      },
+    } as unknown as SalesApi;
+    const page = [log('A00000000000000001', '2026-01-01T00:00:00Z'), log('A00000000000000002', '2026-01-01T00:00:00Z')];
+    const detailed = await withMeetingLogDetails(api, page, new Map(), 8, pino({ level: 'silent' }));
+    expect(detailed.records.map((r) => r.id)).toEqual(['A00000000000000001', 'A00000000000000002']);
+    expect(asked).toEqual([{ yielding: true }, { yielding: true }]);
   });
 });
