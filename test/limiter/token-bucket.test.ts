@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RateLane } from '../../src/core/rate-limiter.js';
+import type { AcquireOptions, RateLane } from '../../src/core/rate-limiter.js';
 import {
   gcraLimitAvailable,
   gcraParams,
@@ -190,6 +190,32 @@ async function driveLimiter(
   return grants.filter((g) => g.at < ms);
 }
 
+/**
+ * Under fake timers: asks `limiter` with `options` until a request is not granted at once, then asks a sync request
+ * behind it. `taken`: the requests granted at once; `levelWentFirst`: the sync request went while the other waited.
+ */
+async function levelBehindAWaiter(
+  limiter: TokenBucketLimiter,
+  options: AcquireOptions,
+): Promise<{ taken: number; levelWentFirst: boolean }> {
+  let taken = 0;
+  let waiterDone = false;
+  let waiter: Promise<unknown> = Promise.resolve();
+  do {
+    if (waiterDone) taken += 1;
+    waiterDone = false;
+    waiter = limiter.acquire(['a'], options).then(() => (waiterDone = true));
+    await vi.advanceTimersByTimeAsync(0);
+  } while (waiterDone);
+  let levelDone = false;
+  const level = limiter.acquire(['a']).then(() => (levelDone = true));
+  await vi.advanceTimersByTimeAsync(0);
+  const levelWentFirst = levelDone && !waiterDone;
+  await vi.advanceTimersByTimeAsync(20_000);
+  await Promise.all([level, waiter]);
+  return { taken, levelWentFirst };
+}
+
 /** Grants of `lane` in [fromMs, toMs). */
 function between(grants: Array<{ at: number; lane: RateLane }>, lane: RateLane, fromMs: number, toMs: number): number {
   return grants.filter((g) => g.lane === lane && g.at >= fromMs && g.at < toMs).length;
@@ -378,45 +404,19 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
       laneShares: { backfill: 0.005 },
       now: () => Date.now(),
     });
-    // Take every token a backfill may take now (its share's burst of 3, then what it may of the organization's).
-    let taken = 0;
-    let backfillDone = false;
-    let backfill: Promise<unknown> = Promise.resolve();
-    do {
-      if (backfillDone) taken += 1;
-      backfillDone = false;
-      backfill = limiter.acquire(['a'], { lane: 'backfill' }).then(() => (backfillDone = true));
-      await vi.advanceTimersByTimeAsync(0);
-    } while (backfillDone);
+    // Every token a backfill may take now (its share's burst of 3, then what it may of the organization's).
+    const { taken, levelWentFirst } = await levelBehindAWaiter(limiter, { lane: 'backfill' });
     expect(taken).toBeGreaterThanOrEqual(3);
-    let syncDone = false;
-    const sync = limiter.acquire(['a']).then(() => (syncDone = true));
-    await vi.advanceTimersByTimeAsync(0);
-    expect([syncDone, backfillDone]).toEqual([true, false]);
-    await vi.advanceTimersByTimeAsync(20_000);
-    await Promise.all([sync, backfill]);
+    expect(levelWentFirst).toBe(true);
   });
 
   it('never lets a waiting yielding request hold back a level request of its lane behind it', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 10_000, perOrgPerMinute: 1200, now: () => Date.now() });
     // Yielding requests take what they may of the burst (half of it), then one waits.
-    let taken = 0;
-    let yieldingDone = false;
-    let yielding: Promise<unknown> = Promise.resolve();
-    do {
-      if (yieldingDone) taken += 1;
-      yieldingDone = false;
-      yielding = limiter.acquire(['a'], { yielding: true }).then(() => (yieldingDone = true));
-      await vi.advanceTimersByTimeAsync(0);
-    } while (yieldingDone);
+    const { taken, levelWentFirst } = await levelBehindAWaiter(limiter, { yielding: true });
     expect(taken).toBeGreaterThanOrEqual(3);
     expect(taken).toBeLessThanOrEqual(5);
-    let levelDone = false;
-    const level = limiter.acquire(['a']).then(() => (levelDone = true));
-    await vi.advanceTimersByTimeAsync(0);
-    expect([levelDone, yieldingDone]).toEqual([true, false]);
-    await vi.advanceTimersByTimeAsync(20_000);
-    await Promise.all([level, yielding]);
+    expect(levelWentFirst).toBe(true);
   });
 
   it('serves one lane first come, first served', async () => {
