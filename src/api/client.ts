@@ -66,6 +66,14 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       },
       check: (json) => checkListBody(json, item),
       signal: options.signal,
+      // The cursor is read from the text first (parsing a full page takes a while), then from the parsed body
+      // should the text not show it plainly; the walk follows the validated page's cursor whatever was guessed.
+      onText:
+        onCursor &&
+        ((text) => {
+          const cursor = peekNextCursorInText(text);
+          return cursor !== null && onCursor(cursor);
+        }),
       onJson:
         onCursor &&
         ((json) => {
@@ -170,6 +178,28 @@ export function peekNextCursor(json: unknown): string | null {
   if (next === null || typeof next !== 'object') return null;
   const after = (next as { after?: unknown }).after;
   return typeof after === 'string' && after.length > 0 ? after : null;
+}
+
+// `"paging": {"next": {` then `"after": "<string>"` among next's scalar members; nothing nested may come between.
+const PAGING_AFTER = /^"paging"\s*:\s*\{\s*"next"\s*:\s*\{[^{}[\]]*?"after"\s*:\s*("(?:[^"\\]|\\.)*")/;
+
+/**
+ * `paging.next.after` as the text of a list body shows it, before the body is parsed: read where the last
+ * `"paging"` member starts (a list body ends with it; a `"paging"` inside a string is escaped, so never matches).
+ * A guess: a record holding a `paging` object of its own after the real one misleads it, so a walk confirms it
+ * against the parsed page. Null when the text does not show a non-empty cursor in that plain shape.
+ */
+export function peekNextCursorInText(body: string): string | null {
+  const at = body.lastIndexOf('"paging"');
+  if (at < 0) return null;
+  const literal = PAGING_AFTER.exec(body.slice(at, at + 4096))?.[1];
+  if (literal === undefined) return null;
+  try {
+    const after: unknown = JSON.parse(literal);
+    return typeof after === 'string' && after.length > 0 ? after : null;
+  } catch {
+    return null;
+  }
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

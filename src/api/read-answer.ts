@@ -1,7 +1,8 @@
 /**
  * What an answer says, once it arrived: the checked data of a 2xx, the check's own error for a body that will
  * never pass (thrown at once), or the `AttemptFailure` the retry decision weighs. A 2xx body is shown to the
- * spec's `onJson` as soon as it parses, before it is checked, so a walk can ask for the next page early.
+ * spec's `onText` before it is parsed and to its `onJson` before it is checked, so a walk can ask for the next
+ * page early.
  */
 import type { SalesyncError } from '../core/errors.js';
 import { codeForStatus, dispositionFor, parseErrorEnvelope } from './errors.js';
@@ -21,8 +22,11 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
   if (response.status < 200 || response.status >= 300) {
     return { kind: 'failed', failure: statusFailure(response, retryAfterMs), invalidJson: false };
   }
+  // A request sent from here leaves before this body is parsed and checked: those overlap its latency.
+  const sentEarly = spec.onText?.(response.body) === true;
+  if (sentEarly) await aTurn();
   const json = parseJson(response.body);
-  if (json.ok && spec.onJson?.(json.value)) await new Promise((resolve) => setImmediate(resolve));
+  if (json.ok && spec.onJson?.(json.value) && !sentEarly) await aTurn();
   const checked = json.ok ? spec.check(json.value) : json;
   if (checked.ok) return { kind: 'data', data: checked.data, serverDate: serverDateOf(response.headers) };
   if ('error' in checked) return { kind: 'refused', error: checked.error };
@@ -35,3 +39,5 @@ export function statusFailure(response: Pick<RawResponse, 'status' | 'body'>, re
   const code = parseErrorEnvelope(response.body)?.code ?? codeForStatus(response.status);
   return { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
 }
+
+const aTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

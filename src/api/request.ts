@@ -21,10 +21,12 @@ export interface RequestSpec<T> {
   check: (json: unknown) => Checked<T> | { ok: false; error: SalesyncError };
   signal?: AbortSignal | undefined;
   /**
-   * Sees a 2xx body as soon as it parses, before `check` (a walk reads the next cursor there and asks for the
-   * next page). True when it sent a request: the check then waits a turn, so that request leaves first and the
-   * check overlaps its latency.
+   * Sees a 2xx body's text before it is parsed (a walk finds the next cursor there and asks for the next page).
+   * True when it sent a request: the parse then waits a turn, so that request leaves first and the parse and the
+   * check overlap its latency. A guess: whoever uses it must confirm it against the parsed body.
    */
+  onText?: ((body: string) => boolean) | undefined;
+  /** Sees a 2xx body as soon as it parses, before `check`; true when it sent a request (see `onText`). */
   onJson?: ((json: unknown) => boolean) | undefined;
   /** Each attempt's token yields to requests standing level (AcquireOptions.yielding). @defaultValue false */
   yielding?: boolean | undefined;

@@ -10,7 +10,7 @@ import {
   createSalesApi,
   keyFingerprint,
 } from '../../src/api/index.js';
-import { peekNextCursor } from '../../src/api/client.js';
+import { peekNextCursor, peekNextCursorInText } from '../../src/api/client.js';
 import { SalesyncError } from '../../src/core/errors.js';
 import type { RetryOptions, SalesApi } from '../../src/api/types.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
@@ -229,6 +229,47 @@ describe('listing', () => {
     expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(2)]]);
     // Page 2 was asked for once, while page 1 waited for its retry, not after it.
     expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', null]);
+  });
+
+  it('asks for the next page from the text of a response, before the body parses', async () => {
+    // Page 1 first comes back with a cursor but not as JSON (a retry follows after a backoff): the text named c2.
+    let firstAttempts = 0;
+    const { api, service } = await setup(
+      (req, res) => {
+        const after = req.query.get('after');
+        if (after === null) {
+          firstAttempts += 1;
+          if (firstAttempts === 1) {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end('{"results":[,],"paging":{"next":{"after":"c2","link":"http://fake/v1/deals/?after=c2"}}}');
+          } else sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
+        } else {
+          sendJson(res, 200, listBody([record(recordId(2))], null));
+        }
+      },
+      { retry: { ...FAST_RETRY, baseDelayMs: 200, maxDelayMs: 200 } },
+    );
+    const pages = await collect(api.listPages('deals'));
+    expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(2)]]);
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', null]);
+  });
+
+  it('follows the parsed cursor when the text misleads the guess (a record with a paging object of its own)', async () => {
+    const decoy = { ...(record(recordId(1)) as object), properties: { paging: { next: { after: 'decoy' } } } };
+    const { api, service } = await setup((req, res) => {
+      const after = req.query.get('after');
+      if (after === null) {
+        // The real paging comes first, so the last "paging" in the text is the record's.
+        const { results, paging } = listBody([decoy, record(recordId(2))], 'c2') as { results: unknown[]; paging: unknown };
+        sendJson(res, 200, { paging, results });
+      } else if (after === 'c2') sendJson(res, 200, listBody([record(recordId(3))], null));
+      else sendJson(res, 200, listBody([record(recordId(9))], null));
+    });
+    const pages = await collect(api.listPages('deals'));
+    expect(pages.map((p) => p.nextCursor)).toEqual(['c2', null]);
+    expect(pages.flatMap((p) => p.results.map((r) => r.id))).not.toContain(recordId(9));
+    expect(pages[1]!.results.map((r) => r.id)).toEqual([recordId(3)]);
+    expect(service.requests.filter((r) => r.query.get('after') === 'c2')).toHaveLength(1);
   });
 
   it('asks for no page beyond the next while the caller holds one', async () => {
@@ -859,6 +900,27 @@ describe('peekNextCursor', () => {
       { paging: { next: { after: 7 } } },
     ]) {
       expect(peekNextCursor(body)).toBeNull();
+    }
+  });
+});
+
+describe('peekNextCursorInText', () => {
+  it('reads paging.next.after from the text of a list body, whatever comes before it in next', () => {
+    expect(peekNextCursorInText(JSON.stringify({ results: [{ id: 'x' }], paging: { next: { after: 'c2', link: 'l' } } }))).toBe('c2');
+    expect(peekNextCursorInText('{"results":[],"paging" : { "next" : { "link" : "l?after=x", "after" : "c\\/3\\"" } }}')).toBe('c/3"');
+    expect(peekNextCursorInText(JSON.stringify({ paging: { next: { after: 'first' } }, results: [] }))).toBe('first');
+  });
+
+  it('finds nothing in a paging written inside a string, an empty cursor, the last page, or another shape', () => {
+    for (const body of [
+      JSON.stringify({ results: [{ note: '"paging":{"next":{"after":"inside"}}' }], paging: { next: null } }),
+      JSON.stringify({ results: [], paging: { next: { after: '' } } }),
+      JSON.stringify({ results: [], paging: { next: { after: 7 } } }),
+      JSON.stringify({ results: [], paging: { next: { link: { nested: true }, after: 'c2' } } }),
+      JSON.stringify({ results: [] }),
+      '',
+    ]) {
+      expect(peekNextCursorInText(body)).toBeNull();
     }
   });
 });

@@ -52,6 +52,22 @@ describe('readAnswer', () => {
     expect(await readAnswer(spec({ check: () => ({ ok: false, error }) }), answer(200, '{}'), null)).toEqual({ kind: 'refused', error });
   });
 
+  it('shows a 2xx body to onText before parsing it and, once that sent a request, lets a turn pass first', async () => {
+    const seen: string[] = [];
+    const watched = (sent: boolean) =>
+      spec({
+        onText: (text) => (seen.push(`onText ${text}`), sent && setImmediate(() => seen.push('a turn')), sent),
+        onJson: () => (seen.push('onJson'), false),
+        check: (json) => (seen.push('check'), { ok: true, data: json }),
+      });
+    await readAnswer(watched(true), answer(200, '{}'), null);
+    expect(seen).toEqual(['onText {}', 'a turn', 'onJson', 'check']);
+    seen.length = 0;
+    await readAnswer(watched(false), answer(200, '{}'), null);
+    await readAnswer(watched(true), answer(503, '{}'), null);
+    expect(seen).toEqual(['onText {}', 'onJson', 'check']);
+  });
+
   it('shows a parsed 2xx body to onJson before checking it, and a non-2xx body never', async () => {
     const seen: string[] = [];
     const watched = spec({
