@@ -209,30 +209,14 @@ describe('listing', () => {
     expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2']);
   });
 
-  it('asks for the next page as soon as a response names its cursor, before the page is validated', async () => {
-    // Page 1 first comes back with a broken envelope (a retry follows after a backoff); its cursor is already on its way.
-    let firstAttempts = 0;
-    const { api, service } = await setup(
-      (req, res) => {
-        const after = req.query.get('after');
-        if (after === null) {
-          firstAttempts += 1;
-          if (firstAttempts === 1) sendJson(res, 200, brokenEnvelope([record(recordId(1))], 'c2'));
-          else sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
-        } else {
-          sendJson(res, 200, listBody([record(recordId(2))], null));
-        }
-      },
-      { retry: { ...FAST_RETRY, baseDelayMs: 200, maxDelayMs: 200 } },
-    );
-    const pages = await collect(api.listPages('deals'));
-    expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(2)]]);
-    // Page 2 was asked for once, while page 1 waited for its retry, not after it.
-    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', null]);
-  });
-
-  it('asks for the next page from the text of a response, before the body parses', async () => {
-    // Page 1 first comes back with a cursor but not as JSON (a retry follows after a backoff): the text named c2.
+  it.each([
+    ['JSON that breaks the envelope', JSON.stringify(brokenEnvelope([record(recordId(1))], 'c2'))],
+    // Only the text shows the cursor: it is read before the body is parsed.
+    ['text that is not JSON', '{"results":[,],"paging":{"next":{"after":"c2","link":"http://fake/v1/deals/?after=c2"}}}'],
+    // The text does not show it plainly (a nested member first): the parsed body does.
+    ['JSON whose text hides the cursor', JSON.stringify({ results: [], paging: { next: { hint: { a: 1 }, after: 'c2' } } })],
+  ])('asks for the next page as soon as a response names its cursor, before the page is validated: %s', async (_, firstAnswer) => {
+    // Page 1 first comes back bad (a retry follows after a backoff); its cursor is already on its way.
     let firstAttempts = 0;
     const { api, service } = await setup(
       (req, res) => {
@@ -241,7 +225,7 @@ describe('listing', () => {
           firstAttempts += 1;
           if (firstAttempts === 1) {
             res.writeHead(200, { 'content-type': 'application/json' });
-            res.end('{"results":[,],"paging":{"next":{"after":"c2","link":"http://fake/v1/deals/?after=c2"}}}');
+            res.end(firstAnswer);
           } else sendJson(res, 200, listBody([record(recordId(1))], 'c2'));
         } else {
           sendJson(res, 200, listBody([record(recordId(2))], null));
@@ -251,6 +235,7 @@ describe('listing', () => {
     );
     const pages = await collect(api.listPages('deals'));
     expect(pages.map((p) => p.results.map((r) => r.id))).toEqual([[recordId(1)], [recordId(2)]]);
+    // Page 2 was asked for once, while page 1 waited for its retry, not after it.
     expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'c2', null]);
   });
 
