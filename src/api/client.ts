@@ -182,6 +182,8 @@ export function peekNextCursor(json: unknown): string | null {
 
 // `"paging": {"next": {` then `"after": "<string>"` among next's scalar members; nothing nested may come between.
 const PAGING_AFTER = /^"paging"\s*:\s*\{\s*"next"\s*:\s*\{[^{}[\]]*?"after"\s*:\s*("(?:[^"\\]|\\.)*")/;
+/** How much text after `"paging"` the guess reads: a longer cursor (or link before it) is left to the parse. */
+const PAGING_TEXT_CHARS = 4096;
 
 /**
  * `paging.next.after` as the text of a list body shows it, before the body is parsed: read where the last
@@ -192,7 +194,7 @@ const PAGING_AFTER = /^"paging"\s*:\s*\{\s*"next"\s*:\s*\{[^{}[\]]*?"after"\s*:\
 export function peekNextCursorInText(body: string): string | null {
   const at = body.lastIndexOf('"paging"');
   if (at < 0) return null;
-  const literal = PAGING_AFTER.exec(body.slice(at, at + 4096))?.[1];
+  const literal = PAGING_AFTER.exec(body.slice(at, at + PAGING_TEXT_CHARS))?.[1];
   if (literal === undefined) return null;
   try {
     const after: unknown = JSON.parse(literal);

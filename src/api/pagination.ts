@@ -6,8 +6,8 @@
  * the service's latency on the next. While the walk waits for a page, that is as soon as the page's cursor is read
  * from the response (`onCursor`), before the page is validated; the page then hands its validated cursor over, and
  * a request made for another cursor (the page was retried and came back different, or the cursor was misread from
- * the response's text) is aborted. Never more than one page ahead of the caller. A page that arrives after the caller's signal fired is not handed out. A walk left
- * early (return, throw, abort) aborts whatever it asked for.
+ * the response's text) is aborted. Never more than one page ahead of the caller. A page that arrives after the
+ * caller's signal fired is not handed out. A walk left early (return, throw, abort) aborts whatever it asked for.
  *
  * Repeated cursors: a cursor the service already gave earlier in this walk is followed again (a list that moves
  * under the walk may send one back) and the page naming it is handed out with `cursorRepeated: true`, so the caller
