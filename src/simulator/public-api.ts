@@ -40,6 +40,8 @@ export interface ApiResponse {
 /** The unkind knobs the handlers consult (see SimulatorOptions). */
 export interface ApiKnobs {
   cursorKind: CursorKind;
+  /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
+  pagingFirst: boolean;
   corruptions: Corruptions;
   /** Consumes one armed `repeatPage` fault matching this path; false when none is armed. */
   takeRepeatPage(path: string): boolean;
@@ -190,7 +192,7 @@ export class PublicApi {
     const hook = this.knobs.listPageHook();
     return {
       status: 200,
-      body: { results, paging: { next } },
+      body: this.listBody(results, next),
       ...(hook ? { afterBuilt: () => hook(resource, pageNumber, results) } : {}),
     };
   }
@@ -228,7 +230,7 @@ export class PublicApi {
           )
         : null;
     const results = page.map((u) => this.knobs.corruptions.user(this.data.renderUser(u)));
-    return { status: 200, body: { results, paging: { next } } };
+    return { status: 200, body: this.listBody(results, next) };
   }
 
   private getUser(id: string): ApiResponse {
@@ -256,12 +258,19 @@ export class PublicApi {
     return { status: 200, body: this.view(resource, record, true) };
   }
 
+  private listBody(results: unknown[], next: { after: string; link: string } | null): unknown {
+    return this.knobs.pagingFirst ? { paging: { next }, results } : { results, paging: { next } };
+  }
+
   private search(resource: RecordResource, request: ApiRequest): ApiResponse {
     const result = runSearch(this.data, resource, request.body());
     const next = result.hasMore ? { after: String(result.pageNumber + 1), link: `${request.origin}${request.path}` } : null;
     return {
       status: 200,
-      body: { results: result.page.map((r) => this.view(resource, r, false)), paging: { next } },
+      body: this.listBody(
+        result.page.map((r) => this.view(resource, r, false)),
+        next,
+      ),
     };
   }
 }

@@ -46,6 +46,9 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
   const cursorKind = options.cursorKind ?? 'keyset';
   if (cursorKind !== 'keyset' && cursorKind !== 'offset') throw new Error(`unknown cursorKind ${String(cursorKind)}`);
+  const jsonLayout = options.jsonLayout ?? 'compact';
+  if (jsonLayout !== 'compact' && jsonLayout !== 'unkind') throw new Error(`unknown jsonLayout ${String(jsonLayout)}`);
+  const indent = jsonLayout === 'unkind' ? 2 : undefined;
 
   const data = new SalesData(options.listOrder ?? 'updated_at', seed);
   if (options.summaryStatuses) data.summaryStatuses = checkSummaryStatuses(options.summaryStatuses);
@@ -71,6 +74,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   let adminRef: SimulatorAdmin | null = null;
   const api = new PublicApi(data, `cursor-${seed}`, {
     cursorKind,
+    pagingFirst: jsonLayout === 'unkind',
     corruptions,
     takeRepeatPage: (path) => {
       if (!faults.takeRepeatPage(path)) return false;
@@ -252,14 +256,14 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         console.error('[simulator] unexpected error', error);
       }
     }
-    let text = JSON.stringify(answer.body);
+    let text = JSON.stringify(answer.body, null, indent);
     // The onListPage hook runs on a body already serialized, so what it changes shows from the next request on.
     try {
       afterBuilt?.();
     } catch (error) {
       console.error('[simulator] onListPage hook failed', error);
       answer = { status: 500, body: { error: { code: 'internal_error', message: MESSAGES.internal_error } } };
-      text = JSON.stringify(answer.body);
+      text = JSON.stringify(answer.body, null, indent);
     }
     const remaining = decision.delayMs - (performance.now() - arrived);
     if (remaining > 0) await sleep(remaining);

@@ -72,6 +72,9 @@ export interface SummaryInput {
   status?: string;
 }
 
+/** See `SimulatorOptions.jsonLayout`. */
+export type JsonLayout = 'compact' | 'unkind';
+
 export type FaultKind =
   | 'error'
   | 'error500'
@@ -244,6 +247,11 @@ export interface SimulatorOptions {
    * walk step over one unchanged record (the case `DESIGN.md` warns about). @defaultValue 'keyset'
    */
   cursorKind?: CursorKind;
+  /**
+   * How answers are written; the spec fixes neither the order of a list's members nor the JSON's spacing.
+   * 'unkind': every list names `paging` before `results`, and every body is indented. @defaultValue 'compact'
+   */
+  jsonLayout?: JsonLayout;
   /**
    * Called synchronously for every record-list page answered 200, after its body is built and before it is sent,
    * so a test can change data in the middle of a walk. An exception thrown here makes that response a 500

@@ -22,6 +22,8 @@ export interface Reply {
   status: number;
   headers: Headers;
   body: any;
+  /** The body as sent. */
+  text: string;
 }
 
 /** One request to the public API with a key (default: read). */
@@ -47,7 +49,7 @@ export async function call(
   } catch {
     // faults may send HTML or truncated JSON: keep the text
   }
-  return { status: res.status, headers: res.headers, body };
+  return { status: res.status, headers: res.headers, body, text };
 }
 
 /** Follows paging.next.after until the end; returns every page's results in order. */

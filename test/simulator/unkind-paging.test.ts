@@ -157,3 +157,20 @@ describe('repeatPage fault', () => {
     expect(sim.admin.stats().faults).toEqual({ repeatPage: 2 });
   });
 });
+
+describe('jsonLayout unkind', () => {
+  test('lists name paging before results in indented JSON, with the same members as compact ones', async () => {
+    const compact = await start({ seed: 5 });
+    const unkind = await start({ seed: 5, jsonLayout: 'unkind' });
+    for (const path of ['/v1/deals/?page_size=3', '/v1/users/?page_size=2']) {
+      const [a, b] = [await call(compact, 'GET', path), await call(unkind, 'GET', path)];
+      expect(a.text.startsWith('{"results":['), path).toBe(true);
+      expect(b.text.startsWith('{\n  "paging": {\n    "next": {'), path).toBe(true);
+      expect(b.text.indexOf('"paging"')).toBeLessThan(b.text.indexOf('"results"'));
+      expect(b.body.results).toEqual(a.body.results);
+      expect(b.body.paging.next.after).toEqual(expect.any(String));
+    }
+    const search = await call(unkind, 'POST', '/v1/deals/search/', { body: { page_size: 2 } });
+    expect(search.text.indexOf('"paging"')).toBeLessThan(search.text.indexOf('"results"'));
+  });
+});

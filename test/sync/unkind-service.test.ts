@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PAGE_SIZE } from '../../src/api/client.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
 import type { ListPageEvent } from '../../src/simulator/index.js';
 import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
@@ -126,6 +127,25 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
     const forced = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1, force: true });
     expect(forced.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 100 });
     await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
+describe('JSON laid out otherwise (the spec fixes neither member order nor spacing)', () => {
+  it('lists naming paging first, in indented JSON: a sync mirrors the truth and asks for each page once, as for compact JSON', async () => {
+    const requestsUnder = async (jsonLayout: 'compact' | 'unkind') => {
+      harness = await startHarness({ seed: 47, size: SIZE, jsonLayout });
+      expect((await harness.sync()).ok).toBe(true);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+      const { byRoute } = harness.sim.admin.stats();
+      await harness.close();
+      harness = undefined;
+      return byRoute;
+    };
+    const compact = await requestsUnder('compact');
+    const unkind = await requestsUnder('unkind');
+    // Every page read ahead from the text found the cursor the parsed page confirmed: no request was wasted.
+    expect(unkind['GET /v1/deals/']).toBe(Math.ceil(SIZE.deals / DEFAULT_PAGE_SIZE));
+    expect(unkind).toEqual(compact);
   });
 });
 
