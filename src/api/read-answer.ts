@@ -26,7 +26,8 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
   const sentEarly = spec.onText?.(response.body) === true;
   if (sentEarly) await aTurn();
   const json = parseJson(response.body);
-  if (json.ok && spec.onJson?.(json.value) && !sentEarly) await aTurn();
+  // Only one early request per answer: once the text led to it, the parsed body need not be shown.
+  if (json.ok && !sentEarly && spec.onJson?.(json.value)) await aTurn();
   const checked = json.ok ? spec.check(json.value) : json;
   if (checked.ok) return { kind: 'data', data: checked.data, serverDate: serverDateOf(response.headers) };
   if ('error' in checked) return { kind: 'refused', error: checked.error };

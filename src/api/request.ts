@@ -26,7 +26,10 @@ export interface RequestSpec<T> {
    * check overlap its latency. A guess: whoever uses it must confirm it against the parsed body.
    */
   onText?: ((body: string) => boolean) | undefined;
-  /** Sees a 2xx body as soon as it parses, before `check`; true when it sent a request (see `onText`). */
+  /**
+   * Sees a 2xx body as soon as it parses, before `check`, unless `onText` sent a request already; true when it
+   * sent one (see `onText`).
+   */
   onJson?: ((json: unknown) => boolean) | undefined;
   /** Each attempt's token yields to requests standing level (AcquireOptions.yielding). @defaultValue false */
   yielding?: boolean | undefined;

@@ -52,7 +52,7 @@ describe('readAnswer', () => {
     expect(await readAnswer(spec({ check: () => ({ ok: false, error }) }), answer(200, '{}'), null)).toEqual({ kind: 'refused', error });
   });
 
-  it('shows a 2xx body to onText before parsing it and, once that sent a request, lets a turn pass first', async () => {
+  it('shows a 2xx body to onText before parsing it and, once that sent a request, lets a turn pass and skips onJson', async () => {
     const seen: string[] = [];
     const watched = (sent: boolean) =>
       spec({
@@ -61,7 +61,7 @@ describe('readAnswer', () => {
         check: (json) => (seen.push('check'), { ok: true, data: json }),
       });
     await readAnswer(watched(true), answer(200, '{}'), null);
-    expect(seen).toEqual(['onText {}', 'a turn', 'onJson', 'check']);
+    expect(seen).toEqual(['onText {}', 'a turn', 'check']);
     seen.length = 0;
     await readAnswer(watched(false), answer(200, '{}'), null);
     await readAnswer(watched(true), answer(503, '{}'), null);
