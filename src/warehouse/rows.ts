@@ -87,66 +87,22 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The sorted order of the last key list seen: records listing the same properties in the same order (a service
- * that sends every property, set or not) then cost a comparison of their keys, not a sort; any other list is
- * sorted, as without it. `inOrder`: the keys were sorted already.
- */
-export class KeyOrder {
-  private keys: readonly string[] = [];
-  private sorted: readonly string[] = [];
-  private sortedAlready = true;
-
-  of(keys: readonly string[]): { sorted: readonly string[]; inOrder: boolean } {
-    const last = this.keys;
-    let same = keys.length === last.length;
-    for (let i = 0; same && i < keys.length; i += 1) same = keys[i] === last[i];
-    if (!same) {
-      this.keys = keys;
-      this.sorted = [...keys].sort();
-      this.sortedAlready = this.sorted.every((key, i) => key === keys[i]);
-    }
-    return { sorted: this.sorted, inOrder: this.sortedAlready };
-  }
-}
-
-/**
- * `canonicalJson(properties)`, fast for the usual flat object: the same keys inserted in sorted order into a
- * plain object, which JSON.stringify writes natively (an allow-list of keys takes its slow path); when the keys
- * arrive sorted, the object itself is that object, and `raw` (its JSON.stringify, if the caller has it) is the
- * answer. Nested values, and a key named `__proto__` (which a plain object would swallow), take the general path.
- */
-function canonicalProperties(properties: Record<string, PropertyValue>, order = new KeyOrder(), raw?: string): string {
-  const { sorted: keys, inOrder } = order.of(Object.keys(properties));
-  for (const key of keys) {
-    const value = properties[key]!;
-    if ((value !== null && typeof value === 'object') || key === '__proto__') return canonicalJson(properties);
-  }
-  if (inOrder) return raw ?? JSON.stringify(properties);
-  const sorted: Record<string, PropertyValue> = {};
-  for (const key of keys) sorted[key] = properties[key]!;
-  return JSON.stringify(sorted);
-}
-
-/**
  * What a record says, as one hash: raw properties (canonical JSON) and both timestamps as instants (an offset
  * change alone is not a change). A reconcile sweep compares it with the stored row's and writes only on a
- * difference, which also catches changes that never moved `updated_at` (links, predicted values).
- * `createdAt` / `updatedAt`: the record's canonical instants when the caller has them already; `order` and
- * `rawProperties` (the properties' JSON.stringify) spare a batch's encoder a sort and a serialization per record.
+ * difference, which also catches changes that never moved `updated_at` (links, predicted values). The batch
+ * encoder (`recordEncoder`) builds the same text from its own pieces; this is the definition.
  */
-export function contentHash(
-  record: ServiceRecord,
-  createdAt: string | null = canonicalInstant(record.created_at),
-  updatedAt: string | null = canonicalInstant(record.updated_at),
-  order?: KeyOrder,
-  rawProperties?: string,
-): string {
-  // The text canonicalJson({ properties, created_at, updated_at }) would give, built directly.
-  const content =
-    `{"created_at":${JSON.stringify(createdAt ?? record.created_at) ?? 'null'},` +
-    `"properties":${canonicalProperties(record.properties, order, rawProperties)},` +
-    `"updated_at":${JSON.stringify(updatedAt ?? record.updated_at) ?? 'null'}}`;
-  return hash('sha256', content, 'hex');
+export function contentHash(record: ServiceRecord): string {
+  return hashOf(
+    JSON.stringify(canonicalInstant(record.created_at) ?? record.created_at) ?? 'null',
+    canonicalJson(record.properties),
+    JSON.stringify(canonicalInstant(record.updated_at) ?? record.updated_at) ?? 'null',
+  );
+}
+
+/** The hash of the text canonicalJson({ properties, created_at, updated_at }) gives, from its parts' JSON. */
+function hashOf(createdAtJson: string, canonicalPropertiesJson: string, updatedAtJson: string): string {
+  return hash('sha256', `{"created_at":${createdAtJson},"properties":${canonicalPropertiesJson},"updated_at":${updatedAtJson}}`, 'hex');
 }
 
 /** A staged cell, or the raw properties themselves (the `nested` column). */
@@ -176,28 +132,100 @@ export function recordCells(record: ServiceRecord, plan: readonly ColumnPlan[], 
   const updatedAt = canonicalInstant(record.updated_at);
   const cells = leadingCells(record, plan, createdAt, updatedAt);
   // `_properties` keeps the service's own order; the hash takes the canonical one.
-  cells.push(record.properties, syncedAt, null, contentHash(record, createdAt, updatedAt));
+  cells.push(record.properties, syncedAt, null, contentHash(record));
   return cells;
 }
 
 /**
+ * A typed cell's JSON text: `toColumnValue`'s cell, from the value's own JSON (`valueJson`) when the value already
+ * has its column's type, the usual case, which then costs no second serialization.
+ */
+function cellJson(value: PropertyValue, valueJson: string, sqlType: SqlType): string {
+  switch (typeof value) {
+    case 'string':
+      if (sqlType === 'VARCHAR') return valueJson;
+      if (sqlType === 'DATE') return parseDateDays(value) === null ? 'null' : valueJson;
+      break;
+    case 'number':
+      // JSON numbers are finite: the text is the cell's.
+      if (sqlType === 'DOUBLE') return valueJson;
+      break;
+    case 'boolean':
+      if (sqlType === 'BOOLEAN') return valueJson;
+      break;
+  }
+  return JSON.stringify(toColumnValue(value, sqlType));
+}
+
+/** Most records of a list share a few key lists: each one's sorted order is worked out once per batch. */
+const SORTED_ORDERS_KEPT = 1024;
+
+/**
  * A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant.
- * The properties are serialized once: that text is spliced in as `_properties` (JSON keys may come in any
- * order: `read_json` matches them by name) and, when their keys arrive sorted, is the canonical text hashed.
+ * The row is written as text from each property value's JSON, made once and used three times: in `_properties`
+ * (the service's own order), in the canonical text the hash takes (`contentHash`: keys sorted) and as the typed
+ * cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, … (`ndjsonKey`), the columns in
+ * order with `_properties` last (`read_json` matches keys by name); no name from the service is ever a key.
  */
 export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
   const columns = recordColumns(plan);
-  const propertiesIndex = columns.findIndex((c) => c.nested);
-  const encode = ndjsonEncoder(columns.length, propertiesIndex);
-  const synced = canonicalInstant(syncedAt) ?? syncedAt;
-  const order = new KeyOrder();
+  const key = columns.map((_, i) => `"${ndjsonKey(i)}":`);
+  const at = (name: string) => key[columns.findIndex((c) => c.name === name)]!;
+  const properties = at('_properties');
+  const tail = `,${at('_synced_at')}${JSON.stringify(canonicalInstant(syncedAt) ?? syncedAt)},${at('_deleted_at')}null,${at('_content_hash')}`;
+  const planKeys = plan.map((_, i) => `,${key[i + 3]}`);
+  const slots = new Map(plan.map((p, i) => [p.apiName, i]));
+  const quotedKeys = new Map<string, string>();
+  const sortedOrders = new Map<string, { names: readonly string[]; order: number[] }>();
+  const quoted = (name: string): string => {
+    let text = quotedKeys.get(name);
+    if (text === undefined) quotedKeys.set(name, (text = JSON.stringify(name)));
+    return text;
+  };
+  const sortedOrder = (names: readonly string[]): number[] => {
+    const signature = names.join('\u0000');
+    const known = sortedOrders.get(signature);
+    // A key holding the separator could make two lists one signature: a hit counts only for the same list.
+    if (known && known.names.length === names.length && known.names.every((name, i) => name === names[i])) return known.order;
+    const order = names.map((_, i) => i).sort((x, y) => (names[x]! < names[y]! ? -1 : names[x]! > names[y]! ? 1 : 0));
+    if (sortedOrders.size >= SORTED_ORDERS_KEPT) sortedOrders.clear();
+    sortedOrders.set(signature, { names, order });
+    return order;
+  };
   return (record) => {
+    const values = record.properties;
+    const names = Object.keys(values);
+    const texts: string[] = new Array<string>(names.length);
+    const cells: string[] = new Array<string>(plan.length).fill('null');
+    let nested = false;
+    let raw = '{';
+    for (let i = 0; i < names.length; i += 1) {
+      const name = names[i]!;
+      const value = values[name]!;
+      const text = JSON.stringify(value);
+      if (value !== null && typeof value === 'object') nested = true;
+      texts[i] = text;
+      raw += `${i === 0 ? '' : ','}${quoted(name)}:${text}`;
+      const slot = slots.get(name);
+      if (slot !== undefined) cells[slot] = cellJson(value, text, plan[slot]!.sqlType as SqlType);
+    }
+    raw += '}';
+    let canonical: string;
+    if (nested) {
+      canonical = canonicalJson(values); // nested objects' keys are sorted too
+    } else {
+      const order = sortedOrder(names);
+      canonical = '{';
+      for (let j = 0; j < order.length; j += 1) canonical += `${j === 0 ? '' : ','}${quoted(names[order[j]!]!)}:${texts[order[j]!]!}`;
+      canonical += '}';
+    }
     const createdAt = canonicalInstant(record.created_at);
     const updatedAt = canonicalInstant(record.updated_at);
-    const cells = leadingCells(record, plan, createdAt, updatedAt);
-    const raw = JSON.stringify(record.properties);
-    cells.push(null, synced, null, contentHash(record, createdAt, updatedAt, order, raw));
-    return `${encode(cells)},"${ndjsonKey(propertiesIndex)}":${raw}}`;
+    const createdJson = JSON.stringify(createdAt ?? record.created_at) ?? 'null';
+    const updatedJson = JSON.stringify(updatedAt ?? record.updated_at) ?? 'null';
+    let line = `{${key[0]}${JSON.stringify(record.id) ?? 'null'},${key[1]}${createdAt === null ? 'null' : createdJson},${key[2]}${updatedAt === null ? 'null' : updatedJson}`;
+    for (let i = 0; i < cells.length; i += 1) line += planKeys[i]! + cells[i]!;
+    return `${line}${tail}"${hashOf(createdJson, canonical, updatedJson)}",${properties}${raw}}`;
   };
 }
 
@@ -257,22 +285,6 @@ export function recordToRow(record: ServiceRecord, plan: readonly ColumnPlan[], 
 /** The key of the `index`-th column in an NDJSON row: positional, so no column name (`__proto__`…) is ever a key. */
 export function ndjsonKey(index: number): string {
   return `c${index}`;
-}
-
-/**
- * Writes cells as NDJSON objects keyed `c0`, `c1`, … (`ndjsonKey`), for DuckDB's `read_json`: one native
- * JSON.stringify of an object literal with those keys. A literal gets its shape up front, which V8 serializes
- * on its fast path (an object filled key by key took twice as long); the source is made from the column count
- * alone, so no name or value from the service ever reaches it. Column `withheld` is left out, and the object
- * left open (no closing brace), for the caller to append that column's JSON as it already has it.
- */
-function ndjsonEncoder(columnCount: number, withheld: number): (cells: readonly RecordCell[]) => string {
-  const members = Array.from({ length: columnCount }, (_, i) => i)
-    .filter((i) => i !== withheld)
-    .map((i) => `${ndjsonKey(i)}: cells[${i}] ?? null`);
-  return new Function('cells', `return JSON.stringify({ ${members.join(', ')} }).slice(0, -1);`) as (
-    cells: readonly RecordCell[],
-  ) => string;
 }
 
 /** A record's `updated_at`, canonical (`canonicalInstant`); a record without a valid one fails the batch. */
