@@ -162,9 +162,9 @@ const SORTED_ORDERS_KEPT = 1024;
 
 /**
  * A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant.
- * The row is written as text from each property value's JSON, made once and used three times: in `_properties`
- * (the service's own order), in the canonical text the hash takes (`contentHash`: keys sorted) and as the typed
- * cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, … (`ndjsonKey`), the columns in
+ * The row is written as text: `_properties` in the service's own order (one JSON.stringify), and each property
+ * value's JSON, made once, used twice: in the canonical text the hash takes (`contentHash`: keys sorted) and as
+ * the typed cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, … (`ndjsonKey`), the columns in
  * order with `_properties` last (`read_json` matches keys by name); no name from the service is ever a key.
  */
 export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
@@ -198,18 +198,16 @@ export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (r
     const texts: string[] = new Array<string>(names.length);
     const cells: string[] = new Array<string>(plan.length).fill('null');
     let nested = false;
-    let raw = '{';
+    const raw = JSON.stringify(values);
     for (let i = 0; i < names.length; i += 1) {
       const name = names[i]!;
       const value = values[name]!;
       const text = JSON.stringify(value);
       if (value !== null && typeof value === 'object') nested = true;
       texts[i] = text;
-      raw += `${i === 0 ? '' : ','}${quoted(name)}:${text}`;
       const slot = slots.get(name);
       if (slot !== undefined) cells[slot] = cellJson(value, text, plan[slot]!.sqlType as SqlType);
     }
-    raw += '}';
     let canonical: string;
     if (nested) {
       canonical = canonicalJson(values); // nested objects' keys are sorted too
