@@ -164,8 +164,8 @@ const SORTED_ORDERS_KEPT = 1024;
  * A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant.
  * The row is written as text: `_properties` in the service's own order (one JSON.stringify), and each property
  * value's JSON, made once, used twice: in the canonical text the hash takes (`contentHash`: keys sorted) and as
- * the typed cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, … (`ndjsonKey`), the columns in
- * order with `_properties` last (`read_json` matches keys by name); no name from the service is ever a key.
+ * the typed cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, … (`ndjsonKey`), the
+ * columns in order with `_properties` last (`read_json` matches keys by name); no name from the service is a key.
  */
 export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
   const columns = recordColumns(plan);
@@ -173,7 +173,8 @@ export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (r
   const at = (name: string) => key[columns.findIndex((c) => c.name === name)]!;
   const properties = at('_properties');
   const tail = `,${at('_synced_at')}${JSON.stringify(canonicalInstant(syncedAt) ?? syncedAt)},${at('_deleted_at')}null,${at('_content_hash')}`;
-  const planKeys = plan.map((_, i) => `,${key[i + 3]}`);
+  // The plan's columns follow id, created_at and updated_at (`recordColumns`).
+  const planKeys = key.slice(3, 3 + plan.length).map((k) => `,${k}`);
   const slots = new Map(plan.map((p, i) => [p.apiName, i]));
   const quotedKeys = new Map<string, string>();
   const sortedOrders = new Map<string, { names: readonly string[]; order: number[] }>();
