@@ -51,8 +51,9 @@ export function runChildSync(url: string, warehousePath: string, env: Record<str
     SALES_API_BASE_URL: url,
     SALES_API_KEY: DEFAULT_KEYS.read,
     WAREHOUSE_PATH: warehousePath,
-    // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench).
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_'))),
+    // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench), Node's own as well
+    // (NODE_OPTIONS=--max-old-space-size=160: a heap ceiling as docs/configuration.md describes it).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_') || name === 'NODE_OPTIONS')),
     ...env,
   });
 }
