@@ -24,7 +24,8 @@ import type {
 } from './types.js';
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
-import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, recordColumns, recordEncoder } from './rows.js';
+import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, recordColumns } from './rows.js';
+import { encodeInTurns } from './encode-turns.js';
 import { ndjsonObjectSize } from './staging.js';
 import {
   applyDefinitions,
@@ -82,23 +83,6 @@ type Prepared = PreparedBatch & { [PREPARED]: true } & (
 
 function isPrepared(batch: PageBatch | PreparedBatch): batch is Prepared {
   return PREPARED in batch;
-}
-
-/**
- * Records encoded per turn of the event loop: a large batch never holds up the pages other walks await, nor the
- * answers of the commit in flight (each waits for the turn under way: at 250 records, several ms a round trip).
- */
-const ENCODE_SLICE = 50;
-
-/** `encodeRecords`, yielding to the event loop every `ENCODE_SLICE` records. */
-async function encodeInSlices(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): Promise<NdjsonRows> {
-  const encode = recordEncoder(plan, syncedAt);
-  const rows = new NdjsonRows();
-  for (const record of records) {
-    if (rows.rows > 0 && rows.rows % ENCODE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-    rows.push(encode(record));
-  }
-  return rows;
 }
 
 /** Statements `query` runs: those that read. Everything else is refused before it runs (`query_refused`). */
@@ -390,7 +374,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
   // Batches encode one at a time, in the order they were prepared: the one the writer takes next is ready soonest.
   // Encoded side by side, two batches would each finish when both had, and the writer would wait for the pair.
-  const encodeInTurn = pLimit(1);
+  const oneAtATime = pLimit(1);
   /**
    * Check a batch and start encoding it with the plan the last commit used, now, while earlier calls still hold
    * the queue: a run's JS work overlaps DuckDB's. Re-encoded at commit only if the plan has changed meanwhile.
@@ -405,7 +389,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     }
     const syncedAt = nowIso();
     const guess = lastPlans.get(resource);
-    const early = guess ? encodeInTurn(() => encodeInSlices(records, guess, syncedAt)) : undefined;
+    const early = guess ? oneAtATime(() => encodeInTurns(records, guess, syncedAt)) : undefined;
     // Awaited at commit only if the plan still holds; a failure then surfaces there, never as an unhandled one.
     early?.catch(() => undefined);
     return { resource, batch, records, syncedAt, guess, early, [PREPARED]: true };
