@@ -95,14 +95,31 @@ function readJsonType(column: StageColumn): string {
   return column.sqlType === 'JSON' ? 'VARCHAR' : column.sqlType;
 }
 
+/** What of `chunks` a write of `bytesWritten` bytes left, from the first byte not written (empty chunks dropped). */
+export function unwritten(chunks: readonly Buffer[], bytesWritten: number): Buffer[] {
+  const left: Buffer[] = [];
+  let skip = bytesWritten;
+  for (const chunk of chunks) {
+    if (skip >= chunk.length) {
+      skip -= chunk.length;
+      continue;
+    }
+    left.push(skip > 0 ? chunk.subarray(skip) : chunk);
+    skip = 0;
+  }
+  return left;
+}
+
 /**
- * `bytes` as a new private file, in as few calls as the OS allows (one for a regular file). Not `writeFile`: it
- * writes 512 KiB at a time, and each completion waits for a turn of an event loop busy encoding the next batch.
+ * `chunks` as a new private file, in as few calls as the OS allows (one for a regular file), without copying them
+ * into one buffer first. Not `writeFile`: it writes 512 KiB at a time, and each completion waits for a turn of an
+ * event loop busy encoding the next batch.
  */
-async function writeWhole(file: string, bytes: Buffer): Promise<void> {
+async function writeWhole(file: string, chunks: readonly Buffer[]): Promise<void> {
   const handle = await open(file, 'w', 0o600);
   try {
-    for (let offset = 0; offset < bytes.length;) offset += (await handle.write(bytes, offset)).bytesWritten;
+    let pending = unwritten(chunks, 0);
+    while (pending.length > 0) pending = unwritten(pending, (await handle.writev(pending)).bytesWritten);
   } finally {
     await handle.close();
   }
@@ -123,7 +140,7 @@ export async function withNdjsonSource<T>(
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
   try {
-    await writeWhole(file, Buffer.concat(rows.bytes()));
+    await writeWhole(file, rows.bytes());
     return await work(
       `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
     );
