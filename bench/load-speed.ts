@@ -135,8 +135,9 @@ export async function benchLoadSpeed(options: {
         progress: { resource: 'deals', phase: 'walking', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: 0, resumed: false },
         propertyColumns: definitions.length,
         report: () => undefined,
+        recordBuffer: () => warehouse.recordBuffer('deals', { observedWins: false }),
         commit: (pages, cursor) => {
-          batches.push(pages.records.length);
+          batches.push(pages.records.added);
           const batch = warehouse.prepareBatch('deals', {
             records: pages.records,
             checkpoint: { cursor, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },

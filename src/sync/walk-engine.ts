@@ -102,6 +102,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       report,
       ...(kind.allDetails ? { allDetails: true } : {}),
       ...(deps.writerBacklog ? { writerBacklog: deps.writerBacklog } : {}),
+      recordBuffer: () => warehouse.recordBuffer(resource, { observedWins: kind.observedWins }),
       onPage: (page) => {
         signals.observe(page.results, page.cursorRepeated === true);
         if (page.serverDate !== null) lastServerDate = page.serverDate;

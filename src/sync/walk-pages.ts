@@ -3,7 +3,7 @@ import type { ListPage, SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
-import type { Warehouse } from '../warehouse/types.js';
+import { RecordList, type RecordBuffer, type Warehouse } from '../warehouse/index.js';
 import { toSalesyncError } from './errors.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
@@ -14,7 +14,8 @@ import { WriterBacklog } from './writer-backlog.js';
 
 /** Pages fetched since the last commit: committed together with the cursor that follows them. */
 export interface BufferedPages {
-  records: ServiceRecord[];
+  /** The pages' records, as `PageWalk.recordBuffer` gathers them. */
+  records: RecordBuffer;
   /** Meeting logs: the summaries of each log whose single view was fetched. */
   summaries: Map<string, MeetingLogSummary[]>;
   /** Server time of the latest page whose single views are in `summaries` (their re-read schedule starts there). */
@@ -23,7 +24,7 @@ export interface BufferedPages {
   rejects: RejectedRecord[];
 }
 
-const emptyBuffer = (): BufferedPages => ({ records: [], summaries: new Map(), summariesReadAt: null, rejects: [] });
+const emptyBuffer = (records: RecordBuffer): BufferedPages => ({ records, summaries: new Map(), summariesReadAt: null, rejects: [] });
 
 export interface PageWalk {
   api: SalesApi;
@@ -45,6 +46,11 @@ export interface PageWalk {
   allDetails?: boolean;
   /** Rows queued for the writer by every walk of the process (`SyncDeps.writerBacklog`). @defaultValue this walk's own */
   writerBacklog?: WriterBacklog;
+  /**
+   * A new batch's record buffer (`Warehouse.recordBuffer`: pages encoded as they arrive, so a batch holds rows,
+   * not records). @defaultValue a plain list (`RecordList`)
+   */
+  recordBuffer?: () => RecordBuffer;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
   /**
@@ -64,7 +70,8 @@ export interface PageWalk {
 export async function walkPages(walk: PageWalk): Promise<void> {
   const { api, warehouse, resource, settings, signal, log, counters, progress, report } = walk;
   const hasSummaries = resourceDescriptor(resource).hasSummaries;
-  let buffer = emptyBuffer();
+  const newBuffer = () => emptyBuffer(walk.recordBuffer?.() ?? new RecordList());
+  let buffer = newBuffer();
   let bufferCursor: string | null = walk.after;
   let bufferSince = 0;
   const backlog = walk.writerBacklog ?? new WriterBacklog();
@@ -74,8 +81,8 @@ export async function walkPages(walk: PageWalk): Promise<void> {
   const startCommit = async (cursor: string | null) => {
     report('committing');
     const pages = buffer;
-    buffer = emptyBuffer();
-    const records = pages.records.length; // not the records: the log line must not keep them alive
+    buffer = newBuffer();
+    const records = pages.records.added; // not the records: the log line must not keep them alive
     await commits.push(
       () => walk.commit(pages, cursor),
       () => {
@@ -109,8 +116,8 @@ export async function walkPages(walk: PageWalk): Promise<void> {
         for (const reject of detailed.rejects) buffer.rejects.push(reject);
         counters.details += detailed.fetched;
       }
-      if (buffer.records.length === 0) bufferSince = Date.now();
-      for (const record of records) buffer.records.push(record);
+      if (buffer.records.added === 0) bufferSince = Date.now();
+      await buffer.records.add(records);
       for (const reject of page.rejects) {
         buffer.rejects.push(reject);
         log.warn(
@@ -124,7 +131,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       const done = page.nextCursor === null;
       if (
         shouldFlush(
-          buffer.records.length,
+          buffer.records.added,
           Date.now() - bufferSince,
           done,
           {
@@ -153,7 +160,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       warehouseFailed = true;
       if (commitError !== error) log.warn({ err: toSalesyncError(commitError).message }, 'the commit in flight failed too');
     }
-    if (!warehouseFailed && (buffer.records.length > 0 || buffer.rejects.length > 0) && bufferCursor !== null) {
+    if (!warehouseFailed && (buffer.records.added > 0 || buffer.rejects.length > 0) && bufferCursor !== null) {
       try {
         await startCommit(bufferCursor);
         await commits.drain();

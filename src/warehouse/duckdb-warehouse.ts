@@ -14,6 +14,7 @@ import type {
   CommitResult,
   PageBatch,
   PreparedBatch,
+  RecordBuffer,
   RunFinish,
   RunRow,
   RunStart,
@@ -24,8 +25,9 @@ import type {
 } from './types.js';
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
-import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, recordColumns } from './rows.js';
+import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { encodeInTurns } from './encode-turns.js';
+import { EncodedRecords, RecordList } from './record-buffer.js';
 import { ndjsonObjectSize } from './staging.js';
 import {
   applyDefinitions,
@@ -78,8 +80,20 @@ const PREPARED = Symbol('prepared batch');
 /** What `prepareBatch` hands back: the batch checked and its encoding under way (or why it cannot be written). */
 type Prepared = PreparedBatch & { [PREPARED]: true } & (
     | { invalid: { error: unknown } }
-    | { records: ServiceRecord[]; syncedAt: string; guess: ColumnPlan[] | undefined; early: Promise<NdjsonRows> | undefined }
+    | {
+        /** The plan `early` encodes with. */
+        guess: readonly ColumnPlan[] | undefined;
+        early: Promise<NdjsonRows> | undefined;
+        /** The batch's rows for `plan`, when the guess was wrong or there was none. */
+        encodeFor: (plan: readonly ColumnPlan[]) => NdjsonRows;
+      }
   );
+
+/** A batch's records given as a list; a buffer this warehouse did not make is refused. */
+function asList(records: readonly ServiceRecord[] | RecordBuffer): readonly ServiceRecord[] {
+  if (Array.isArray(records)) return records as readonly ServiceRecord[];
+  throw new Error('a record buffer must come from the warehouse it is committed to (recordBuffer)');
+}
 
 function isPrepared(batch: PageBatch | PreparedBatch): batch is Prepared {
   return PREPARED in batch;
@@ -377,12 +391,27 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const oneAtATime = pLimit(1);
   /**
    * Check a batch and start encoding it with the plan the last commit used, now, while earlier calls still hold
-   * the queue: a run's JS work overlaps DuckDB's. Re-encoded at commit only if the plan has changed meanwhile.
+   * the queue: a run's JS work overlaps DuckDB's. Re-encoded at commit only if the plan has changed meanwhile. A
+   * batch gathered in a `recordBuffer` was encoded page by page as it came: only checked here.
    */
   const prepare = (resource: RecordResourceName, batch: PageBatch): Prepared => {
+    const given = batch.records;
+    if (given instanceof EncodedRecords) {
+      // Encoded page by page as the walk gathered it (`recordBuffer`).
+      if (given.observedWins !== (batch.observedWins ?? false)) {
+        const error = new Error('a record buffer was committed under another dedupe rule than it was opened with');
+        return { resource, batch, invalid: { error }, [PREPARED]: true };
+      }
+      if (given.invalid) return { resource, batch, invalid: given.invalid, [PREPARED]: true };
+      const rows = given.close();
+      const { plan: guess, syncedAt } = given;
+      const encodeFor = (plan: readonly ColumnPlan[]) => reencodeRows(rows, guess, plan, syncedAt);
+      return { resource, batch, guess, early: Promise.resolve(rows), encodeFor, [PREPARED]: true };
+    }
     let records: ServiceRecord[];
     try {
-      records = batch.observedWins ? dedupeLastObserved(batch.records) : dedupeLatest(batch.records);
+      const list = given instanceof RecordList ? given.records : asList(given);
+      records = batch.observedWins ? dedupeLastObserved(list) : dedupeLatest(list);
     } catch (error) {
       // A batch that cannot be written never takes the file: its commit fails before opening it.
       return { resource, batch, invalid: { error }, [PREPARED]: true };
@@ -392,7 +421,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     const early = guess ? oneAtATime(() => encodeInTurns(records, guess, syncedAt)) : undefined;
     // Awaited at commit only if the plan still holds; a failure then surfaces there, never as an unhandled one.
     early?.catch(() => undefined);
-    return { resource, batch, records, syncedAt, guess, early, [PREPARED]: true };
+    const encodeFor = (plan: readonly ColumnPlan[]) => encodeRecords(records, plan, syncedAt);
+    return { resource, batch, guess, early, encodeFor, [PREPARED]: true };
   };
 
   return {
@@ -422,21 +452,29 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         // Columns added by ALTER, filled page by page, each page committed (a fill cut short resumes here next
         // time, or at the next session's first commit into the table); a rebuild left nothing to fill.
         await fillPendingColumns(connection, tableOf(resource), logger ? { logger } : {});
+        // The plan the next commit will read: the walk that follows encodes its pages with it (`recordBuffer`).
+        lastPlans.set(resource, planFromAssignments(await readAssignments(connection, resource)));
         return applied;
       }),
 
     prepareBatch: (resource: RecordResourceName, batch: PageBatch): PreparedBatch => prepare(resource, batch),
 
+    recordBuffer: (resource: RecordResourceName, options: { observedWins: boolean }): RecordBuffer => {
+      // Without a plan yet (no definitions applied, nothing committed by this handle), the records wait as they are.
+      const plan = lastPlans.get(resource);
+      return plan ? new EncodedRecords(plan, nowIso(), options.observedWins) : new RecordList();
+    },
+
     commitBatch: (resource: RecordResourceName, given: PageBatch | PreparedBatch) => {
       const prepared = isPrepared(given) ? given : prepare(resource, given as PageBatch);
       if ('invalid' in prepared) return Promise.reject(prepared.invalid.error);
-      const { batch, records, syncedAt, guess, early } = prepared;
+      const { batch, guess, early, encodeFor } = prepared;
       return serialized('commitBatch', 'write', async (connection) => {
         const facts = factsOf(connection);
         const table = tableOf(resource);
         const known = facts.tables.has(table);
         const plan = facts.plans.get(resource) ?? planFromAssignments(await readAssignments(connection, resource));
-        const lines = early && samePlan(plan, guess!) ? await early : encodeRecords(records, plan, syncedAt);
+        const lines = early && samePlan(plan, guess!) ? await early : encodeFor(plan);
         let kept = facts.kept.get(resource);
         kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
         await fitMemory(connection, recordColumns(plan).length + kept.length, ndjsonObjectSize(lines.longestLine));

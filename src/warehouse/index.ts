@@ -1,10 +1,12 @@
 /** The DuckDB warehouse: the only module that knows DuckDB. */
 export { openWarehouse, DEFAULT_LOCK_TIMEOUT_MS } from './duckdb-warehouse.js';
+export { RecordList } from './record-buffer.js';
 export type {
   ColumnPlan,
   CommitResult,
   PageBatch,
   PreparedBatch,
+  RecordBuffer,
   ResourceState,
   RunFinish,
   RunOutcome,

@@ -161,13 +161,13 @@ function cellJson(value: PropertyValue, valueJson: string, sqlType: SqlType): st
 const SORTED_ORDERS_KEPT = 1024;
 
 /**
- * A record as an NDJSON row of `recordColumns(plan)`, for `upsertRecords`. `syncedAt` is an ISO instant.
- * The row is written as text: `_properties` in the service's own order (one JSON.stringify), and each property
- * value's JSON, made once, used twice: in the canonical text the hash takes (`contentHash`: keys sorted) and as
- * the typed cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, … (`ndjsonKey`), the
- * columns in order with `_properties` last (`read_json` matches keys by name); no name from the service is a key.
+ * Assembles NDJSON rows of `recordColumns(plan)`, for `upsertRecords`: `_properties` in the service's own order
+ * (`raw`), each property value's JSON (`texts`, in `names` order) made once and used twice, in the canonical text
+ * the hash takes and as the typed cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, …
+ * (`ndjsonKey`), the columns in order with `_properties` last (`read_json` matches keys by name); no name from the
+ * service is a key.
  */
-export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
+function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
   const columns = recordColumns(plan);
   const key = columns.map((_, i) => `"${ndjsonKey(i)}":`);
   const at = (name: string) => key[columns.findIndex((c) => c.name === name)]!;
@@ -176,6 +176,26 @@ export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (r
   // The plan's columns follow id, created_at and updated_at (`recordColumns`).
   const planKeys = key.slice(3, 3 + plan.length).map((k) => `,${k}`);
   const slots = new Map(plan.map((p, i) => [p.apiName, i]));
+  return (
+    envelope: { idJson: string; createdJson: string; updatedJson: string; hash: string; raw: string },
+    values: Readonly<Record<string, PropertyValue>>,
+    names: readonly string[],
+    texts: readonly string[],
+  ): string => {
+    const cells: string[] = new Array<string>(plan.length).fill('null');
+    for (let i = 0; i < names.length; i += 1) {
+      const slot = slots.get(names[i]!);
+      if (slot !== undefined) cells[slot] = cellJson(values[names[i]!]!, texts[i]!, plan[slot]!.sqlType as SqlType);
+    }
+    let line = `{${key[0]}${envelope.idJson},${key[1]}${envelope.createdJson},${key[2]}${envelope.updatedJson}`;
+    for (let i = 0; i < cells.length; i += 1) line += planKeys[i]! + cells[i]!;
+    return `${line}${tail}"${envelope.hash}",${properties}${envelope.raw}}`;
+  };
+}
+
+/** A record as an NDJSON row of `recordColumns(plan)` (see `lineAssembler`). `syncedAt` is an ISO instant. */
+export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
+  const assemble = lineAssembler(plan, syncedAt);
   const quotedKeys = new Map<string, string>();
   const sortedOrders = new Map<string, { names: readonly string[]; order: number[] }>();
   const quoted = (name: string): string => {
@@ -197,17 +217,12 @@ export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (r
     const values = record.properties;
     const names = Object.keys(values);
     const texts: string[] = new Array<string>(names.length);
-    const cells: string[] = new Array<string>(plan.length).fill('null');
     let nested = false;
     const raw = JSON.stringify(values);
     for (let i = 0; i < names.length; i += 1) {
-      const name = names[i]!;
-      const value = values[name]!;
-      const text = JSON.stringify(value);
+      const value = values[names[i]!]!;
+      texts[i] = JSON.stringify(value);
       if (value !== null && typeof value === 'object') nested = true;
-      texts[i] = text;
-      const slot = slots.get(name);
-      if (slot !== undefined) cells[slot] = cellJson(value, text, plan[slot]!.sqlType as SqlType);
     }
     let canonical: string;
     if (nested) {
@@ -222,10 +237,55 @@ export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (r
     const updatedAt = canonicalInstant(record.updated_at);
     const createdJson = JSON.stringify(createdAt ?? record.created_at) ?? 'null';
     const updatedJson = JSON.stringify(updatedAt ?? record.updated_at) ?? 'null';
-    let line = `{${key[0]}${JSON.stringify(record.id) ?? 'null'},${key[1]}${createdAt === null ? 'null' : createdJson},${key[2]}${updatedAt === null ? 'null' : updatedJson}`;
-    for (let i = 0; i < cells.length; i += 1) line += planKeys[i]! + cells[i]!;
-    return `${line}${tail}"${hashOf(createdJson, canonical, updatedJson)}",${properties}${raw}}`;
+    const envelope = {
+      idJson: JSON.stringify(record.id) ?? 'null',
+      createdJson: createdAt === null ? 'null' : createdJson,
+      updatedJson: updatedAt === null ? 'null' : updatedJson,
+      hash: hashOf(createdJson, canonical, updatedJson),
+      raw,
+    };
+    return assemble(envelope, values, names, texts);
   };
+}
+
+/**
+ * Rows `recordEncoder(from, syncedAt)` made, as `recordEncoder(to, syncedAt)` makes them: only the typed cells
+ * depend on the plan, and they come from the row's own `_properties`; the envelope, the hash and `_properties` are
+ * kept as they are. For a batch encoded before its table's plan changed.
+ */
+export function reencodeRows(rows: NdjsonRows, from: readonly ColumnPlan[], to: readonly ColumnPlan[], syncedAt: string): NdjsonRows {
+  const before = recordColumns(from).map((c) => c.name);
+  const keyOf = (name: string) => ndjsonKey(before.indexOf(name));
+  const [id, created, updated, properties, hash] = ['id', 'created_at', 'updated_at', '_properties', '_content_hash'].map(keyOf) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  const assemble = lineAssembler(to, syncedAt);
+  const out = new NdjsonRows();
+  for (const line of rows.lines()) {
+    const row = JSON.parse(line) as Record<string, unknown>;
+    const values = row[properties] as Record<string, PropertyValue>;
+    const names = Object.keys(values);
+    const envelope = {
+      idJson: JSON.stringify(row[id]),
+      createdJson: JSON.stringify(row[created]),
+      updatedJson: JSON.stringify(row[updated]),
+      hash: row[hash] as string,
+      raw: JSON.stringify(values),
+    };
+    out.push(
+      assemble(
+        envelope,
+        values,
+        names,
+        names.map((name) => JSON.stringify(values[name])),
+      ),
+    );
+  }
+  return out;
 }
 
 /** Lines gathered before they are turned into bytes together. */
@@ -234,25 +294,76 @@ const LINES_PER_CHUNK = 64;
 /**
  * NDJSON rows gathered as UTF-8 bytes, a chunk every `LINES_PER_CHUNK` lines: a line's text dies young, where a
  * batch of strings kept until its commit would be copied by the collector from young to old space on the way.
+ * A line may be dropped after it was pushed (a later version of its record came in the same batch).
  */
 export class NdjsonRows {
   private readonly chunks: Buffer[] = [];
   private pending: string[] = [];
+  /** Indexes (in push order) of lines dropped, not yet cut out of their chunk. */
+  private readonly dropped = new Set<number>();
+  /** Lines held. */
   rows = 0;
-  /** The longest line, in UTF-16 code units. */
+  /** Lines pushed, dropped ones included: the index the next line gets. */
+  pushed = 0;
+  /** The longest line, in UTF-16 code units (dropped ones included: a bound). */
   longestLine = 0;
+  /** Set once the bytes are read: the rows are complete. */
+  private read = false;
 
   push(line: string): void {
+    this.assertOpen();
     this.pending.push(line);
     this.rows += 1;
+    this.pushed += 1;
     if (line.length > this.longestLine) this.longestLine = line.length;
     if (this.pending.length >= LINES_PER_CHUNK) this.seal();
   }
 
-  /** Every line so far, as bytes, each ending in a newline. */
+  /** Drop the `index`-th line pushed. */
+  drop(index: number): void {
+    this.assertOpen();
+    if (index < 0 || index >= this.pushed || this.dropped.has(index)) return;
+    this.dropped.add(index);
+    this.rows -= 1;
+  }
+
+  /** Every line held, as bytes, each ending in a newline. */
   bytes(): readonly Buffer[] {
     this.seal();
+    this.read = true;
+    if (this.dropped.size > 0) {
+      // Every chunk but the last holds exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index.
+      const byChunk = new Map<number, Set<number>>();
+      for (const index of this.dropped) {
+        const chunk = Math.floor(index / LINES_PER_CHUNK);
+        if (!byChunk.has(chunk)) byChunk.set(chunk, new Set());
+        byChunk.get(chunk)!.add(index % LINES_PER_CHUNK);
+      }
+      for (const [chunk, offsets] of byChunk) {
+        // A line is JSON, which never holds a raw newline.
+        const kept = this.chunks[chunk]!.toString('utf8')
+          .split('\n')
+          .slice(0, -1)
+          .filter((_, i) => !offsets.has(i));
+        this.chunks[chunk] = Buffer.from(kept.map((line) => `${line}\n`).join(''));
+      }
+      this.dropped.clear();
+    }
     return this.chunks;
+  }
+
+  /** Every line held, as text without its newline. */
+  *lines(): Generator<string> {
+    for (const chunk of this.bytes()) {
+      const text = chunk.toString('utf8');
+      let start = 0;
+      for (let end = text.indexOf('\n'); end !== -1; start = end + 1, end = text.indexOf('\n', start)) yield text.slice(start, end);
+    }
+  }
+
+  private assertOpen(): void {
+    // Chunks are cut every LINES_PER_CHUNK pushes until the bytes are read: a dropped line is found by that count.
+    if (this.read) throw new Error('NdjsonRows: a line was pushed or dropped after the rows were read');
   }
 
   private seal(): void {
@@ -300,9 +411,14 @@ function updatedAtOf(record: ServiceRecord): string {
 }
 
 /** One record's place in time: its canonical instant and the text it came as. */
-interface Stamp {
+export interface Stamp {
   instant: string;
   text: string;
+}
+
+/** A record's `Stamp`; a record without a valid `updated_at` fails the batch (`warehouse_invalid_record`). */
+export function stampOf(record: ServiceRecord): Stamp {
+  return { instant: updatedAtOf(record), text: record.updated_at };
 }
 
 /**
@@ -310,7 +426,7 @@ interface Stamp {
  * exactly from the texts they came as (an offset may carry an instant past 9999, which the text compare and the
  * 4-digit parse both misread).
  */
-function atOrAfter(a: Stamp, b: Stamp): boolean {
+export function atOrAfter(a: Stamp, b: Stamp): boolean {
   const fixed = (x: string) => x.length === 27 && x[4] === '-';
   if (fixed(a.instant) && fixed(b.instant)) return a.instant >= b.instant;
   return parseInstantMicros(a.text)! >= parseInstantMicros(b.text)!;
@@ -323,7 +439,7 @@ function atOrAfter(a: Stamp, b: Stamp): boolean {
 export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[] {
   const latest = new Map<string, { record: ServiceRecord; stamp: Stamp }>();
   for (const record of records) {
-    const stamp = { instant: updatedAtOf(record), text: record.updated_at };
+    const stamp = stampOf(record);
     const seen = latest.get(record.id);
     if (!seen || atOrAfter(stamp, seen.stamp)) latest.set(record.id, { record, stamp });
   }

@@ -96,9 +96,21 @@ export interface ResourceState {
   lastCompletedAt: string | null;
 }
 
+/**
+ * A batch's records as a walk gathers them, page by page (`Warehouse.recordBuffer`): the warehouse may encode them
+ * as they come, so the batch holds their rows rather than the records.
+ */
+export interface RecordBuffer {
+  /** Records added so far, an id added twice counted twice. */
+  readonly added: number;
+  /** Take a page's records (its work done in turns of the event loop); resolves once they are taken. */
+  add(records: readonly ServiceRecord[]): Promise<void>;
+}
+
 /** A batch of one or more pages, committed in one transaction with the checkpoint that follows them. */
 export interface PageBatch {
-  records: ServiceRecord[];
+  /** The records, as a list or in a buffer this warehouse gave (`recordBuffer`). */
+  records: readonly ServiceRecord[] | RecordBuffer;
   /** Meeting logs only: the summaries of each log in `records`, replacing what was stored for it. */
   summaries?: Map<string, MeetingLogSummary[]>;
   /**
@@ -334,6 +346,12 @@ export interface Warehouse {
    * is written. Never throws; a batch that cannot be written fails its `commitBatch`.
    */
   prepareBatch(resource: RecordResourceName, batch: PageBatch): PreparedBatch;
+  /**
+   * A buffer for the records of one batch of `resource`, to commit as its `records`: encoded as they are added
+   * (with the table's plan; re-encoded at the commit if that changed), deduplicated as `commitBatch` would
+   * (`observedWins` as the batch will say).
+   */
+  recordBuffer(resource: RecordResourceName, options: { observedWins: boolean }): RecordBuffer;
   /**
    * Replace the users table with a complete listing, in one transaction; users no longer listed get `_deleted_at`,
    * except those listed but rejected (`rejects`, put in quarantine under `users`).

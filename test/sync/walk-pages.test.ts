@@ -7,6 +7,7 @@ import { DEFAULT_CONFIG } from '../../src/config.js';
 import { syncSettings } from '../../src/sync/environment.js';
 import { walkPages, type BufferedPages, type PageWalk } from '../../src/sync/walk-pages.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
+import type { RecordList } from '../../src/warehouse/index.js';
 import { WriterBacklog } from '../../src/sync/writer-backlog.js';
 
 const record = (n: number): ServiceRecord => ({
@@ -49,7 +50,7 @@ function gatedCommits(events: string[], commits: Array<{ ids: string[]; cursor: 
       const name = cursor ?? 'end';
       events.push(`commit ${name} called`);
       return async () => {
-        commits.push({ ids: pages.records.map((r) => r.id), cursor });
+        commits.push({ ids: (pages.records as RecordList).records.map((r) => r.id), cursor });
         await gate(name).open;
         events.push(`commit ${name} done`);
       };

@@ -1,0 +1,205 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
+import { SalesyncError } from '../../src/core/errors.js';
+import { EncodedRecords } from '../../src/warehouse/record-buffer.js';
+import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, reencodeRows } from '../../src/warehouse/rows.js';
+import { openWarehouse, type ColumnPlan, type Warehouse } from '../../src/warehouse/index.js';
+
+const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
+const SYNCED_AT = '2026-01-01T00:00:00.000000Z';
+
+const deal = (n: number, updated_at: string, properties: ServiceRecord['properties'] = { name: `deal ${n}` }): ServiceRecord => ({
+  id: ID(n),
+  properties,
+  created_at: '2025-12-01T00:00:00Z',
+  updated_at,
+});
+
+/** Records of every shape a row can take: misfit values, special keys, nested values, an unreadable created_at. */
+const varied = (): ServiceRecord[] => [
+  deal(1, '2026-01-01T00:00:00Z', { name: 'A', amount: 10, close: '2026-02-01', won: true }),
+  deal(2, '2026-01-01T00:00:00.5+09:00', { amount: '12.5', name: 7, close: 'soon', won: 'TRUE' }),
+  deal(3, '2026-01-01T00:00:00Z', JSON.parse('{"extra":{"b":[1,{"d":2,"c":3}],"a":null},"name":null}') as ServiceRecord['properties']),
+  deal(4, '2026-01-01T00:00:00Z', JSON.parse('{"b":"B","__proto__":"P","10":7,"2":"two","a":"A"}') as ServiceRecord['properties']),
+  { ...deal(5, '2026-01-01T00:00:00Z', { name: 'é \u2028 "quoted" \\ back', amount: -0 }), created_at: 'not a time' },
+  deal(6, '2026-01-01T00:00:00Z', {}),
+];
+
+const PLAN_A: ColumnPlan[] = [
+  { apiName: 'name', columnName: 'name', propertyType: 'text', sqlType: 'VARCHAR' },
+  { apiName: 'amount', columnName: 'amount', propertyType: 'number', sqlType: 'DOUBLE' },
+];
+// Another plan for the same records: a type changed, columns added (special names too), one column gone.
+const PLAN_B: ColumnPlan[] = [
+  { apiName: 'amount', columnName: 'amount', propertyType: 'text', sqlType: 'VARCHAR' },
+  { apiName: 'close', columnName: 'close', propertyType: 'date', sqlType: 'DATE' },
+  { apiName: 'won', columnName: 'won', propertyType: 'bool', sqlType: 'BOOLEAN' },
+  { apiName: 'extra', columnName: 'extra', propertyType: 'shape', sqlType: 'JSON' },
+  { apiName: '__proto__', columnName: 'proto', propertyType: 'text', sqlType: 'VARCHAR' },
+  { apiName: '10', columnName: 'ten', propertyType: 'number', sqlType: 'DOUBLE' },
+];
+
+const lines = (rows: NdjsonRows) => [...rows.lines()];
+
+/** Pages of `records`, added to `buffer` one after the other. */
+async function addPages(buffer: EncodedRecords, records: readonly ServiceRecord[], pageSize: number): Promise<void> {
+  for (let i = 0; i < records.length; i += pageSize) await buffer.add(records.slice(i, i + pageSize));
+}
+
+describe('a batch encoded page by page', () => {
+  it('re-encoded for another plan, its rows are byte for byte the rows that plan encodes from the records', () => {
+    const records = varied();
+    const encodedForA = encodeRecords(records, PLAN_A, SYNCED_AT);
+    expect(lines(reencodeRows(encodedForA, PLAN_A, PLAN_B, SYNCED_AT))).toEqual(lines(encodeRecords(records, PLAN_B, SYNCED_AT)));
+    // And back: nothing the first plan's cells held is lost on the way.
+    const encodedForB = encodeRecords(records, PLAN_B, SYNCED_AT);
+    expect(lines(reencodeRows(encodedForB, PLAN_B, PLAN_A, SYNCED_AT))).toEqual(lines(encodeRecords(records, PLAN_A, SYNCED_AT)));
+  });
+
+  it('holds one row per id, the latest updated_at winning and a tie going to the later record, as a list batch would', async () => {
+    // Versions of early records come back pages later, newer, older and tied, so rows are dropped from sealed chunks.
+    const records: ServiceRecord[] = [];
+    for (let n = 0; n < 300; n += 1) records.push(deal(n, '2026-01-02T00:00:00Z'));
+    records.push(deal(3, '2026-01-03T00:00:00Z', { name: 'newer' }));
+    records.push(deal(5, '2026-01-01T00:00:00Z', { name: 'older' }));
+    records.push(deal(70, '2026-01-02T00:00:00.000000Z', { name: 'tied, later' }));
+    records.push(deal(3, '2026-01-02T12:00:00+09:00', { name: 'older again' }));
+    records.push(deal(299, '2026-01-04T00:00:00Z', { name: 'last, newer' }));
+    // Past year 9999 by an offset: compared exactly, not as text.
+    records.push(deal(80, '9999-12-31T23:00:00-05:00', { name: 'year 10000' }));
+    records.push(deal(80, '9999-12-31T23:30:00-04:00', { name: 'year 10000, older' }));
+    records.push(deal(81, '9999-12-31T23:30:00-04:00', { name: 'year 10000' }));
+    records.push(deal(81, '9999-12-31T23:00:00-05:00', { name: 'year 10000, newer' }));
+    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false);
+    await addPages(buffer, records, 50);
+    expect(buffer.added).toBe(records.length);
+    expect(buffer.rows.rows).toBe(300);
+    expect(buffer.close()).toBe(buffer.rows);
+    await expect(buffer.add([deal(1, '2026-01-05T00:00:00Z')])).rejects.toThrow(/after the buffer was closed/);
+    expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeLatest(records), PLAN_A, SYNCED_AT)).sort());
+  });
+
+  it('with observedWins holds the last record added for each id, whatever its updated_at', async () => {
+    const records: ServiceRecord[] = [];
+    for (let n = 0; n < 130; n += 1) records.push(deal(n, '2026-01-02T00:00:00Z'));
+    records.push(deal(1, '2026-01-01T00:00:00Z', { name: 'older, observed last' }));
+    records.push(deal(64, '2026-01-03T00:00:00Z', { name: 'newer' }));
+    records.push(deal(64, '2026-01-01T00:00:00Z', { name: 'older, observed last' }));
+    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, true);
+    await addPages(buffer, records, 7);
+    expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeLastObserved(records), PLAN_A, SYNCED_AT)).sort());
+  });
+
+  it('a record without a valid updated_at makes the batch one that cannot be written, with the error a list batch gives', async () => {
+    const records = [deal(1, '2026-01-01T00:00:00Z'), deal(2, 'yesterday'), deal(3, 'never')];
+    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false);
+    await buffer.add(records);
+    let listError: unknown;
+    try {
+      dedupeLatest(records);
+    } catch (error) {
+      listError = error;
+    }
+    expect(buffer.invalid?.error).toBeInstanceOf(SalesyncError);
+    expect((buffer.invalid?.error as SalesyncError).code).toBe('warehouse_invalid_record');
+    expect((buffer.invalid?.error as Error).message).toBe((listError as Error).message);
+  });
+
+  it('yields to the event loop while a page encodes, and never holds it longer than a turn by its clock', async () => {
+    let clock = 0;
+    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false, 1, () => (clock += 0.5));
+    let turns = 0;
+    const ticking = setInterval(() => (turns += 1), 0);
+    const records = Array.from({ length: 40 }, (_, n) => deal(n, '2026-01-02T00:00:00Z'));
+    await buffer.add(records);
+    clearInterval(ticking);
+    expect(buffer.rows.rows).toBe(40);
+    expect(turns).toBeGreaterThan(0);
+  });
+});
+
+describe('NDJSON rows', () => {
+  it('a dropped line leaves its chunk, sealed or pending, and the rest keep their order', () => {
+    const rows = new NdjsonRows();
+    for (let i = 0; i < 150; i += 1) rows.push(`{"n":${i}}`);
+    for (const i of [0, 63, 64, 100, 149]) rows.drop(i);
+    rows.drop(64); // twice counts once
+    expect(rows.rows).toBe(145);
+    const kept = Array.from({ length: 150 }, (_, i) => i).filter((i) => ![0, 63, 64, 100, 149].includes(i));
+    expect(lines(rows)).toEqual(kept.map((i) => `{"n":${i}}`));
+    expect(Buffer.concat(rows.bytes()).toString()).toBe(kept.map((i) => `{"n":${i}}\n`).join(''));
+  });
+
+  it('refuses a line pushed or dropped once its bytes are read', () => {
+    const rows = new NdjsonRows();
+    rows.push('{}');
+    rows.bytes();
+    expect(() => rows.push('{}')).toThrow(/after the rows were read/);
+    expect(() => rows.drop(0)).toThrow(/after the rows were read/);
+  });
+});
+
+describe('a record buffer committed to the warehouse', () => {
+  let dir: string | undefined;
+  const open = (name: string): Warehouse => openWarehouse({ path: join(dir!, `${name}.duckdb`), lockTimeoutMs: 1500 });
+  const defs = (names: string[]): PropertyDefinition[] =>
+    names.map((api_name) => ({
+      api_name,
+      display_name: api_name,
+      property_type: 'text',
+      is_core: false,
+      is_required_on_create: false,
+      options: [],
+    }));
+  const checkpoint = { cursor: null, updatedAfter: null, startedAt: '2026-01-05T00:00:00Z', mode: 'full' as const };
+
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('gathered before a property was added, is written under the new plan: the same rows as the records committed as a list', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
+    const records = [
+      deal(1, '2026-01-02T00:00:00Z', { name: 'one', stage: 'won' }),
+      deal(2, '2026-01-02T00:00:00Z', { name: 'two', stage: 'lost' }),
+      deal(1, '2026-01-03T00:00:00Z', { name: 'one, newer', stage: 'open' }),
+    ];
+    const buffered = open('buffered');
+    const listed = open('listed');
+    try {
+      await buffered.applyPropertyDefinitions('deals', defs(['name']));
+      const buffer = buffered.recordBuffer('deals', { observedWins: false });
+      expect(buffer).toBeInstanceOf(EncodedRecords);
+      await buffer.add(records);
+      await buffered.applyPropertyDefinitions('deals', defs(['name', 'stage']));
+      expect(await buffered.commitBatch('deals', { records: buffer, checkpoint })).toMatchObject({ written: 2 });
+
+      await listed.applyPropertyDefinitions('deals', defs(['name', 'stage']));
+      await listed.commitBatch('deals', { records, checkpoint });
+      const rows = (w: Warehouse) => w.query('SELECT * EXCLUDE (_synced_at) FROM deals ORDER BY id');
+      expect(await rows(buffered)).toEqual(await rows(listed));
+      expect((await rows(buffered)).map((r) => r.stage)).toEqual(['open', 'lost']);
+    } finally {
+      await buffered.close();
+      await listed.close();
+    }
+  });
+
+  it('is refused when committed under another dedupe rule than it was opened with, and nothing is written', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
+    const warehouse = open('w');
+    try {
+      await warehouse.applyPropertyDefinitions('deals', defs(['name']));
+      const buffer = warehouse.recordBuffer('deals', { observedWins: true });
+      await buffer.add([deal(1, '2026-01-02T00:00:00Z')]);
+      await expect(warehouse.commitBatch('deals', { records: buffer, checkpoint })).rejects.toThrow(/dedupe rule/);
+      expect(await warehouse.query('SELECT count(*)::INTEGER AS n FROM deals')).toEqual([{ n: 0 }]);
+    } finally {
+      await warehouse.close();
+    }
+  });
+});
