@@ -164,6 +164,17 @@ export async function benchLoadSpeed(options: {
     const ndjson = join(dir, 'deals.ndjson');
     const source = await DuckDBInstance.create(path);
     const sourceConnection = await source.connect();
+    // A commit path that wrote less than it was given would read as fast: every record once, two versions each.
+    const [written] = (
+      await sourceConnection.runAndReadAll(
+        'SELECT (SELECT count(DISTINCT id) FROM deals)::INTEGER AS records, (SELECT count(*) FROM deals_history)::INTEGER AS versions',
+      )
+    ).getRowObjects() as [{ records: number; versions: number }];
+    if (written.records !== options.rows || written.versions !== 2 * options.rows) {
+      throw new Error(
+        `the commit path left ${written.records} records and ${written.versions} versions of ${options.rows} records loaded then changed: its speed means nothing`,
+      );
+    }
     await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
     const firstLoadBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), firstLoad.batches);
     const upsertBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'upsert-batches'), upsert.batches);
