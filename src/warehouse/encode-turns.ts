@@ -10,7 +10,24 @@ import { NdjsonRows, recordEncoder } from './rows.js';
  */
 export const ENCODE_TURN_MS = 1;
 
-/** `encodeRecords`, yielding to the event loop whenever a turn has lasted `turnMs` by `now` (ms). */
+/** `each` of `items` in order, yielding to the event loop whenever a turn has lasted `turnMs` by `now` (ms). */
+export async function eachInTurns<T>(
+  items: readonly T[],
+  each: (item: T) => void,
+  turnMs = ENCODE_TURN_MS,
+  now: () => number = () => performance.now(),
+): Promise<void> {
+  let turnStarted = now();
+  for (const item of items) {
+    if (now() - turnStarted >= turnMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turnStarted = now();
+    }
+    each(item);
+  }
+}
+
+/** `encodeRecords`, in turns of the event loop (`eachInTurns`). */
 export async function encodeInTurns(
   records: readonly ServiceRecord[],
   plan: readonly ColumnPlan[],
@@ -20,13 +37,6 @@ export async function encodeInTurns(
 ): Promise<NdjsonRows> {
   const encode = recordEncoder(plan, syncedAt);
   const rows = new NdjsonRows();
-  let turnStarted = now();
-  for (const record of records) {
-    if (now() - turnStarted >= turnMs) {
-      await new Promise((resolve) => setImmediate(resolve));
-      turnStarted = now();
-    }
-    rows.push(encode(record));
-  }
+  await eachInTurns(records, (record) => rows.push(encode(record)), turnMs, now);
   return rows;
 }

@@ -2,7 +2,7 @@
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan, RecordBuffer } from './types.js';
 import { atOrAfter, NdjsonRows, recordEncoder, stampOf, type Stamp } from './rows.js';
-import { ENCODE_TURN_MS } from './encode-turns.js';
+import { eachInTurns, ENCODE_TURN_MS } from './encode-turns.js';
 import { canonicalInstant } from '../core/time.js';
 
 /** Records as they came, for a batch whose table's plan was not known when it began: encoded at its commit. */
@@ -50,16 +50,9 @@ export class EncodedRecords implements RecordBuffer {
     this.encode = recordEncoder(plan, syncedAt);
   }
 
-  /** Encode `records`, yielding to the event loop whenever a turn has lasted `turnMs` (see `encodeInTurns`). */
-  async add(records: readonly ServiceRecord[]): Promise<void> {
-    let turnStarted = this.now();
-    for (const record of records) {
-      if (this.now() - turnStarted >= this.turnMs) {
-        await new Promise((resolve) => setImmediate(resolve));
-        turnStarted = this.now();
-      }
-      this.take(record);
-    }
+  /** Encode `records`, in turns of the event loop (`eachInTurns`). */
+  add(records: readonly ServiceRecord[]): Promise<void> {
+    return eachInTurns(records, (record) => this.take(record), this.turnMs, this.now);
   }
 
   /** The rows, once every record is in: the dedupe index is let go (a batch waiting for the writer holds only rows). */
