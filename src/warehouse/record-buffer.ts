@@ -1,7 +1,7 @@
 /** A batch's records gathered page by page as the rows the warehouse writes: a walk holds bytes, not records. */
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan, RecordBuffer } from './types.js';
-import { atOrAfter, NdjsonRows, recordEncoder, stampOf, type Stamp } from './rows.js';
+import { atOrAfter, isFixedWidth, NdjsonRows, recordEncoder, stampOf, type Stamp } from './rows.js';
 import { eachInTurns, ENCODE_TURN_MS } from './encode-turns.js';
 import { canonicalInstant } from '../core/time.js';
 
@@ -26,8 +26,8 @@ export class RecordList implements RecordBuffer {
  * one that cannot be written (`invalid`), as `dedupeLatest` would.
  *
  * The records themselves die with their page: a batch of JS objects outlived the collector's young generation and
- * was copied into the old one (the heap grew with the batches in flight), while its rows are a third of the size
- * and held outside the heap.
+ * was copied into the old one (the heap grew with the batches in flight), while its rows are smaller and held
+ * outside the heap.
  */
 export class EncodedRecords implements RecordBuffer {
   added = 0;
@@ -86,8 +86,7 @@ export class EncodedRecords implements RecordBuffer {
 
 // A stamp as one string: its canonical instant when fixed-width (compared as text), else the text it came as
 // (compared exactly, as `atOrAfter` does, by parsing). Half the memory of the pair, for every record of a batch.
-const FIXED_WIDTH = 27;
-const pack = (stamp: Stamp): string => (stamp.instant.length === FIXED_WIDTH && stamp.instant[4] === '-' ? stamp.instant : stamp.text);
+const pack = (stamp: Stamp): string => (isFixedWidth(stamp.instant) ? stamp.instant : stamp.text);
 const unpack = (packed: string): Stamp => {
   const instant = canonicalInstant(packed)!;
   return { instant, text: packed };

@@ -421,14 +421,18 @@ export function stampOf(record: ServiceRecord): Stamp {
   return { instant: updatedAtOf(record), text: record.updated_at };
 }
 
+/** A canonical instant of years 0000–9999 (`YYYY-MM-DDTHH:MM:SS.ffffffZ`): instants that compare as text. */
+export function isFixedWidth(instant: string): boolean {
+  return instant.length === 27 && instant[4] === '-';
+}
+
 /**
  * Whether `a` is at or after `b`: as canonical text for years 0000–9999 (fixed width, the usual case), else
  * exactly from the texts they came as (an offset may carry an instant past 9999, which the text compare and the
  * 4-digit parse both misread).
  */
 export function atOrAfter(a: Stamp, b: Stamp): boolean {
-  const fixed = (x: string) => x.length === 27 && x[4] === '-';
-  if (fixed(a.instant) && fixed(b.instant)) return a.instant >= b.instant;
+  if (isFixedWidth(a.instant) && isFixedWidth(b.instant)) return a.instant >= b.instant;
   return parseInstantMicros(a.text)! >= parseInstantMicros(b.text)!;
 }
 
