@@ -9,6 +9,7 @@ import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
+import { assertHolds } from './mirror-check.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
 import type { ListPage, SalesApi } from '../src/api/types.js';
 import { DEFAULT_CONFIG } from '../src/config.js';
@@ -165,16 +166,11 @@ export async function benchLoadSpeed(options: {
     const source = await DuckDBInstance.create(path);
     const sourceConnection = await source.connect();
     // A commit path that wrote less than it was given would read as fast: every record once, two versions each.
-    const [written] = (
-      await sourceConnection.runAndReadAll(
-        'SELECT (SELECT count(DISTINCT id) FROM deals)::INTEGER AS records, (SELECT count(*) FROM deals_history)::INTEGER AS versions',
-      )
-    ).getRowObjects() as [{ records: number; versions: number }];
-    if (written.records !== options.rows || written.versions !== 2 * options.rows) {
-      throw new Error(
-        `the commit path left ${written.records} records and ${written.versions} versions of ${options.rows} records loaded then changed: its speed means nothing`,
-      );
-    }
+    await assertHolds(
+      sourceConnection,
+      { deals: options.rows, deals_history: { rows: 2 * options.rows, ids: options.rows } },
+      `the commit path, given ${options.rows} records loaded then changed,`,
+    );
     await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
     const firstLoadBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), firstLoad.batches);
     const upsertBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'upsert-batches'), upsert.batches);

@@ -5,6 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { exportBatches, type BatchedTable } from './duckdb-batched.js';
+import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
 import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type SyncChildResult } from './processes.js';
 
 /** `total` records spread over four list resources, few meeting logs (each costs a single GET). */
@@ -16,6 +17,19 @@ export function spreadSize(total: number) {
     contactActivities: Math.round(total * 0.15),
     meetingLogs: 100,
     users: 50,
+  };
+}
+
+/** The tables a sync of `spreadSize(total)` must leave, and the rows each holds (one per record, none twice). */
+export function spreadTables(total: number): ExpectedRows {
+  const size = spreadSize(total);
+  return {
+    deals: size.deals,
+    companies: size.companies,
+    contacts: size.contacts,
+    contact_activities: size.contactActivities,
+    meeting_logs: size.meetingLogs,
+    users: size.users,
   };
 }
 
@@ -54,6 +68,7 @@ export async function benchMemory(
     });
     assertOk(result);
     await sim.stop();
+    await assertFileHolds(warehousePath, spreadTables(records), `the sync of ${records} records`);
     const alone = await duckdbAlone(warehousePath, dir, settings);
     return {
       records: result.records,
@@ -128,13 +143,15 @@ export async function benchEndToEnd(options: {
     faults: { latencyMs: options.latencyMs },
   });
   try {
-    const result = await runChildSync(sim.url, join(dir, 'w.duckdb'), {
+    const warehousePath = join(dir, 'w.duckdb');
+    const result = await runChildSync(sim.url, warehousePath, {
       SALES_API_KEY: keys.join(','),
       SALES_API_RATE_LIMIT: String(options.perKeyPerMinute),
       SALES_API_ORG_RATE_LIMIT: String(options.perOrgPerMinute),
       SALESYNC_CONCURRENCY: String(options.walks),
     });
     assertOk(result);
+    await assertFileHolds(warehousePath, spreadTables(options.records), `the sync of ${options.records} records`);
     const rateBound = Math.min(options.keys * options.perKeyPerMinute, options.perOrgPerMinute) / 60;
     const latencyBound = options.walks / (options.latencyMs / 1000);
     const boundPerSec = Math.min(rateBound, latencyBound);
