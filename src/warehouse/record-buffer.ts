@@ -38,7 +38,7 @@ export class EncodedRecords implements RecordBuffer {
   private held: Map<string, number> | null = new Map();
   /** By line: what decides whether a later record of its id replaces it (`stampOf`, kept as one string). */
   private stamps: string[] = [];
-  private readonly encode: (record: ServiceRecord) => string;
+  private readonly encode: (record: ServiceRecord, updatedAtInstant?: string | null) => string;
 
   constructor(
     readonly plan: readonly ColumnPlan[],
@@ -80,7 +80,7 @@ export class EncodedRecords implements RecordBuffer {
     }
     this.held.set(record.id, this.rows.pushed);
     if (!this.observedWins) this.stamps[this.rows.pushed] = pack(stamp);
-    this.rows.push(this.encode(record));
+    this.rows.push(this.encode(record, stamp.instant));
   }
 }
 

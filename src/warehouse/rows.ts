@@ -157,8 +157,19 @@ function cellJson(value: PropertyValue, valueJson: string, sqlType: SqlType): st
   return JSON.stringify(toColumnValue(value, sqlType));
 }
 
-/** Most records of a list share a few key lists: each one's sorted order is worked out once per batch. */
-const SORTED_ORDERS_KEPT = 1024;
+/**
+ * Records of a list share key lists: each one's sorted order is worked out once per batch, found again by walking
+ * its names (`orderNode`). Past this many names held, the orders are forgotten and worked out anew.
+ */
+const KEY_ORDER_NODES = 16_384;
+
+interface OrderNode {
+  next: Map<string, OrderNode>;
+  /** The sorted order of the key list that ends here. */
+  order?: number[];
+}
+
+const orderNode = (): OrderNode => ({ next: new Map() });
 
 /**
  * Assembles NDJSON rows of `recordColumns(plan)`, for `upsertRecords`: `_properties` in the service's own order
@@ -176,13 +187,15 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
   // The plan's columns follow id, created_at and updated_at (`recordColumns`).
   const planKeys = key.slice(3, 3 + plan.length).map((k) => `,${k}`);
   const slots = new Map(plan.map((p, i) => [p.apiName, i]));
+  // Reused record after record (a row is assembled at once): one array less for the collector per record.
+  const cells: string[] = new Array<string>(plan.length);
   return (
     envelope: { idJson: string; createdJson: string; updatedJson: string; hash: string; raw: string },
     values: Readonly<Record<string, PropertyValue>>,
     names: readonly string[],
     texts: readonly string[],
   ): string => {
-    const cells: string[] = new Array<string>(plan.length).fill('null');
+    cells.fill('null');
     for (let i = 0; i < names.length; i += 1) {
       const slot = slots.get(names[i]!);
       if (slot !== undefined) cells[slot] = cellJson(values[names[i]!]!, texts[i]!, plan[slot]!.sqlType as SqlType);
@@ -193,27 +206,41 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
   };
 }
 
-/** A record as an NDJSON row of `recordColumns(plan)` (see `lineAssembler`). `syncedAt` is an ISO instant. */
-export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (record: ServiceRecord) => string {
+/**
+ * A record as an NDJSON row of `recordColumns(plan)` (see `lineAssembler`). `syncedAt` is an ISO instant;
+ * `updatedAtInstant`, when given, is `canonicalInstant(record.updated_at)` already worked out by the caller.
+ */
+export function recordEncoder(
+  plan: readonly ColumnPlan[],
+  syncedAt: string,
+): (record: ServiceRecord, updatedAtInstant?: string | null) => string {
   const assemble = lineAssembler(plan, syncedAt);
   const quotedKeys = new Map<string, string>();
-  const sortedOrders = new Map<string, { names: readonly string[]; order: number[] }>();
   const quoted = (name: string): string => {
     let text = quotedKeys.get(name);
     if (text === undefined) quotedKeys.set(name, (text = JSON.stringify(name)));
     return text;
   };
+  // Each key list met, name after name, leads to its sorted order: a walk of interned names, no text built per record.
+  let orders = orderNode();
+  let nodes = 0;
   const sortedOrder = (names: readonly string[]): number[] => {
-    const signature = names.join('\u0000');
-    const known = sortedOrders.get(signature);
-    // A key holding the separator could make two lists one signature: a hit counts only for the same list.
-    if (known && known.names.length === names.length && known.names.every((name, i) => name === names[i])) return known.order;
-    const order = names.map((_, i) => i).sort((x, y) => (names[x]! < names[y]! ? -1 : names[x]! > names[y]! ? 1 : 0));
-    if (sortedOrders.size >= SORTED_ORDERS_KEPT) sortedOrders.clear();
-    sortedOrders.set(signature, { names, order });
-    return order;
+    if (nodes >= KEY_ORDER_NODES) {
+      orders = orderNode();
+      nodes = 0;
+    }
+    let node = orders;
+    for (const name of names) {
+      let next = node.next.get(name);
+      if (next === undefined) {
+        node.next.set(name, (next = orderNode()));
+        nodes += 1;
+      }
+      node = next;
+    }
+    return (node.order ??= names.map((_, i) => i).sort((x, y) => (names[x]! < names[y]! ? -1 : names[x]! > names[y]! ? 1 : 0)));
   };
-  return (record) => {
+  return (record, updatedAtInstant) => {
     const values = record.properties;
     const names = Object.keys(values);
     const texts: string[] = new Array<string>(names.length);
@@ -234,7 +261,7 @@ export function recordEncoder(plan: readonly ColumnPlan[], syncedAt: string): (r
       canonical += '}';
     }
     const createdAt = canonicalInstant(record.created_at);
-    const updatedAt = canonicalInstant(record.updated_at);
+    const updatedAt = updatedAtInstant === undefined ? canonicalInstant(record.updated_at) : updatedAtInstant;
     const createdJson = JSON.stringify(createdAt ?? record.created_at) ?? 'null';
     const updatedJson = JSON.stringify(updatedAt ?? record.updated_at) ?? 'null';
     const envelope = {
@@ -288,17 +315,27 @@ export function reencodeRows(rows: NdjsonRows, from: readonly ColumnPlan[], to: 
   return out;
 }
 
-/** Lines gathered before they are turned into bytes together. */
+const EMPTY = Buffer.alloc(0);
+
+/** Lines in one chunk of bytes. */
 const LINES_PER_CHUNK = 64;
+/** Bytes of a slab the chunks are cut from, at least (a few chunks of narrow lines). */
+const SLAB_BYTES = 256 * 1024;
 
 /**
  * NDJSON rows gathered as UTF-8 bytes, a chunk every `LINES_PER_CHUNK` lines: a line's text dies young, where a
  * batch of strings kept until its commit would be copied by the collector from young to old space on the way.
- * A line may be dropped after it was pushed (a later version of its record came in the same batch).
+ * Each line is written as UTF-8 straight into a slab as it comes, and a chunk is a view of its slab: no text of
+ * the chunk's lines joined, no copy of the chunk (each was one more copy of every line). A line may be dropped
+ * after it was pushed (a later version of its record came in the same batch).
  */
 export class NdjsonRows {
   private readonly chunks: Buffer[] = [];
-  private pending: string[] = [];
+  /** Where lines are written: bytes `[chunkStart, slabUsed)` are the open chunk's. Allocated at the first line. */
+  private slab = EMPTY;
+  private slabUsed = 0;
+  private chunkStart = 0;
+  private openLines = 0;
   /** Indexes (in push order) of lines dropped, not yet cut out of their chunk. */
   private readonly dropped = new Set<number>();
   /** Lines held. */
@@ -312,11 +349,15 @@ export class NdjsonRows {
 
   push(line: string): void {
     this.assertOpen();
-    this.pending.push(line);
+    // A UTF-16 code unit is at most 3 bytes of UTF-8, and the newline one more.
+    const room = 3 * line.length + 1;
+    if (this.slabUsed + room > this.slab.length) this.nextSlab(room);
+    this.slabUsed += this.slab.write(line, this.slabUsed, 'utf8');
+    this.slab[this.slabUsed++] = 0x0a;
     this.rows += 1;
     this.pushed += 1;
     if (line.length > this.longestLine) this.longestLine = line.length;
-    if (this.pending.length >= LINES_PER_CHUNK) this.seal();
+    if (++this.openLines >= LINES_PER_CHUNK) this.seal();
   }
 
   /** Drop the `index`-th line pushed. */
@@ -331,6 +372,7 @@ export class NdjsonRows {
   bytes(): readonly Buffer[] {
     this.seal();
     this.read = true;
+    this.slab = EMPTY; // what is left of it is not the rows'; the chunks keep what is
     if (this.dropped.size > 0) {
       // Every chunk but the last holds exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index.
       const byChunk = new Map<number, Set<number>>();
@@ -367,9 +409,23 @@ export class NdjsonRows {
   }
 
   private seal(): void {
-    if (this.pending.length === 0) return;
-    this.chunks.push(Buffer.from(`${this.pending.join('\n')}\n`));
-    this.pending = [];
+    if (this.openLines === 0) return;
+    this.chunks.push(this.slab.subarray(this.chunkStart, this.slabUsed));
+    this.chunkStart = this.slabUsed;
+    this.openLines = 0;
+  }
+
+  /**
+   * A new slab with `room` to spare after the open chunk's bytes, which move to it. Twice what they need at least:
+   * a chunk of wide lines is moved a bounded number of times, not once every few lines.
+   */
+  private nextSlab(room: number): void {
+    const open = this.slabUsed - this.chunkStart;
+    const slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, 2 * (open + room)));
+    this.slab.copy(slab, 0, this.chunkStart, this.slabUsed);
+    this.slab = slab;
+    this.chunkStart = 0;
+    this.slabUsed = open;
   }
 }
 

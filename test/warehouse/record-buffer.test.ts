@@ -139,6 +139,29 @@ describe('NDJSON rows', () => {
     expect(Buffer.concat(rows.bytes()).toString()).toBe(kept.map((i) => `{"n":${i}}\n`).join(''));
   });
 
+  it('are the UTF-8 of their lines whatever the text: every width of character, lone surrogates, lines far longer than a chunk', () => {
+    const texts = [
+      'ascii',
+      'é ü Latin-1',
+      '€ 漢字 three bytes',
+      '😀 𝄞 four bytes',
+      'lone \ud800 and \udfff surrogates',
+      '',
+      '漢'.repeat(70_000), // longer than the open chunk's room many times over
+      `${'😀'.repeat(40_000)}x`,
+    ];
+    const pushed: string[] = [];
+    const rows = new NdjsonRows();
+    // Every text in every position of a chunk, and in chunks after one of wide lines.
+    for (let i = 0; i < 200; i += 1) {
+      const line = JSON.stringify({ i, text: texts[i % texts.length] });
+      pushed.push(line);
+      rows.push(line);
+    }
+    expect(Buffer.concat(rows.bytes()).equals(Buffer.from(pushed.map((line) => `${line}\n`).join('')))).toBe(true);
+    expect(lines(rows)).toEqual(pushed.map((line) => Buffer.from(line).toString()));
+  });
+
   it('refuses a line pushed or dropped once its bytes are read', () => {
     const rows = new NdjsonRows();
     rows.push('{}');
