@@ -319,22 +319,24 @@ const EMPTY = Buffer.alloc(0);
 
 /** Lines in one chunk of bytes. */
 const LINES_PER_CHUNK = 64;
-/** Bytes of a slab the chunks are cut from, at least (a few chunks of narrow lines). */
-const SLAB_BYTES = 256 * 1024;
+/** The open chunk's room to begin with (64 narrow lines fit). */
+const OPEN_CHUNK_BYTES = 64 * 1024;
 
 /**
  * NDJSON rows gathered as UTF-8 bytes, a chunk every `LINES_PER_CHUNK` lines: a line's text dies young, where a
  * batch of strings kept until its commit would be copied by the collector from young to old space on the way.
- * Each line is written as UTF-8 straight into a slab as it comes, and a chunk is a view of its slab: no text of
- * the chunk's lines joined, no copy of the chunk (each was one more copy of every line). A line may be dropped
- * after it was pushed (a later version of its record came in the same batch).
+ * Each line is written as UTF-8 straight into the open chunk as it comes (no text of the chunk's lines joined
+ * first: one more copy of every line, in the heap), and a sealed chunk is copied out at its own size. A line may
+ * be dropped after it was pushed (a later version of its record came in the same batch).
  */
 export class NdjsonRows {
   private readonly chunks: Buffer[] = [];
-  /** Where lines are written: bytes `[chunkStart, slabUsed)` are the open chunk's. Allocated at the first line. */
-  private slab = EMPTY;
-  private slabUsed = 0;
-  private chunkStart = 0;
+  /**
+   * The open chunk's bytes so far (`openBytes` of them), in a buffer reused chunk after chunk: it has room for the
+   * worst case of each line (three bytes a character), and chunks kept as views of it would keep that room alive.
+   */
+  private open = EMPTY;
+  private openBytes = 0;
   private openLines = 0;
   /** Indexes (in push order) of lines dropped, not yet cut out of their chunk. */
   private readonly dropped = new Set<number>();
@@ -351,9 +353,14 @@ export class NdjsonRows {
     this.assertOpen();
     // A UTF-16 code unit is at most 3 bytes of UTF-8, and the newline one more.
     const room = 3 * line.length + 1;
-    if (this.slabUsed + room > this.slab.length) this.nextSlab(room);
-    this.slabUsed += this.slab.write(line, this.slabUsed, 'utf8');
-    this.slab[this.slabUsed++] = 0x0a;
+    if (this.openBytes + room > this.open.length) {
+      // Doubled at least: a chunk of wide lines moves a bounded number of times, not once every few lines.
+      const larger = Buffer.allocUnsafe(Math.max(OPEN_CHUNK_BYTES, 2 * (this.openBytes + room)));
+      this.open.copy(larger, 0, 0, this.openBytes);
+      this.open = larger;
+    }
+    this.openBytes += this.open.write(line, this.openBytes, 'utf8');
+    this.open[this.openBytes++] = 0x0a;
     this.rows += 1;
     this.pushed += 1;
     if (line.length > this.longestLine) this.longestLine = line.length;
@@ -372,7 +379,7 @@ export class NdjsonRows {
   bytes(): readonly Buffer[] {
     this.seal();
     this.read = true;
-    this.slab = EMPTY; // what is left of it is not the rows'; the chunks keep what is
+    this.open = EMPTY;
     if (this.dropped.size > 0) {
       // Every chunk but the last holds exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index.
       const byChunk = new Map<number, Set<number>>();
@@ -410,22 +417,11 @@ export class NdjsonRows {
 
   private seal(): void {
     if (this.openLines === 0) return;
-    this.chunks.push(this.slab.subarray(this.chunkStart, this.slabUsed));
-    this.chunkStart = this.slabUsed;
+    const chunk = Buffer.allocUnsafe(this.openBytes);
+    this.open.copy(chunk, 0, 0, this.openBytes);
+    this.chunks.push(chunk);
+    this.openBytes = 0;
     this.openLines = 0;
-  }
-
-  /**
-   * A new slab with `room` to spare after the open chunk's bytes, which move to it. Twice what they need at least:
-   * a chunk of wide lines is moved a bounded number of times, not once every few lines.
-   */
-  private nextSlab(room: number): void {
-    const open = this.slabUsed - this.chunkStart;
-    const slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, 2 * (open + room)));
-    this.slab.copy(slab, 0, this.chunkStart, this.slabUsed);
-    this.slab = slab;
-    this.chunkStart = 0;
-    this.slabUsed = open;
   }
 }
 
