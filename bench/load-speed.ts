@@ -9,7 +9,7 @@ import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
-import { assertHolds } from './mirror-check.js';
+import { assertHolds, connectionQuery } from './mirror-check.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
 import type { ListPage, SalesApi } from '../src/api/types.js';
 import { DEFAULT_CONFIG } from '../src/config.js';
@@ -167,7 +167,7 @@ export async function benchLoadSpeed(options: {
     const sourceConnection = await source.connect();
     // A commit path that wrote less than it was given would read as fast: every record once, two versions each.
     await assertHolds(
-      sourceConnection,
+      connectionQuery(sourceConnection),
       { deals: options.rows, deals_history: { rows: 2 * options.rows, ids: options.rows } },
       `the commit path, given ${options.rows} records loaded then changed,`,
     );

@@ -8,16 +8,23 @@ import { quoteIdentifier } from '../src/warehouse/identifiers.js';
 /** Tables and the rows each must hold: a count (every row an id of its own), or rows over how many ids (history). */
 export type ExpectedRows = Readonly<Record<string, number | { rows: number; ids: number }>>;
 
+/** A way to read rows: a connection's, or a warehouse's `query`. */
+export type Query = (sql: string) => Promise<ReadonlyArray<Record<string, unknown>>>;
+
+/** Reads through `connection`. */
+export const connectionQuery =
+  (connection: DuckDBConnection): Query =>
+  async (sql) =>
+    (await connection.runAndReadAll(sql)).getRowObjects();
+
 /** Throws unless each table holds exactly its expected rows and ids. */
-export async function assertHolds(connection: DuckDBConnection, expected: ExpectedRows, what: string): Promise<void> {
+export async function assertHolds(query: Query, expected: ExpectedRows, what: string): Promise<void> {
   const wrong: string[] = [];
   for (const [table, expectation] of Object.entries(expected)) {
     const { rows, ids } = typeof expectation === 'number' ? { rows: expectation, ids: expectation } : expectation;
-    const [found] = (
-      await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n, count(DISTINCT id)::BIGINT AS ids FROM ${quoteIdentifier(table)}`)
-    ).getRowObjects() as [{ n: bigint; ids: bigint }];
-    if (Number(found.n) !== rows || Number(found.ids) !== ids)
-      wrong.push(`${table} ${found.n} rows of ${found.ids} ids, not ${rows} of ${ids}`);
+    const [found] = await query(`SELECT count(*)::BIGINT AS n, count(DISTINCT id)::BIGINT AS ids FROM ${quoteIdentifier(table)}`);
+    const [n, distinct] = [Number(found?.n), Number(found?.ids)];
+    if (n !== rows || distinct !== ids) wrong.push(`${table} ${n} rows of ${distinct} ids, not ${rows} of ${ids}`);
   }
   if (wrong.length > 0) throw new Error(`${what} left ${wrong.join('; ')}: its figures mean nothing`);
 }
@@ -28,7 +35,7 @@ export async function assertFileHolds(path: string, expected: ExpectedRows, what
   try {
     const connection = await instance.connect();
     try {
-      await assertHolds(connection, expected, what);
+      await assertHolds(connectionQuery(connection), expected, what);
     } finally {
       connection.closeSync();
     }

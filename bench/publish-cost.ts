@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { RESOURCE_NAMES } from '../src/core/resources.js';
-import type { SimulatorOptions } from '../src/simulator/index.js';
+import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
+import type { SimulatorOptions, Truth } from '../src/simulator/index.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
+import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
 import { startUnthrottledService } from './unthrottled-service.js';
 
 export interface PublishCostResult {
@@ -17,6 +18,14 @@ export interface PublishCostResult {
   ratio: number;
   /** Size of the published file after the sync. */
   bytes: number;
+}
+
+/** The tables a mirror of the service holds, and their rows. */
+function serviceTables(truth: Truth): ExpectedRows {
+  return Object.fromEntries([
+    ...RECORD_RESOURCE_NAMES.map((resource) => [resourceDescriptor(resource).table, truth.records[resource].length] as const),
+    ['users', truth.users.length] as const,
+  ]);
 }
 
 /**
@@ -57,6 +66,8 @@ export async function benchPublishCost(options: {
       await env.close();
     }
     const syncMs = Date.now() - started;
+    // What analysts open: the published file holds every record the service has, once.
+    await assertFileHolds(config.warehousePath, serviceTables(sim.admin.truth()), `the ${phase} sync`);
     return { phase, records, publishes, publishMs, syncMs, ratio: publishMs / syncMs, bytes: (await stat(config.warehousePath)).size };
   };
   try {

@@ -28,6 +28,7 @@ import { SalesyncError } from '../src/core/errors.js';
 import { openWarehouse, quoteIdentifier } from '../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { recordColumns } from '../src/warehouse/rows.js';
+import { assertHolds } from './mirror-check.js';
 import { mixedDefinitions, mixedRecord, wideDefinitions, wideRecord } from '../devtools/wide-records.js';
 import { CommitQueue } from '../src/sync/commit-queue.js';
 
@@ -153,6 +154,7 @@ export async function runWideOrganization(options: WideOrganizationOptions, prin
               });
             }
             await commits.drain();
+            await assertHolds((sql) => warehouse.query(sql), { deals: records }, `the first sync of ${records} wide deals`);
             return `${records} written`;
           },
           print,
