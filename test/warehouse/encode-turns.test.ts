@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ServiceRecord } from '../../src/core/types.js';
 import { encodeInTurns } from '../../src/warehouse/encode-turns.js';
 import { encodeRecords } from '../../src/warehouse/rows.js';
+import { turnsOthersGot } from '../support/event-loop-turns.js';
 
 const records: ServiceRecord[] = Array.from({ length: 120 }, (_, i) => ({
   id: `D${String(i).padStart(17, '0')}`,
@@ -10,21 +11,6 @@ const records: ServiceRecord[] = Array.from({ length: 120 }, (_, i) => ({
   updated_at: '2026-01-02T00:00:00Z',
 }));
 const syncedAt = '2026-01-03T00:00:00Z';
-
-/** Turns of the event loop taken by others while `work` runs. */
-async function turnsOthersGot(work: () => Promise<unknown>): Promise<number> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns += 1;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  await work();
-  running = false;
-  return turns;
-}
 
 describe('encodeInTurns', () => {
   it('encodes exactly what encodeRecords does', async () => {

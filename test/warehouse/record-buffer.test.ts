@@ -7,6 +7,7 @@ import { SalesyncError } from '../../src/core/errors.js';
 import { EncodedRecords } from '../../src/warehouse/record-buffer.js';
 import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, reencodeRows } from '../../src/warehouse/rows.js';
 import { openWarehouse, type ColumnPlan, type Warehouse } from '../../src/warehouse/index.js';
+import { turnsOthersGot } from '../support/event-loop-turns.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
 const SYNCED_AT = '2026-01-01T00:00:00.000000Z';
@@ -112,16 +113,7 @@ describe('a batch encoded page by page', () => {
     // Each look at the clock finds 0.5 ms more: a 1 ms turn is over after two records.
     let clock = 0;
     const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false, 1, () => (clock += 0.5));
-    let turns = 0;
-    let running = true;
-    const tick = () => {
-      if (!running) return;
-      turns += 1;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    await buffer.add(Array.from({ length: 40 }, (_, n) => deal(n, '2026-01-02T00:00:00Z')));
-    running = false;
+    const turns = await turnsOthersGot(() => buffer.add(Array.from({ length: 40 }, (_, n) => deal(n, '2026-01-02T00:00:00Z'))));
     expect(buffer.rows.rows).toBe(40);
     expect(turns).toBeGreaterThanOrEqual(40 / 4);
   });
