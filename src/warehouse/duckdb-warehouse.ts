@@ -25,10 +25,10 @@ import type {
 } from './types.js';
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
-import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, recordColumns, reencodeRows } from './rows.js';
+import { dedupeLastObserved, dedupeLatest, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { encodeInTurns } from './encode-turns.js';
 import { EncodedRecords, RecordList } from './record-buffer.js';
-import { ndjsonObjectSize } from './staging.js';
+import { ndjsonObjectSize, readStageFile, removeStageFile, writeStageFile, type StageFile } from './staging.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -83,9 +83,10 @@ type Prepared = PreparedBatch & { [PREPARED]: true } & (
     | {
         /** The plan `early` encodes with. */
         guess: readonly ColumnPlan[] | undefined;
-        early: Promise<NdjsonRows> | undefined;
+        /** The rows for `guess`, written to a stage file while the batch waits for the writer. */
+        early: Promise<StageFile> | undefined;
         /** The batch's rows for `plan`, when the guess was wrong or there was none. */
-        encodeFor: (plan: readonly ColumnPlan[]) => NdjsonRows;
+        encodeFor: (plan: readonly ColumnPlan[]) => Promise<NdjsonRows>;
       }
   );
 
@@ -386,9 +387,28 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
-  // Batches encode one at a time, in the order they were prepared: the one the writer takes next is ready soonest.
-  // Encoded side by side, two batches would each finish when both had, and the writer would wait for the pair.
+  // Batches encode and go to their stage files one at a time, in the order they were prepared: the one the writer
+  // takes next is ready soonest. Side by side, two batches would each finish when both had, and the writer would
+  // wait for the pair.
   const oneAtATime = pLimit(1);
+  // Stage files of batches prepared and not yet committed: a batch never committed (its walk failed first) has
+  // its file removed when the warehouse closes.
+  const stageFiles = new Set<Promise<StageFile>>();
+  const staged = (file: Promise<StageFile>): Promise<StageFile> => {
+    stageFiles.add(file);
+    // Awaited at commit only if the plan still holds; a failure then surfaces there, never as an unhandled one.
+    file.catch(() => stageFiles.delete(file));
+    return file;
+  };
+  const removeStaged = async (file: Promise<StageFile> | undefined): Promise<void> => {
+    if (!file || !stageFiles.delete(file)) return;
+    try {
+      await removeStageFile(await file);
+    } catch (error) {
+      // Never written (its failure is the commit's), or not removable: nothing the batch's outcome depends on.
+      logger?.debug({ err: error instanceof Error ? error.message : String(error) }, 'stage file not removed');
+    }
+  };
   /**
    * Check a batch and start encoding it with the plan the last commit used, now, while earlier calls still hold
    * the queue: a run's JS work overlaps DuckDB's. Re-encoded at commit only if the plan has changed meanwhile. A
@@ -403,10 +423,11 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return { resource, batch, invalid: { error }, [PREPARED]: true };
       }
       if (given.invalid) return { resource, batch, invalid: given.invalid, [PREPARED]: true };
-      const rows = given.close();
       const { plan: guess, syncedAt } = given;
-      const encodeFor = (plan: readonly ColumnPlan[]) => reencodeRows(rows, guess, plan, syncedAt);
-      return { resource, batch, guess, early: Promise.resolve(rows), encodeFor, [PREPARED]: true };
+      const rows = given.close();
+      const early = staged(oneAtATime(() => writeStageFile(rows)));
+      const encodeFor = async (plan: readonly ColumnPlan[]) => reencodeRows(await readStageFile(await early), guess, plan, syncedAt);
+      return { resource, batch, guess, early, encodeFor, [PREPARED]: true };
     }
     let records: ServiceRecord[];
     try {
@@ -418,10 +439,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     }
     const syncedAt = nowIso();
     const guess = lastPlans.get(resource);
-    const early = guess ? oneAtATime(() => encodeInTurns(records, guess, syncedAt)) : undefined;
-    // Awaited at commit only if the plan still holds; a failure then surfaces there, never as an unhandled one.
-    early?.catch(() => undefined);
-    const encodeFor = (plan: readonly ColumnPlan[]) => encodeRecords(records, plan, syncedAt);
+    const early = guess ? staged(oneAtATime(async () => writeStageFile(await encodeInTurns(records, guess, syncedAt)))) : undefined;
+    const encodeFor = (plan: readonly ColumnPlan[]) => Promise.resolve(encodeRecords(records, plan, syncedAt));
     return { resource, batch, guess, early, encodeFor, [PREPARED]: true };
   };
 
@@ -469,12 +488,12 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       const prepared = isPrepared(given) ? given : prepare(resource, given as PageBatch);
       if ('invalid' in prepared) return Promise.reject(prepared.invalid.error);
       const { batch, guess, early, encodeFor } = prepared;
-      return serialized('commitBatch', 'write', async (connection) => {
+      const committed = serialized('commitBatch', 'write', async (connection) => {
         const facts = factsOf(connection);
         const table = tableOf(resource);
         const known = facts.tables.has(table);
         const plan = facts.plans.get(resource) ?? planFromAssignments(await readAssignments(connection, resource));
-        const lines = early && samePlan(plan, guess!) ? await early : encodeFor(plan);
+        const lines = early && samePlan(plan, guess!) ? await early : await encodeFor(plan);
         let kept = facts.kept.get(resource);
         kept ??= keptColumns((await tableColumns(connection, table)) ?? [], plan);
         await fitMemory(connection, recordColumns(plan).length + kept.length, ndjsonObjectSize(lines.longestLine));
@@ -531,6 +550,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         publishIfDue();
         return result;
       });
+      // Its stage file goes once the commit is over, written or not.
+      return committed.finally(() => removeStaged(early));
     },
 
     replaceUsers: (users: ServiceUser[], completedAt: string, rejected?: { rejects: RejectedRecord[]; runId: string }) =>
@@ -730,10 +751,13 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       cancelDeferred();
       if (publishing && prepared && changedSincePublish) void publishQuietly('closing');
       // After every queued call, release the file (a lingering handle included).
-      const closed = tail.then(
-        () => database.close(),
-        () => database.close(),
-      );
+      // Batches prepared and never committed leave no stage file behind.
+      const closed = tail
+        .then(
+          () => database.close(),
+          () => database.close(),
+        )
+        .finally(() => Promise.all([...stageFiles].map(removeStaged)));
       tail = closed.catch(() => undefined);
       return closed;
     },

@@ -348,6 +348,8 @@ export class NdjsonRows {
   longestLine = 0;
   /** Set once the bytes are read: the rows are complete. */
   private read = false;
+  /** Set once the bytes were let go (`release`). */
+  private released = false;
 
   push(line: string): void {
     this.assertOpen();
@@ -375,8 +377,19 @@ export class NdjsonRows {
     this.rows -= 1;
   }
 
+  /**
+   * Let go of the bytes once they are written elsewhere (a stage file): a batch waiting for the writer then holds
+   * none in the process. The rows can be read no more.
+   */
+  release(): void {
+    this.bytes();
+    this.chunks.length = 0;
+    this.released = true;
+  }
+
   /** Every line held, as bytes, each ending in a newline. */
   bytes(): readonly Buffer[] {
+    if (this.released) throw new Error('NdjsonRows: the rows were read after their bytes were released');
     this.seal();
     this.read = true;
     this.open = EMPTY;

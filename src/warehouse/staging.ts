@@ -6,7 +6,7 @@
  * constraints at flush, and an existing key in a PK table would fail there.
  */
 import { randomUUID } from 'node:crypto';
-import { open, rm } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -19,7 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { ndjsonKey, SELECTIONS_TYPE, type NdjsonRows, type StageColumn, type StagedRow } from './rows.js';
+import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /** read_json's own `maximum_object_size`, which it never goes below (see withNdjsonSource). */
@@ -125,25 +125,72 @@ async function writeWhole(file: string, chunks: readonly Buffer[]): Promise<void
   }
 }
 
+/** NDJSON rows written ahead of their commit to a private temporary file (`writeStageFile`). */
+export interface StageFile {
+  readonly path: string;
+  readonly rows: number;
+  /** The longest line, in UTF-16 code units (see `NdjsonRows.longestLine`). */
+  readonly longestLine: number;
+}
+
+function stageFilePath(): string {
+  return join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
+}
+
 /**
- * Run `work` with NDJSON `rows` (see `recordEncoder`) in a private temporary file, removed afterwards. `work`
- * gets a source (a table function) of the rows with the `columns`' types under their positional keys
- * (`ndjsonKey`: `c0`, `c1`, …): every type is given, so nothing is guessed, and no name from the service is a
- * column name of the source, so the caller's own columns beside it can never clash with one.
+ * `rows` in a new private temporary file, their bytes then released (`NdjsonRows.release`): a batch waiting for
+ * the writer holds them in the OS's page cache rather than in the process, and the writer does not wait for the
+ * write. The caller removes the file (`removeStageFile`).
+ */
+export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
+  const path = stageFilePath();
+  try {
+    await writeWhole(path, rows.bytes());
+  } catch (error) {
+    await rm(path, { force: true });
+    throw error;
+  }
+  rows.release();
+  return { path, rows: rows.rows, longestLine: rows.longestLine };
+}
+
+/** The rows of a stage file, read back (to encode them for another plan). */
+export async function readStageFile(file: StageFile): Promise<NdjsonRows> {
+  const rows = new NdjsonRows();
+  const text = await readFile(file.path, 'utf8');
+  // A line is JSON, which never holds a raw newline; each ends in one.
+  for (let start = 0, end = text.indexOf('\n'); end !== -1; start = end + 1, end = text.indexOf('\n', start)) {
+    rows.push(text.slice(start, end));
+  }
+  return rows;
+}
+
+/** Remove a stage file; one already gone is no error. */
+export async function removeStageFile(file: StageFile): Promise<void> {
+  await rm(file.path, { force: true });
+}
+
+/**
+ * Run `work` with NDJSON `rows` (see `recordEncoder`): rows in memory go to a private temporary file, removed
+ * afterwards; a stage file is read where it is (its writer removes it). `work` gets a source (a table function)
+ * of the rows with the `columns`' types under their positional keys (`ndjsonKey`: `c0`, `c1`, …): every type is
+ * given, so nothing is guessed, and no name from the service is a column name of the source, so the caller's own
+ * columns beside it can never clash with one.
  */
 export async function withNdjsonSource<T>(
   columns: readonly StageColumn[],
-  rows: NdjsonRows,
+  rows: NdjsonRows | StageFile,
   work: (source: string) => Promise<T>,
 ): Promise<T> {
-  const file = join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
+  const source = (file: string) =>
+    `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`;
+  if (!(rows instanceof NdjsonRows)) return work(source(rows.path));
+  const file = stageFilePath();
   try {
     await writeWhole(file, rows.bytes());
-    return await work(
-      `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
-    );
+    return await work(source(file));
   } finally {
     await rm(file, { force: true });
   }

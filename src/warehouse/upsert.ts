@@ -4,7 +4,7 @@ import type { MeetingLogSummary } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows, type NdjsonRows } from './rows.js';
-import { stageRows, withNdjsonSource } from './staging.js';
+import { stageRows, withNdjsonSource, type StageFile } from './staging.js';
 import { recordVersionsSql, type VersionContext } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
@@ -57,7 +57,7 @@ export interface UpsertResult {
  * 128 MB limit, re-writing 200k stored rows in batches of 2000 ran out of memory), while a delete marks rows
  * and an append writes them like any other; the deleted rows' space is reclaimed at checkpoints (a table
  * re-written four times over stayed the size it was). `lines` are the records' NDJSON rows (`encodeRecords`),
- * made before the transaction so a run encodes while the previous batch commits.
+ * made before the transaction so a run encodes while the previous batch commits, in memory or in a stage file.
  *
  * Ids stay unique by construction (a deduplicated batch, replaced or appended in one transaction by the one
  * writer the file lock allows), not by a PRIMARY KEY: DuckDB keeps every key of an index in memory, so a
@@ -72,7 +72,7 @@ export async function upsertRecords(
   table: string,
   plan: readonly ColumnPlan[],
   kept: readonly string[],
-  lines: NdjsonRows,
+  lines: NdjsonRows | StageFile,
   options: UpsertOptions = {},
 ): Promise<UpsertResult> {
   const prelude = options.prelude ?? [];

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -208,6 +208,63 @@ describe('DuckDB warehouse', () => {
     await warehouse.commitBatch('deals', first);
     await warehouse.commitBatch('deals', second);
     expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals`)).toEqual([{ n: 2002 }]);
+  });
+  describe('a batch waiting for the writer', () => {
+    // The stage file under way (internal): the batch's rows, written while earlier batches hold the writer.
+    const stageFile = (prepared: PreparedBatch) => (prepared as unknown as { early: Promise<{ path: string }> }).early;
+    const gathered = async (records: ServiceRecord[]) => {
+      const buffer = warehouse.recordBuffer('deals', { observedWins: false });
+      await buffer.add(records);
+      return buffer;
+    };
+
+    it('is held in a stage file, not in the process, and the file goes once its commit is over', async () => {
+      await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+      await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z')], 'cursor-1'));
+      const buffer = await gathered([deal(2, '2026-01-02T00:00:00Z', { name: 'staged' })]);
+      const prepared = warehouse.prepareBatch('deals', batch(buffer, 'cursor-2'));
+      const { path } = await stageFile(prepared);
+      expect(existsSync(path)).toBe(true);
+      // The rows' bytes were let go once written: the batch holds none while it waits.
+      expect(() => (buffer as unknown as { rows: { bytes(): unknown } }).rows.bytes()).toThrow(/released/);
+      await warehouse.commitBatch('deals', prepared);
+      expect(existsSync(path)).toBe(false);
+      expect(await warehouse.query(`SELECT id, name FROM deals ORDER BY id`)).toEqual([
+        { id: ID(1), name: null },
+        { id: ID(2), name: 'staged' },
+      ]);
+    });
+
+    it('is re-encoded from its stage file when a property gained a column before its commit', async () => {
+      await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+      await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z')], 'cursor-1'));
+      const prepared = warehouse.prepareBatch(
+        'deals',
+        batch(await gathered([deal(2, '2026-01-02T00:00:00Z', { name: 'n', region: 'emea' })]), 'cursor-2'),
+      );
+      const { path } = await stageFile(prepared);
+      await warehouse.applyPropertyDefinitions('deals', [...DEAL_DEFS, def('region')]);
+      await warehouse.commitBatch('deals', prepared);
+      expect(existsSync(path)).toBe(false);
+      expect(await warehouse.query(`SELECT id, name, region FROM deals WHERE id = '${ID(2)}'`)).toEqual([
+        { id: ID(2), name: 'n', region: 'emea' },
+      ]);
+    });
+
+    it('leaves no stage file when its commit fails, nor when it is never committed and the warehouse closes', async () => {
+      await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+      await warehouse.commitBatch('deals', batch([deal(1, '2026-01-01T00:00:00Z')], 'cursor-1'));
+      const failing = warehouse.prepareBatch('deals', batch([deal(2, '2026-01-02T00:00:00Z')], 'cursor-2'));
+      const never = warehouse.prepareBatch('deals', batch([deal(3, '2026-01-03T00:00:00Z')], 'cursor-3'));
+      const paths = [(await stageFile(failing)).path, (await stageFile(never)).path];
+      expect(paths.map((path) => existsSync(path))).toEqual([true, true]);
+      // The file no longer NDJSON: DuckDB's read of it fails the commit, after the file was written.
+      writeFileSync(paths[0]!, '{"c0": \n');
+      await expect(warehouse.commitBatch('deals', failing)).rejects.toMatchObject({ code: 'warehouse_error' });
+      expect(existsSync(paths[0]!)).toBe(false);
+      await warehouse.close();
+      expect(existsSync(paths[1]!)).toBe(false);
+    });
   });
   it('stores the checkpoint, and on completion moves the watermark and forgets the walk', async () => {
     await warehouse.commitBatch('deals', batch([], 'cursor-1'));
