@@ -35,7 +35,7 @@ const checkpoint = (cursor: string | null): WalkCheckpoint => ({
   mode: 'full',
 });
 
-function batch(records: ServiceRecord[], cursor: string | null = 'c1', extra: Partial<PageBatch> = {}): PageBatch {
+function batch(records: PageBatch['records'], cursor: string | null = 'c1', extra: Partial<PageBatch> = {}): PageBatch {
   return { records, checkpoint: checkpoint(cursor), ...extra };
 }
 
