@@ -25,7 +25,7 @@ import type {
 } from './types.js';
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
-import { dedupeLastObserved, dedupeLatest, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
+import { dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { encodeInTurns } from './encode-turns.js';
 import { EncodedRecords, RecordList } from './record-buffer.js';
 import { ndjsonObjectSize, readStageFile, removeStageFile, writeStageFile, type StageFile } from './staging.js';
@@ -432,7 +432,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     let records: ServiceRecord[];
     try {
       const list = given instanceof RecordList ? given.records : asList(given);
-      records = batch.observedWins ? dedupeLastObserved(list) : dedupeLatest(list);
+      records = dedupeBatch(list, batch.observedWins ?? false);
     } catch (error) {
       // A batch that cannot be written never takes the file: its commit fails before opening it.
       return { resource, batch, invalid: { error }, [PREPARED]: true };

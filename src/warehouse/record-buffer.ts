@@ -1,7 +1,7 @@
 /** A batch's records gathered page by page as the rows the warehouse writes: a walk holds bytes, not records. */
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan, RecordBuffer } from './types.js';
-import { atOrAfter, isFixedWidth, NdjsonRows, recordEncoder, stampOf, type Stamp } from './rows.js';
+import { isFixedWidth, NdjsonRows, recordEncoder, replacesHeld, stampOf, type Stamp } from './rows.js';
 import { eachInTurns, ENCODE_TURN_MS } from './encode-turns.js';
 import { canonicalInstant } from '../core/time.js';
 
@@ -21,9 +21,8 @@ export class RecordList implements RecordBuffer {
 
 /**
  * Records encoded as they are added, with the plan the table had when the batch began (`plan`; re-encoded at the
- * commit if it changed), one row per id as the batch's rule says: the latest `updated_at` wins, a tie going to the
- * later record, or with `observedWins` the last one added. A record without a valid `updated_at` makes the batch
- * one that cannot be written (`invalid`), as `dedupeLatest` would.
+ * commit if it changed), one row per id by the batch's rule (`replacesHeld`). A record without a valid
+ * `updated_at` makes the batch one that cannot be written (`invalid`), as `dedupeBatch` would.
  *
  * The records themselves die with their page: a batch of JS objects outlived the collector's young generation and
  * was copied into the old one (the heap grew with the batches in flight), while its rows are smaller and held
@@ -75,7 +74,7 @@ export class EncodedRecords implements RecordBuffer {
     }
     const line = this.held.get(record.id);
     if (line !== undefined) {
-      if (!this.observedWins && !atOrAfter(stamp, unpack(this.stamps[line]!))) return;
+      if (!replacesHeld(stamp, () => unpack(this.stamps[line]!), this.observedWins)) return;
       this.rows.drop(line);
     }
     this.held.set(record.id, this.rows.pushed);

@@ -502,30 +502,28 @@ export function atOrAfter(a: Stamp, b: Stamp): boolean {
 }
 
 /**
- * One record per id: the latest `updated_at` wins, compared at full precision; on a tie the later one in the
- * batch wins (a later page saw it later). Needed because an upsert with duplicate keys silently keeps the first.
+ * A batch's dedupe rule, for a record of an id the batch already holds: whether the later one replaces it. The
+ * latest `updated_at` wins, compared at full precision, a tie going to the later record (a later page saw it
+ * later); with `observedWins` the later record always does (the last version observed is the truth: see
+ * `PageBatch.observedWins`). `held` is asked for only when it decides. Pure.
  */
-export function dedupeLatest(records: readonly ServiceRecord[]): ServiceRecord[] {
-  const latest = new Map<string, { record: ServiceRecord; stamp: Stamp }>();
-  for (const record of records) {
-    const stamp = stampOf(record);
-    const seen = latest.get(record.id);
-    if (!seen || atOrAfter(stamp, seen.stamp)) latest.set(record.id, { record, stamp });
-  }
-  return [...latest.values()].map((entry) => entry.record);
+export function replacesHeld(later: Stamp, held: () => Stamp, observedWins: boolean): boolean {
+  return observedWins || atOrAfter(later, held());
 }
 
 /**
- * One record per id, the last occurrence in the batch winning whatever its `updated_at` (the last version observed
- * is the truth: see `PageBatch.observedWins`). Every `updated_at` is still checked, as `dedupeLatest` does.
+ * One record per id, by the batch's rule (`replacesHeld`), each in the place its id first came. Every
+ * `updated_at` is checked (`stampOf` throws for one that is not valid). Needed because an upsert with duplicate
+ * keys silently keeps the first.
  */
-export function dedupeLastObserved(records: readonly ServiceRecord[]): ServiceRecord[] {
-  const last = new Map<string, ServiceRecord>();
+export function dedupeBatch(records: readonly ServiceRecord[], observedWins: boolean): ServiceRecord[] {
+  const kept = new Map<string, { record: ServiceRecord; stamp: Stamp }>();
   for (const record of records) {
-    updatedAtOf(record);
-    last.set(record.id, record);
+    const stamp = stampOf(record);
+    const seen = kept.get(record.id);
+    if (!seen || replacesHeld(stamp, () => seen.stamp, observedWins)) kept.set(record.id, { record, stamp });
   }
-  return [...last.values()];
+  return [...kept.values()].map((entry) => entry.record);
 }
 
 export const SUMMARY_COLUMNS: readonly StageColumn[] = [

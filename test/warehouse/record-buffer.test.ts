@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
 import { SalesyncError } from '../../src/core/errors.js';
 import { EncodedRecords } from '../../src/warehouse/record-buffer.js';
-import { dedupeLastObserved, dedupeLatest, encodeRecords, NdjsonRows, reencodeRows } from '../../src/warehouse/rows.js';
+import { dedupeBatch, encodeRecords, NdjsonRows, reencodeRows } from '../../src/warehouse/rows.js';
 import { openWarehouse, type ColumnPlan, type Warehouse } from '../../src/warehouse/index.js';
 import { turnsOthersGot } from '../support/event-loop-turns.js';
 
@@ -80,7 +80,7 @@ describe('a batch encoded page by page', () => {
     expect(buffer.rows.rows).toBe(300);
     expect(buffer.close()).toBe(buffer.rows);
     await expect(buffer.add([deal(1, '2026-01-05T00:00:00Z')])).rejects.toThrow(/after the buffer was closed/);
-    expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeLatest(records), PLAN_A, SYNCED_AT)).sort());
+    expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeBatch(records, false), PLAN_A, SYNCED_AT)).sort());
   });
 
   it('with observedWins holds the last record added for each id, whatever its updated_at', async () => {
@@ -91,7 +91,7 @@ describe('a batch encoded page by page', () => {
     records.push(deal(64, '2026-01-01T00:00:00Z', { name: 'older, observed last' }));
     const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, true);
     await addPages(buffer, records, 7);
-    expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeLastObserved(records), PLAN_A, SYNCED_AT)).sort());
+    expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeBatch(records, true), PLAN_A, SYNCED_AT)).sort());
   });
 
   it('a record without a valid updated_at makes the batch one that cannot be written, with the error a list batch gives', async () => {
@@ -100,7 +100,7 @@ describe('a batch encoded page by page', () => {
     await buffer.add(records);
     let listError: unknown;
     try {
-      dedupeLatest(records);
+      dedupeBatch(records, false);
     } catch (error) {
       listError = error;
     }

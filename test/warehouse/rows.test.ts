@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServiceRecord } from '../../src/core/types.js';
-import { dedupeLatest, recordToRow, toColumnValue } from '../../src/warehouse/rows.js';
+import { dedupeBatch, recordToRow, toColumnValue } from '../../src/warehouse/rows.js';
 import type { ColumnPlan } from '../../src/warehouse/types.js';
 
 const record = (id: string, updated_at: string, properties: ServiceRecord['properties'] = {}): ServiceRecord => ({
@@ -77,30 +77,39 @@ describe('recordToRow', () => {
   });
 });
 
-describe('dedupeLatest', () => {
+describe('dedupeBatch', () => {
   it('keeps the latest updated_at per id, compared at microsecond precision across offsets', () => {
     const older = record('X', '2026-01-02T03:04:05.123456+09:00', { v: 'older' });
     const newer = record('X', '2026-01-01T18:04:05.123457Z', { v: 'newer' });
-    expect(dedupeLatest([newer, older]).map((r) => r.properties.v)).toEqual(['newer']);
-    expect(dedupeLatest([older, newer]).map((r) => r.properties.v)).toEqual(['newer']);
+    expect(dedupeBatch([newer, older], false).map((r) => r.properties.v)).toEqual(['newer']);
+    expect(dedupeBatch([older, newer], false).map((r) => r.properties.v)).toEqual(['newer']);
   });
 
   it('compares exactly when an offset carries the instant past the year 9999', () => {
     const older = record('X', '9999-12-31T23:00:00-02:00', { v: 'older' });
     const newer = record('X', '9999-12-31T23:30:00-02:00', { v: 'newer' });
     const beforeIt = record('X', '9999-12-31T23:59:59Z', { v: 'before' });
-    expect(dedupeLatest([newer, older]).map((r) => r.properties.v)).toEqual(['newer']);
-    expect(dedupeLatest([older, newer, beforeIt]).map((r) => r.properties.v)).toEqual(['newer']);
-    expect(dedupeLatest([beforeIt, older]).map((r) => r.properties.v)).toEqual(['older']);
+    expect(dedupeBatch([newer, older], false).map((r) => r.properties.v)).toEqual(['newer']);
+    expect(dedupeBatch([older, newer, beforeIt], false).map((r) => r.properties.v)).toEqual(['newer']);
+    expect(dedupeBatch([beforeIt, older], false).map((r) => r.properties.v)).toEqual(['older']);
   });
 
   it('lets the later of two equal timestamps win', () => {
     const a = record('X', '2026-01-01T00:00:00Z', { v: 'a' });
     const b = record('X', '2026-01-01T09:00:00+09:00', { v: 'b' });
-    expect(dedupeLatest([a, b]).map((r) => r.properties.v)).toEqual(['b']);
+    expect(dedupeBatch([a, b], false).map((r) => r.properties.v)).toEqual(['b']);
   });
 
   it('refuses a record whose updated_at is not a date-time', () => {
-    expect(() => dedupeLatest([record('X', 'yesterday')])).toThrow(/updated_at/);
+    expect(() => dedupeBatch([record('X', 'yesterday')], false)).toThrow(/updated_at/);
+    expect(() => dedupeBatch([record('X', 'yesterday')], true)).toThrow(/updated_at/);
+  });
+
+  it('with observedWins keeps the last record of each id whatever its updated_at, in the place its id first came', () => {
+    const newer = record('X', '2026-01-03T00:00:00Z', { v: 'newer' });
+    const other = record('Y', '2026-01-01T00:00:00Z', { v: 'other' });
+    const olderLast = record('X', '2026-01-01T00:00:00Z', { v: 'older, observed last' });
+    expect(dedupeBatch([newer, other, olderLast], true).map((r) => r.properties.v)).toEqual(['older, observed last', 'other']);
+    expect(dedupeBatch([newer, other, olderLast], false).map((r) => r.properties.v)).toEqual(['newer', 'other']);
   });
 });
