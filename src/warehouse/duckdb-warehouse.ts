@@ -28,7 +28,7 @@ import { assignColumnNames, quoteIdentifier } from './identifiers.js';
 import { dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { encodeInTurns } from './encode-turns.js';
 import { EncodedRecords, RecordList } from './record-buffer.js';
-import { ndjsonObjectSize, readStageFile, removeStageFile, writeStageFile, type StageFile } from './staging.js';
+import { ndjsonObjectSize, readStageFile, removeOrphanStageFiles, removeStageFile, writeStageFile, type StageFile } from './staging.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -204,6 +204,12 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // Once per Warehouse, before its first call: the owner-only directory and the upgrade of an older layout.
   let prepared: Promise<void> | undefined;
   const prepareWriterFile = async (): Promise<void> => {
+    // Stage files left by a writer killed mid-run: nothing reads them again.
+    await removeOrphanStageFiles().then(
+      (removed) => removed.length > 0 && logger?.info({ files: removed.length }, 'removed stage files left by processes no longer running'),
+      (error: unknown) =>
+        logger?.debug({ err: error instanceof Error ? error.message : String(error) }, 'could not look for stage files left behind'),
+    );
     if (!publishing) return;
     await ensureWriterDirectory(path);
     if (await adoptPublishedFile(publishing.path, path)) {

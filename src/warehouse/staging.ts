@@ -6,7 +6,7 @@
  * constraints at flush, and an existing key in a PK table would fail there.
  */
 import { randomUUID } from 'node:crypto';
-import { open, readFile, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -133,8 +133,41 @@ export interface StageFile {
   readonly longestLine: number;
 }
 
+const STAGE_FILE_PREFIX = 'salesync-stage-';
+/** A stage file's name: the prefix, the PID of the process that wrote it, a UUID. */
+const STAGE_FILE_NAME = /^salesync-stage-(\d+)-[0-9a-f-]{36}\.ndjson$/;
+
 function stageFilePath(): string {
-  return join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
+  return join(tmpdir(), `${STAGE_FILE_PREFIX}${process.pid}-${randomUUID()}.ndjson`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: a process of another user has that PID; it is running.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Remove the stage files that processes no longer running left in `dir` (a run killed while batches waited for
+ * its writer). Files of running processes, this one's included, are theirs. Returns the files removed.
+ */
+export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(dir)) {
+    const pid = STAGE_FILE_NAME.exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || isRunning(Number(pid))) continue;
+    try {
+      await rm(join(dir, name), { force: true });
+      removed.push(name);
+    } catch {
+      // Another user's (a shared temporary directory): theirs to remove.
+    }
+  }
+  return removed;
 }
 
 /**

@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { unwritten } from '../../src/warehouse/staging.js';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openWarehouse } from '../../src/warehouse/index.js';
+import { removeOrphanStageFiles, unwritten } from '../../src/warehouse/staging.js';
 
 const text = (chunks: readonly Buffer[]) => chunks.map((c) => c.toString());
 
@@ -17,5 +22,39 @@ describe('writing a stage file from its chunks', () => {
   it('leaves nothing once every byte is written', () => {
     expect(unwritten(chunks, 9)).toEqual([]);
     expect(unwritten([Buffer.from('')], 0)).toEqual([]);
+  });
+});
+
+describe('stage files left behind', () => {
+  const uuid = '0b0e4a2c-5c2f-4f55-9b8e-3f1d7c2a9e61';
+  // A PID no process has any more: a child that has exited.
+  const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-orphans-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("removes those of processes no longer running, and keeps this process's, a running one's and other files", async () => {
+    const dead = `salesync-stage-${deadPid()}-${uuid}.ndjson`;
+    const own = `salesync-stage-${process.pid}-${uuid}.ndjson`;
+    const running = `salesync-stage-${process.ppid}-${uuid}.ndjson`;
+    const other = `salesync-stage-notes-${uuid}.ndjson`;
+    for (const name of [dead, own, running, other]) writeFileSync(join(dir, name), '{}\n');
+    expect(await removeOrphanStageFiles(dir)).toEqual([dead]);
+    expect(readdirSync(dir).sort()).toEqual([own, running, other].sort());
+  });
+
+  it("are removed by a writer's first call", async () => {
+    const orphan = join(tmpdir(), `salesync-stage-${deadPid()}-${uuid}.ndjson`);
+    writeFileSync(orphan, '{}\n');
+    const warehouse = openWarehouse({ path: join(dir, 'w.duckdb') });
+    try {
+      await warehouse.ensureSchema();
+      expect(existsSync(orphan)).toBe(false);
+    } finally {
+      await warehouse.close();
+      rmSync(orphan, { force: true });
+    }
   });
 });
