@@ -19,7 +19,7 @@ export function currentProcessOwner(): RunOwner {
 }
 
 /** Signal 0 checks that a process exists without touching it; EPERM means it exists under another user. */
-function isProcessAlive(pid: number): boolean {
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

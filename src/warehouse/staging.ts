@@ -19,6 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { isProcessAlive } from './runs.js';
 import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
@@ -133,22 +134,11 @@ export interface StageFile {
   readonly longestLine: number;
 }
 
-const STAGE_FILE_PREFIX = 'salesync-stage-';
-/** A stage file's name: the prefix, the PID of the process that wrote it, a UUID. */
+/** A stage file's name (`stageFilePath`): the PID of the process that wrote it, a UUID. */
 const STAGE_FILE_NAME = /^salesync-stage-(\d+)-[0-9a-f-]{36}\.ndjson$/;
 
 function stageFilePath(): string {
-  return join(tmpdir(), `${STAGE_FILE_PREFIX}${process.pid}-${randomUUID()}.ndjson`);
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: a process of another user has that PID; it is running.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
 }
 
 /**
@@ -159,7 +149,7 @@ export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> 
   const removed: string[] = [];
   for (const name of await readdir(dir)) {
     const pid = STAGE_FILE_NAME.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || isRunning(Number(pid))) continue;
+    if (pid === undefined || Number(pid) === process.pid || isProcessAlive(Number(pid))) continue;
     try {
       await rm(join(dir, name), { force: true });
       removed.push(name);
@@ -204,8 +194,8 @@ export async function removeStageFile(file: StageFile): Promise<void> {
 }
 
 /**
- * Run `work` with NDJSON `rows` (see `recordEncoder`): rows in memory go to a private temporary file, removed
- * afterwards; a stage file is read where it is (its writer removes it). `work` gets a source (a table function)
+ * Run `work` with NDJSON `rows` (see `recordEncoder`): rows in memory go to a stage file of their own, removed
+ * afterwards (their bytes released); a stage file is read where it is (its writer removes it). `work` gets a source (a table function)
  * of the rows with the `columns`' types under their positional keys (`ndjsonKey`: `c0`, `c1`, …): every type is
  * given, so nothing is guessed, and no name from the service is a column name of the source, so the caller's own
  * columns beside it can never clash with one.
@@ -217,14 +207,12 @@ export async function withNdjsonSource<T>(
 ): Promise<T> {
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
-  const source = (file: string) =>
-    `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`;
-  if (!(rows instanceof NdjsonRows)) return work(source(rows.path));
-  const file = stageFilePath();
+  const staged = rows instanceof NdjsonRows ? await writeStageFile(rows) : rows;
   try {
-    await writeWhole(file, rows.bytes());
-    return await work(source(file));
+    return await work(
+      `read_json(${quoteLiteral(staged.path)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
+    );
   } finally {
-    await rm(file, { force: true });
+    if (staged !== rows) await removeStageFile(staged);
   }
 }
