@@ -11,11 +11,17 @@ export function commitsAllowed(waitedLastTime: boolean): number {
 }
 
 /**
+ * A commit's write. `discard`, when given, lets go of what the prepared commit holds (its batch's stage file) if
+ * it is never written: a commit before it failed.
+ */
+export type CommitWrite = (() => Promise<void>) & { discard?: () => void };
+
+/**
  * The commits of one walk, written one after another in the order they were queued while the walk goes on
  * fetching; `push` waits while `commitsAllowed` are in flight, and while the process's writer backlog (every
  * walk's queued rows) holds `backlogCap` rows or more and this walk has a commit of its own to wait for. The
  * first failure is kept: no commit queued after it writes (so a checkpoint never moves past pages that failed to
- * commit), and `push` and `drain` rethrow it.
+ * commit; each is discarded instead), and `push` and `drain` rethrow it.
  */
 export class CommitQueue {
   /** The last commit queued: the next one writes only once it has succeeded. */
@@ -54,7 +60,7 @@ export class CommitQueue {
    * encoding it) and returns the write, which runs after every earlier commit has been written. `onWritten` runs
    * when it has been. `rows`: what the commit holds, counted in the backlog until it is written or has failed.
    */
-  async push(prepare: () => () => Promise<void>, onWritten?: () => void, rows = 0): Promise<void> {
+  async push(prepare: () => CommitWrite, onWritten?: () => void, rows = 0): Promise<void> {
     const allowed = commitsAllowed(this.waited);
     this.waited = this.writing >= allowed;
     while (this.pending.length >= allowed || (this.pending.length > 0 && this.backlogAtCap)) await this.settleOldest();
@@ -62,7 +68,10 @@ export class CommitQueue {
     const write = prepare();
     this.writing += 1;
     this.backlog.add(rows);
-    const commit = this.tail.then(write);
+    const commit = this.tail.then(write, (error: unknown) => {
+      write.discard?.();
+      throw error;
+    });
     this.tail = commit;
     this.pending.push(
       commit

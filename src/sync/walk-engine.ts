@@ -150,7 +150,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           // A pass that saw nothing move has seen every record of its window: what it did not reject is no longer broken.
           ...(clean ? { settlesQuarantine: { since: plan.updatedAfter } } : {}),
         });
-        return async () => {
+        const write = async () => {
           const committed = await warehouse.commitBatch(resource, batch);
           result.written += committed.written;
           result.changed += committed.changed;
@@ -161,6 +161,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           if (clean) passClean = true;
           if (watermark !== undefined) result.watermark = watermark;
         };
+        return Object.assign(write, { discard: () => warehouse.discardBatch(batch) });
       },
     });
     const seen = signals.snapshot();

@@ -8,7 +8,7 @@ import { toSalesyncError } from './errors.js';
 import { withMeetingLogDetails } from './meeting-log-details.js';
 import type { ResourcePhase, ResourceProgress } from './progress.js';
 import type { SyncSettings } from './context.js';
-import { CommitQueue } from './commit-queue.js';
+import { CommitQueue, type CommitWrite } from './commit-queue.js';
 import { backlogCap, grownBatchRows, shouldFlush } from './window.js';
 import { WriterBacklog } from './writer-backlog.js';
 
@@ -56,9 +56,10 @@ export interface PageWalk {
   /**
    * The commit of the buffered pages with the cursor that follows them (`null`: the walk is complete). Called when
    * the pages are taken from the buffer, so what the batch holds is decided then (and its encoding may start);
-   * the returned function writes it, once every earlier commit of the walk has been written.
+   * the returned function writes it, once every earlier commit of the walk has been written (or is discarded,
+   * should one of those fail).
    */
-  commit(pages: BufferedPages, cursor: string | null): () => Promise<void>;
+  commit(pages: BufferedPages, cursor: string | null): CommitWrite;
 }
 
 /**

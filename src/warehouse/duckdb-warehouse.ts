@@ -484,6 +484,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     prepareBatch: (resource: RecordResourceName, batch: PageBatch): PreparedBatch => prepare(resource, batch),
 
+    discardBatch: (batch: PreparedBatch) => {
+      if (isPrepared(batch) && !('invalid' in batch)) void removeStaged(batch.early);
+    },
+
     recordBuffer: (resource: RecordResourceName, options: { observedWins: boolean }): RecordBuffer => {
       // Without a plan yet (no definitions applied, nothing committed by this handle), the records wait as they are.
       const plan = lastPlans.get(resource);

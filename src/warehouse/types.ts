@@ -347,6 +347,11 @@ export interface Warehouse {
    */
   prepareBatch(resource: RecordResourceName, batch: PageBatch): PreparedBatch;
   /**
+   * Let go at once of what a prepared batch that will never be committed holds (its stage file), rather than when
+   * the warehouse closes: a walk's commit before it failed.
+   */
+  discardBatch(batch: PreparedBatch): void;
+  /**
    * A buffer for the records of one batch of `resource`, to commit as its `records`: encoded as they are added
    * (with the table's plan; re-encoded at the commit if that changed), deduplicated as `commitBatch` would
    * (`observedWins` as the batch will say).

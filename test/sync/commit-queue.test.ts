@@ -104,6 +104,27 @@ describe('CommitQueue', () => {
     }
   });
 
+  it('discards each commit queued behind one that failed, and never writes it', async () => {
+    const queue = new CommitQueue();
+    const failure = new SalesyncError('warehouse_error', 'disk full');
+    let release!: () => void;
+    const failing = new Promise<void>((resolve) => (release = resolve)).then(() => Promise.reject(failure));
+    const events: string[] = [];
+    await queue.push(() => () => failing);
+    await queue.push(() =>
+      Object.assign(
+        () => {
+          events.push('written');
+          return Promise.resolve();
+        },
+        { discard: () => events.push('discarded') },
+      ),
+    );
+    release();
+    await expect(queue.drain()).rejects.toBe(failure);
+    expect(events).toEqual(['discarded']);
+  });
+
   it('refuses a new commit once one has failed, with that failure', async () => {
     const queue = new CommitQueue();
     const failure = new SalesyncError('warehouse_error', 'disk full');
