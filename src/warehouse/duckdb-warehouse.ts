@@ -28,7 +28,7 @@ import { assignColumnNames, quoteIdentifier } from './identifiers.js';
 import { dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { encodeInTurns } from './encode-turns.js';
 import { EncodedRecords, RecordList } from './record-buffer.js';
-import { ndjsonObjectSize, readStageFile, removeOrphanStageFiles, removeStageFile, writeStageFile, type StageFile } from './staging.js';
+import { ndjsonObjectSize, readStageLines, removeOrphanStageFiles, removeStageFile, writeStageFile, type StageFile } from './staging.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -432,7 +432,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       const { plan: guess, syncedAt } = given;
       const rows = given.close();
       const early = staged(oneAtATime(() => writeStageFile(rows)));
-      const encodeFor = async (plan: readonly ColumnPlan[]) => reencodeRows(await readStageFile(await early), guess, plan, syncedAt);
+      const encodeFor = async (plan: readonly ColumnPlan[]) => reencodeRows(await readStageLines(await early), guess, plan, syncedAt);
       return { resource, batch, guess, early, encodeFor, [PREPARED]: true };
     }
     let records: ServiceRecord[];

@@ -276,11 +276,16 @@ export function recordEncoder(
 }
 
 /**
- * Rows `recordEncoder(from, syncedAt)` made, as `recordEncoder(to, syncedAt)` makes them: only the typed cells
+ * Lines `recordEncoder(from, syncedAt)` made, as `recordEncoder(to, syncedAt)` makes them: only the typed cells
  * depend on the plan, and they come from the row's own `_properties`; the envelope, the hash and `_properties` are
  * kept as they are. For a batch encoded before its table's plan changed.
  */
-export function reencodeRows(rows: NdjsonRows, from: readonly ColumnPlan[], to: readonly ColumnPlan[], syncedAt: string): NdjsonRows {
+export function reencodeRows(
+  lines: Iterable<string>,
+  from: readonly ColumnPlan[],
+  to: readonly ColumnPlan[],
+  syncedAt: string,
+): NdjsonRows {
   const before = recordColumns(from).map((c) => c.name);
   const keyOf = (name: string) => ndjsonKey(before.indexOf(name));
   const [id, created, updated, properties, hash] = ['id', 'created_at', 'updated_at', '_properties', '_content_hash'].map(keyOf) as [
@@ -292,7 +297,7 @@ export function reencodeRows(rows: NdjsonRows, from: readonly ColumnPlan[], to: 
   ];
   const assemble = lineAssembler(to, syncedAt);
   const out = new NdjsonRows();
-  for (const line of rows.lines()) {
+  for (const line of lines) {
     const row = JSON.parse(line) as Record<string, unknown>;
     const values = row[properties] as Record<string, PropertyValue>;
     const names = Object.keys(values);

@@ -19,7 +19,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
-import { isProcessAlive } from './runs.js';
+import { currentProcessOwner, isProcessAlive } from './runs.js';
 import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
@@ -134,11 +134,14 @@ export interface StageFile {
   readonly longestLine: number;
 }
 
-/** A stage file's name (`stageFilePath`): the PID of the process that wrote it, a UUID. */
-const STAGE_FILE_NAME = /^salesync-stage-(\d+)-[0-9a-f-]{36}\.ndjson$/;
+/**
+ * A stage file's name (`stageFilePath`): the process that wrote it (`RunOwner.processId`: its PID and start, so a
+ * file of an earlier process that had this one's PID, as after a container restart, is told apart), a UUID.
+ */
+const STAGE_FILE_NAME = /^salesync-stage-((\d+)@\d+)-[0-9a-f-]{36}\.ndjson$/;
 
 function stageFilePath(): string {
-  return join(tmpdir(), `salesync-stage-${process.pid}-${randomUUID()}.ndjson`);
+  return join(tmpdir(), `salesync-stage-${currentProcessOwner().processId}-${randomUUID()}.ndjson`);
 }
 
 /**
@@ -146,10 +149,12 @@ function stageFilePath(): string {
  * its writer). Files of running processes, this one's included, are theirs. Returns the files removed.
  */
 export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> {
+  const self = currentProcessOwner().processId;
   const removed: string[] = [];
   for (const name of await readdir(dir)) {
-    const pid = STAGE_FILE_NAME.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || isProcessAlive(Number(pid))) continue;
+    const [, writer, pid] = STAGE_FILE_NAME.exec(name) ?? [];
+    if (writer === undefined || writer === self) continue;
+    if (Number(pid) !== process.pid && isProcessAlive(Number(pid))) continue;
     try {
       await rm(join(dir, name), { force: true });
       removed.push(name);
@@ -177,15 +182,10 @@ export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
   return { path, rows: rows.rows, longestLine: rows.longestLine };
 }
 
-/** The rows of a stage file, read back (to encode them for another plan). */
-export async function readStageFile(file: StageFile): Promise<NdjsonRows> {
-  const rows = new NdjsonRows();
-  const text = await readFile(file.path, 'utf8');
+/** The lines of a stage file, read back (to encode them for another plan), without their newlines. */
+export async function readStageLines(file: StageFile): Promise<string[]> {
   // A line is JSON, which never holds a raw newline; each ends in one.
-  for (let start = 0, end = text.indexOf('\n'); end !== -1; start = end + 1, end = text.indexOf('\n', start)) {
-    rows.push(text.slice(start, end));
-  }
-  return rows;
+  return (await readFile(file.path, 'utf8')).split('\n').slice(0, -1);
 }
 
 /** Remove a stage file; one already gone is no error. */

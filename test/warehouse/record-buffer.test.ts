@@ -54,10 +54,10 @@ describe('a batch encoded page by page', () => {
   it('re-encoded for another plan, its rows are byte for byte the rows that plan encodes from the records', () => {
     const records = varied();
     const encodedForA = encodeRecords(records, PLAN_A, SYNCED_AT);
-    expect(lines(reencodeRows(encodedForA, PLAN_A, PLAN_B, SYNCED_AT))).toEqual(lines(encodeRecords(records, PLAN_B, SYNCED_AT)));
+    expect(lines(reencodeRows(encodedForA.lines(), PLAN_A, PLAN_B, SYNCED_AT))).toEqual(lines(encodeRecords(records, PLAN_B, SYNCED_AT)));
     // And back: nothing the first plan's cells held is lost on the way.
     const encodedForB = encodeRecords(records, PLAN_B, SYNCED_AT);
-    expect(lines(reencodeRows(encodedForB, PLAN_B, PLAN_A, SYNCED_AT))).toEqual(lines(encodeRecords(records, PLAN_A, SYNCED_AT)));
+    expect(lines(reencodeRows(encodedForB.lines(), PLAN_B, PLAN_A, SYNCED_AT))).toEqual(lines(encodeRecords(records, PLAN_A, SYNCED_AT)));
   });
 
   it('holds one row per id, the latest updated_at winning and a tie going to the later record, as a list batch would', async () => {

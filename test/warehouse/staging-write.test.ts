@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.js';
-import { removeOrphanStageFiles, unwritten } from '../../src/warehouse/staging.js';
+import { NdjsonRows } from '../../src/warehouse/rows.js';
+import { currentProcessOwner } from '../../src/warehouse/runs.js';
+import { readStageLines, removeOrphanStageFiles, removeStageFile, unwritten, writeStageFile } from '../../src/warehouse/staging.js';
 
 const text = (chunks: readonly Buffer[]) => chunks.map((c) => c.toString());
 
@@ -36,17 +38,31 @@ describe('stage files left behind', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it("removes those of processes no longer running, and keeps this process's, a running one's and other files", async () => {
-    const dead = `salesync-stage-${deadPid()}-${uuid}.ndjson`;
-    const own = `salesync-stage-${process.pid}-${uuid}.ndjson`;
-    const running = `salesync-stage-${process.ppid}-${uuid}.ndjson`;
+    const dead = `salesync-stage-${deadPid()}@1700000000000-${uuid}.ndjson`;
+    // This process's PID, another start: an earlier process that had the PID (a container restarted).
+    const earlier = `salesync-stage-${process.pid}@1-${uuid}.ndjson`;
+    const own = `salesync-stage-${currentProcessOwner().processId}-${uuid}.ndjson`;
+    const running = `salesync-stage-${process.ppid}@1-${uuid}.ndjson`;
     const other = `salesync-stage-notes-${uuid}.ndjson`;
-    for (const name of [dead, own, running, other]) writeFileSync(join(dir, name), '{}\n');
-    expect(await removeOrphanStageFiles(dir)).toEqual([dead]);
+    for (const name of [dead, earlier, own, running, other]) writeFileSync(join(dir, name), '{}\n');
+    expect((await removeOrphanStageFiles(dir)).sort()).toEqual([dead, earlier].sort());
     expect(readdirSync(dir).sort()).toEqual([own, running, other].sort());
   });
 
+  it('keeps the stage files this process writes, read back line by line', async () => {
+    const rows = new NdjsonRows();
+    for (const line of ['{"c0":"a"}', '{"c0":"é"}']) rows.push(line);
+    const file = await writeStageFile(rows);
+    try {
+      await removeOrphanStageFiles();
+      expect(await readStageLines(file)).toEqual(['{"c0":"a"}', '{"c0":"é"}']);
+    } finally {
+      await removeStageFile(file);
+    }
+  });
+
   it("are removed by a writer's first call", async () => {
-    const orphan = join(tmpdir(), `salesync-stage-${deadPid()}-${uuid}.ndjson`);
+    const orphan = join(tmpdir(), `salesync-stage-${deadPid()}@1700000000000-${uuid}.ndjson`);
     writeFileSync(orphan, '{}\n');
     const warehouse = openWarehouse({ path: join(dir, 'w.duckdb') });
     try {
