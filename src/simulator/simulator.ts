@@ -96,13 +96,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   let closing = false;
   const timers = new Set<NodeJS.Timeout>();
 
-  /** `text`: a JSON document already serialized. */
-  const sendJsonText = (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void => {
-    res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
+  /** `bytes`: a JSON document already serialized and encoded, so the send itself is only a copy to the socket. */
+  const sendJsonBytes = (res: ServerResponse, status: number, bytes: Buffer, headers: Record<string, string> = {}): void => {
+    res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': bytes.length });
+    res.end(bytes);
   };
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
-    sendJsonText(res, status, JSON.stringify(body), headers);
+    sendJsonBytes(res, status, Buffer.from(JSON.stringify(body)), headers);
 
   /** The `Date` of a public response: the simulator clock (skewed), or none; Node's own is switched off. */
   const dateHeader = (res: ServerResponse): Record<string, string> => {
@@ -265,11 +265,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       answer = { status: 500, body: { error: { code: 'internal_error', message: MESSAGES.internal_error } } };
       text = JSON.stringify(answer.body, null, indent);
     }
+    // Encoded before the hold: turning a page's text into bytes is the service's work, inside its latency.
+    const bytes = Buffer.from(text);
     const remaining = decision.delayMs - (performance.now() - arrived);
     if (remaining > 0) await sleep(remaining);
     if (closing) return;
     stats.record(method, path, token, answer.status);
-    sendJsonText(res, answer.status, text, { ...headers, ...dateHeader(res) });
+    sendJsonBytes(res, answer.status, bytes, { ...headers, ...dateHeader(res) });
   };
 
   const handleAdminHttp = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
