@@ -36,6 +36,8 @@ export async function startChildSimulator(options: SimulatorOptions): Promise<Ch
 export interface SyncChildResult {
   ok: boolean;
   requests: number;
+  /** Each resource's walk's requests, in the order the sync starts them (meeting logs' with their summary reads). */
+  walkRequests: number[];
   records: number;
   elapsedMs: number;
   maxRssMb: number;

@@ -180,7 +180,8 @@ if (wanted('e2e')) {
     met: r.ratio >= 0.9,
     detail:
       `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s` +
-      ` (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms); load average ${loadAtStart.toFixed(2)} at the start` +
+      ` (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms); at most ${fixed(r.laneCeiling)} with no time lost per request` +
+      ` (the longest walk, ${r.longestWalk} requests, runs on alone); load average ${loadAtStart.toFixed(2)} at the start` +
       ` on ${cpus().length} cores (${loadAtStart < IDLE_LOAD ? 'idle' : 'NOT idle'})`,
   });
 }

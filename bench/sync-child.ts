@@ -28,6 +28,7 @@ process.stdout.write(
   `${JSON.stringify({
     ok: report.ok,
     requests: report.requests,
+    walkRequests: report.results.map((r) => r.requests + (r.resource === 'meeting-logs' ? (report.summaries?.requests ?? 0) : 0)),
     records: report.results.reduce((sum, r) => sum + r.written, 0),
     elapsedMs,
     // resourceUsage().maxRSS is in kilobytes.

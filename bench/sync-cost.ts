@@ -7,6 +7,7 @@ import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { exportBatches, type BatchedTable } from './duckdb-batched.js';
 import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
 import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type SyncChildResult } from './processes.js';
+import { laneCeiling } from '../devtools/walk-schedule.js';
 
 /** `total` records spread over four list resources, few meeting logs (each costs a single GET). */
 export function spreadSize(total: number) {
@@ -118,6 +119,10 @@ export interface EndToEndResult {
   boundPerSec: number;
   achievedPerSec: number;
   ratio: number;
+  /** The most of the bound these walks could reach with no time lost per request (`laneCeiling`). */
+  laneCeiling: number;
+  /** The longest walk's requests. */
+  longestWalk: number;
 }
 
 /**
@@ -166,6 +171,8 @@ export async function benchEndToEnd(options: {
       boundPerSec,
       achievedPerSec,
       ratio: achievedPerSec / boundPerSec,
+      laneCeiling: laneCeiling(result.walkRequests, options.walks),
+      longestWalk: Math.max(...result.walkRequests),
     };
   } finally {
     await sim.stop();
