@@ -8,6 +8,7 @@ import { exportBatches, type BatchedTable } from './duckdb-batched.js';
 import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
 import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type SyncChildResult } from './processes.js';
 import { laneCeiling } from '../devtools/walk-schedule.js';
+import { bareMsPerPage } from './bare-walks.js';
 
 /** `total` records spread over four list resources, few meeting logs (each costs a single GET). */
 export function spreadSize(total: number) {
@@ -123,6 +124,8 @@ export interface EndToEndResult {
   laneCeiling: number;
   /** The longest walk's requests. */
   longestWalk: number;
+  /** Mean ms a page took a client doing nothing else, on as many lanes, against the same service (`bareMsPerPage`). */
+  bareMsPerPage: number;
 }
 
 /**
@@ -161,6 +164,8 @@ export async function benchEndToEnd(options: {
     const latencyBound = options.walks / (options.latencyMs / 1000);
     const boundPerSec = Math.min(rateBound, latencyBound);
     const achievedPerSec = result.requests / (result.elapsedMs / 1000);
+    // After the sync, on the same service: the largest resources, one lane each, as many lanes as the sync ran.
+    const bare = await bareMsPerPage(sim.url, keys, ['deals', 'contacts', 'companies', 'contact-activities'].slice(0, options.walks), 200);
     return {
       records: result.records,
       requests: result.requests,
@@ -173,6 +178,7 @@ export async function benchEndToEnd(options: {
       ratio: achievedPerSec / boundPerSec,
       laneCeiling: laneCeiling(result.walkRequests, options.walks),
       longestWalk: Math.max(...result.walkRequests),
+      bareMsPerPage: bare,
     };
   } finally {
     await sim.stop();
