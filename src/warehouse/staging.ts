@@ -135,25 +135,35 @@ export interface StageFile {
 }
 
 /**
- * A stage file's name (`stageFilePath`): the process that wrote it (`RunOwner.processId`: its PID and start, so a
- * file of an earlier process that had this one's PID, as after a container restart, is told apart), a UUID.
+ * A stage file's name (`stageFilePath`): the host and process that wrote it (`RunOwner`: its host, then its PID and
+ * start, so a file of an earlier process that had this one's PID, as after a container restart, is told apart), a
+ * UUID. Files named before the host was in the name have none.
  */
-const STAGE_FILE_NAME = /^salesync-stage-((\d+)@\d+)-[0-9a-f-]{36}\.ndjson$/;
+const STAGE_FILE_NAME = /^salesync-stage-(?:([A-Za-z0-9._-]+)\+)?((\d+)@\d+)-[0-9a-f-]{36}\.ndjson$/;
+
+/** A host name as a stage file's name carries it (a host name is letters, digits, dots and hyphens). */
+function stageHost(host: string): string {
+  return host.replace(/[^A-Za-z0-9.-]/g, '_');
+}
 
 function stageFilePath(): string {
-  return join(tmpdir(), `salesync-stage-${currentProcessOwner().processId}-${randomUUID()}.ndjson`);
+  const owner = currentProcessOwner();
+  return join(tmpdir(), `salesync-stage-${stageHost(owner.host)}+${owner.processId}-${randomUUID()}.ndjson`);
 }
 
 /**
- * Remove the stage files that processes no longer running left in `dir` (a run killed while batches waited for
- * its writer). Files of running processes, this one's included, are theirs. Returns the files removed.
+ * Remove the stage files that processes of this host no longer running left in `dir` (a run killed while batches
+ * waited for its writer). Files of running processes, this one's included, are theirs; so are another host's (a
+ * temporary directory shared between containers or machines), whose PIDs say nothing here. Returns the files
+ * removed.
  */
 export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> {
-  const self = currentProcessOwner().processId;
+  const owner = currentProcessOwner();
+  const host = stageHost(owner.host);
   const removed: string[] = [];
   for (const name of await readdir(dir)) {
-    const [, writer, pid] = STAGE_FILE_NAME.exec(name) ?? [];
-    if (writer === undefined || writer === self) continue;
+    const [, writerHost, writer, pid] = STAGE_FILE_NAME.exec(name) ?? [];
+    if (writer === undefined || (writerHost !== undefined && writerHost !== host) || writer === owner.processId) continue;
     if (Number(pid) !== process.pid && isProcessAlive(Number(pid))) continue;
     try {
       await rm(join(dir, name), { force: true });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { hostname, tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.js';
 import { NdjsonRows } from '../../src/warehouse/rows.js';
@@ -38,15 +38,40 @@ describe('stage files left behind', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it("removes those of processes no longer running, and keeps this process's, a running one's and other files", async () => {
-    const dead = `salesync-stage-${deadPid()}@1700000000000-${uuid}.ndjson`;
+    const host = hostname();
+    const dead = `salesync-stage-${host}+${deadPid()}@1700000000000-${uuid}.ndjson`;
+    // Named before the host was in the name: judged as this host's.
+    const deadUnnamedHost = `salesync-stage-${deadPid()}@1700000000000-${uuid}.ndjson`;
     // This process's PID, another start: an earlier process that had the PID (a container restarted).
-    const earlier = `salesync-stage-${process.pid}@1-${uuid}.ndjson`;
-    const own = `salesync-stage-${currentProcessOwner().processId}-${uuid}.ndjson`;
-    const running = `salesync-stage-${process.ppid}@1-${uuid}.ndjson`;
+    const earlier = `salesync-stage-${host}+${process.pid}@1-${uuid}.ndjson`;
+    const own = `salesync-stage-${host}+${currentProcessOwner().processId}-${uuid}.ndjson`;
+    const running = `salesync-stage-${host}+${process.ppid}@1-${uuid}.ndjson`;
     const other = `salesync-stage-notes-${uuid}.ndjson`;
-    for (const name of [dead, earlier, own, running, other]) writeFileSync(join(dir, name), '{}\n');
-    expect((await removeOrphanStageFiles(dir)).sort()).toEqual([dead, earlier].sort());
+    for (const name of [dead, deadUnnamedHost, earlier, own, running, other]) writeFileSync(join(dir, name), '{}\n');
+    expect((await removeOrphanStageFiles(dir)).sort()).toEqual([dead, deadUnnamedHost, earlier].sort());
     expect(readdirSync(dir).sort()).toEqual([own, running, other].sort());
+  });
+
+  it("keeps another host's, whose PIDs say nothing here (a temporary directory shared between containers)", async () => {
+    // No process here has this PID, nor this one's PID with that start: both would be removed were they this host's.
+    const elsewhere = [
+      `salesync-stage-other-host.example+${deadPid()}@1700000000000-${uuid}.ndjson`,
+      `salesync-stage-other-host.example+${process.pid}@1-${uuid}.ndjson`,
+    ];
+    for (const name of elsewhere) writeFileSync(join(dir, name), '{}\n');
+    expect(await removeOrphanStageFiles(dir)).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual([...elsewhere].sort());
+  });
+
+  it('names the files this process writes after its host and process', async () => {
+    const rows = new NdjsonRows();
+    rows.push('{"c0":"a"}');
+    const file = await writeStageFile(rows);
+    try {
+      expect(basename(file.path).startsWith(`salesync-stage-${hostname()}+${currentProcessOwner().processId}-`)).toBe(true);
+    } finally {
+      await removeStageFile(file);
+    }
   });
 
   it('keeps the stage files this process writes, read back line by line', async () => {
@@ -62,7 +87,7 @@ describe('stage files left behind', () => {
   });
 
   it("are removed by a writer's first call", async () => {
-    const orphan = join(tmpdir(), `salesync-stage-${deadPid()}@1700000000000-${uuid}.ndjson`);
+    const orphan = join(tmpdir(), `salesync-stage-${hostname()}+${deadPid()}@1700000000000-${uuid}.ndjson`);
     writeFileSync(orphan, '{}\n');
     const warehouse = openWarehouse({ path: join(dir, 'w.duckdb') });
     try {
