@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
 import type { DuckdbBatchedSpec } from './duckdb-batched.js';
+import type { LaneWalk } from '../devtools/walk-schedule.js';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 
@@ -36,8 +37,8 @@ export async function startChildSimulator(options: SimulatorOptions): Promise<Ch
 export interface SyncChildResult {
   ok: boolean;
   requests: number;
-  /** Each resource's walk's requests, in the order the sync starts them (meeting logs' with their summary reads). */
-  walkRequests: number[];
+  /** Each resource's walk, in the order the sync starts them (meeting logs' with their summary reads). */
+  walks: LaneWalk[];
   records: number;
   elapsedMs: number;
   maxRssMb: number;

@@ -172,8 +172,6 @@ if (wanted('e2e')) {
   for (let waited = 0; loadavg()[0]! >= IDLE_LOAD && waited < 180; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5000));
   const loadAtStart = loadavg()[0]!;
   const r = await benchEndToEnd({ records, latencyMs: 50, keys: 5, perKeyPerMinute: 1000, perOrgPerMinute: 5000, walks: 3 });
-  // The most any client could reach here: the lanes' ceiling at the page time of a client that does no work.
-  const bareCeiling = Math.min(1, (r.laneCeiling * r.walks * 1000) / r.bareMsPerPage / r.boundPerSec);
   rows.push({
     section: 'e2e',
     measure: 'requests/s ÷ min(rate limit, walks ÷ latency)',
@@ -183,7 +181,7 @@ if (wanted('e2e')) {
     detail:
       `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s` +
       ` (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms); at most ${fixed(r.laneCeiling)} with no time lost per request` +
-      ` (the longest walk, ${r.longestWalk} requests, runs on alone), ${fixed(bareCeiling)} for a client doing nothing` +
+      ` (the longest walk, ${r.longestWalk} request times long, runs on alone), ${fixed(r.bareCeiling)} for a client doing nothing` +
       ` with its pages (got alone: ${r.bareMsPerPage.toFixed(1)} ms a page here); load average ${loadAtStart.toFixed(2)} at the start` +
       ` on ${cpus().length} cores (${loadAtStart < IDLE_LOAD ? 'idle' : 'NOT idle'})`,
   });

@@ -3,6 +3,7 @@
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { RESOURCE_NAMES } from '../src/core/resources.js';
+import { walkLength } from '../devtools/walk-schedule.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
 
 const config = loadConfig(process.env);
@@ -28,7 +29,12 @@ process.stdout.write(
   `${JSON.stringify({
     ok: report.ok,
     requests: report.requests,
-    walkRequests: report.results.map((r) => r.requests + (r.resource === 'meeting-logs' ? (report.summaries?.requests ?? 0) : 0)),
+    // Each walk on its lane: its list pages in a chain, its single-record GETs (and the summaries' after the
+    // meeting logs) SALESYNC_DETAIL_CONCURRENCY at a time.
+    walks: report.results.map((r) => {
+      const requests = r.requests + (r.resource === 'meeting-logs' ? (report.summaries?.requests ?? 0) : 0);
+      return { requests, length: walkLength(requests, r.pages, config.detailConcurrency) };
+    }),
     records: report.results.reduce((sum, r) => sum + r.written, 0),
     elapsedMs,
     // resourceUsage().maxRSS is in kilobytes.

@@ -122,10 +122,12 @@ export interface EndToEndResult {
   ratio: number;
   /** The most of the bound these walks could reach with no time lost per request (`laneCeiling`). */
   laneCeiling: number;
-  /** The longest walk's requests. */
+  /** The longest walk's length, in request times (`LaneWalk.length`). */
   longestWalk: number;
   /** Mean ms a page took a client doing nothing else, on as many lanes, against the same service (`bareMsPerPage`). */
   bareMsPerPage: number;
+  /** The most of the bound any client reaches here: the lanes' ceiling at that page time, within the rate limit. */
+  bareCeiling: number;
 }
 
 /**
@@ -164,6 +166,7 @@ export async function benchEndToEnd(options: {
     const latencyBound = options.walks / (options.latencyMs / 1000);
     const boundPerSec = Math.min(rateBound, latencyBound);
     const achievedPerSec = result.requests / (result.elapsedMs / 1000);
+    const ceiling = laneCeiling(result.walks, options.walks);
     // After the sync, on the same service: the largest resources, one lane each, as many lanes as the sync ran.
     const bare = await bareMsPerPage(sim.url, keys, ['deals', 'contacts', 'companies', 'contact-activities'].slice(0, options.walks), 200);
     return {
@@ -176,9 +179,10 @@ export async function benchEndToEnd(options: {
       boundPerSec,
       achievedPerSec,
       ratio: achievedPerSec / boundPerSec,
-      laneCeiling: laneCeiling(result.walkRequests, options.walks),
-      longestWalk: Math.max(...result.walkRequests),
+      laneCeiling: ceiling,
+      longestWalk: Math.max(...result.walks.map((w) => w.length)),
       bareMsPerPage: bare,
+      bareCeiling: Math.min(rateBound, (ceiling * options.walks * 1000) / bare) / boundPerSec,
     };
   } finally {
     await sim.stop();
