@@ -1,9 +1,9 @@
-import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { sameInstant } from '../core/time.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
+import { fanOut } from './fan-out.js';
 
 /**
  * Which listed logs need their single view: those new to the warehouse or whose `updated_at` moved.
@@ -40,44 +40,35 @@ export async function withMeetingLogDetails(
   signal?: AbortSignal,
 ): Promise<DetailedPage> {
   const needed = new Set(logsNeedingDetail(page, storedUpdatedAt).map((r) => r.id));
-  const limit = pLimit(concurrency);
   const summaries = new Map<string, MeetingLogSummary[]>();
   let vanished = 0;
   const rejects: RejectedRecord[] = [];
-  const records = await Promise.all(
-    page.map((record) =>
-      needed.has(record.id)
-        ? limit(async () => {
-            try {
-              // Yielding: the walks' pages, one at a time each, go before a page's details, many at once.
-              const detail = await api.getMeetingLog(record.id, signal, { yielding: true });
-              const { summaries: logSummaries, ...rest } = detail;
-              summaries.set(record.id, logSummaries);
-              return rest as ServiceRecord;
-            } catch (error) {
-              if (error instanceof SalesyncError && error.code === 'not_found') {
-                vanished += 1;
-                logger.info(
-                  { resource: 'meeting-logs', id: record.id },
-                  'meeting log vanished before its single view was fetched; skipped',
-                );
-                return null;
-              }
-              const reject = rejectedFrom(error);
-              if (reject) {
-                rejects.push(reject);
-                logger.warn(
-                  { resource: 'meeting-logs', id: record.id, reason: reject.reason },
-                  'meeting log rejected: kept in quarantine, retried by every walk that sees it',
-                );
-                return null;
-              }
-              throw error;
-            }
-          })
-        : record,
-    ),
-  );
+  const records = await fanOut(page, concurrency, signal, async (record, signal) => {
+    if (!needed.has(record.id)) return record;
+    try {
+      // Yielding: the walks' pages, one at a time each, go before a page's details, many at once.
+      const detail = await api.getMeetingLog(record.id, signal, { yielding: true });
+      const { summaries: logSummaries, ...rest } = detail;
+      summaries.set(record.id, logSummaries);
+      return rest as ServiceRecord;
+    } catch (error) {
+      if (error instanceof SalesyncError && error.code === 'not_found') {
+        vanished += 1;
+        logger.info({ resource: 'meeting-logs', id: record.id }, 'meeting log vanished before its single view was fetched; skipped');
+        return null;
+      }
+      const reject = rejectedFrom(error);
+      if (reject) {
+        rejects.push(reject);
+        logger.warn(
+          { resource: 'meeting-logs', id: record.id, reason: reject.reason },
+          'meeting log rejected: kept in quarantine, retried by every walk that sees it',
+        );
+        return null;
+      }
+      throw error;
+    }
+  });
   return {
     records: records.filter((r): r is ServiceRecord => r !== null),
     summaries,

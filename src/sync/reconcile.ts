@@ -1,9 +1,9 @@
-import pLimit from 'p-limit';
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
+import { fanOut } from './fan-out.js';
 import { emptyResult, isSuccess, type ResourceResult, type SyncDeps, type SyncSettings } from './context.js';
 import { rejectedFrom } from './meeting-log-details.js';
 import { walkResources, type WalkGuard } from './run-sync.js';
@@ -185,21 +185,16 @@ async function confirmDeletions(
   const summaries = new Map<string, MeetingLogSummary[]>();
   const rejects: RejectedRecord[] = [];
   const hasSummaries = resourceDescriptor(resource).hasSummaries;
-  const limit = pLimit(settings.detailConcurrency);
-  await Promise.all(
-    ids.map((id) =>
-      limit(async () => {
-        const answer = await fetchOne(api, resource, id, hasSummaries, deps.signal);
-        result.details += 1;
-        if (answer === 'not_found') gone.push(id);
-        else if ('reject' in answer) rejects.push(answer.reject);
-        else {
-          found.push(answer.record);
-          if (answer.summaries) summaries.set(id, answer.summaries);
-        }
-      }),
-    ),
-  );
+  await fanOut(ids, settings.detailConcurrency, deps.signal, async (id, signal) => {
+    const answer = await fetchOne(api, resource, id, hasSummaries, signal);
+    result.details += 1;
+    if (answer === 'not_found') gone.push(id);
+    else if ('reject' in answer) rejects.push(answer.reject);
+    else {
+      found.push(answer.record);
+      if (answer.summaries) summaries.set(id, answer.summaries);
+    }
+  });
   if (found.length > 0 || rejects.length > 0) {
     log.warn(
       { found: found.length, rejected: rejects.length },

@@ -1,8 +1,8 @@
-import pLimit from 'p-limit';
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { minusMs } from '../core/time.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
+import { fanOut } from './fan-out.js';
 import type { ResourceResult, SyncDeps, SyncSettings } from './context.js';
 import { logsNeedingDetail, rejectedFrom } from './meeting-log-details.js';
 import { trackedRun } from './tracked-run.js';
@@ -96,26 +96,21 @@ interface SingleViews {
 }
 
 async function fetchSingleViews(api: SalesApi, ids: readonly string[], concurrency: number, signal?: AbortSignal): Promise<SingleViews> {
-  const limit = pLimit(concurrency);
   const read: SingleViews = { views: [], vanished: 0, rejects: [] };
-  await Promise.all(
-    ids.map((id) =>
-      limit(async () => {
-        try {
-          const { summaries, ...record } = await api.getMeetingLog(id, signal);
-          read.views.push({ record, summaries });
-        } catch (error) {
-          // Deleted since it was stored: only a reconcile confirms and marks it; nothing to fetch.
-          if (error instanceof SalesyncError && error.code === 'not_found') {
-            read.vanished += 1;
-            return;
-          }
-          const reject = rejectedFrom(error);
-          if (!reject) throw error;
-          read.rejects.push(reject);
-        }
-      }),
-    ),
-  );
+  await fanOut(ids, concurrency, signal, async (id, signal) => {
+    try {
+      const { summaries, ...record } = await api.getMeetingLog(id, signal);
+      read.views.push({ record, summaries });
+    } catch (error) {
+      // Deleted since it was stored: only a reconcile confirms and marks it; nothing to fetch.
+      if (error instanceof SalesyncError && error.code === 'not_found') {
+        read.vanished += 1;
+        return;
+      }
+      const reject = rejectedFrom(error);
+      if (!reject) throw error;
+      read.rejects.push(reject);
+    }
+  });
   return read;
 }
