@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AcquireOptions, RateLane } from '../../src/core/rate-limiter.js';
 import {
@@ -167,13 +168,17 @@ async function driveLimiter(
   // Cut short when the caller stops, so no loop is left sleeping past the end of the simulated time.
   const sleep = (delay: number, stop: AbortSignal) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, delay);
-      stop.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      // The listener goes with the sleep: one left per sleep would pile up on the client's signal.
+      const onAbort = () => (clearTimeout(timer), resolve());
+      const timer = setTimeout(() => (stop.removeEventListener('abort', onAbort), resolve()), delay);
+      stop.addEventListener('abort', onAbort, { once: true });
     });
   const loops = clients.flatMap((client) => {
     // A faked timer (AbortSignal.timeout runs on a real one), and the end of the run stops it at the latest.
     const controller = new AbortController();
     const stop = controller.signal;
+    // Each loop waits on it in the limiter or in a sleep at a time, as a sync's fan-out does (`fanOut`).
+    setMaxListeners((client.inFlight ?? 4) + 10, stop);
     setTimeout(() => controller.abort(new Error('quiet')), Math.min(client.untilMs ?? ms, ms));
     return Array.from({ length: client.inFlight ?? 4 }, async () => {
       if (client.fromMs) await sleep(client.fromMs, stop);

@@ -38,7 +38,7 @@ export async function holdDuckDb(path: string): Promise<DuckDbHolder> {
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const pending: Array<(line: string) => void> = [];
+  const pending: Array<{ resolve: (line: string) => void; reject: (error: Error) => void }> = [];
   let buffer = '';
   child.stdout.on('data', (d: Buffer) => {
     buffer += d.toString();
@@ -46,13 +46,18 @@ export async function holdDuckDb(path: string): Promise<DuckDbHolder> {
     while ((nl = buffer.indexOf('\n')) >= 0) {
       const line = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
-      pending.shift()?.(line);
+      pending.shift()?.resolve(line);
     }
+  });
+  // One listener for the holder's life (one per line asked for would pile up past Node's ten).
+  const exitedEarly = () => new Error(`DuckDB holder exited (${String(child.exitCode ?? child.signalCode)}): ${stderr}`);
+  child.once('exit', () => {
+    for (const waiter of pending.splice(0)) waiter.reject(exitedEarly());
   });
   const nextLine = () =>
     new Promise<string>((resolve, reject) => {
-      pending.push(resolve);
-      child.once('exit', (code) => reject(new Error(`DuckDB holder exited (${String(code)}): ${stderr}`)));
+      if (child.exitCode !== null || child.signalCode !== null) reject(exitedEarly());
+      else pending.push({ resolve, reject });
     });
   const opened = await nextLine();
   const pid = child.pid!;
