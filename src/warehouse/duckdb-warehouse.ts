@@ -25,10 +25,18 @@ import type {
 } from './types.js';
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
-import { dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
+import { type ChunkSpill, dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { encodeInTurns } from './encode-turns.js';
-import { EncodedRecords, RecordList } from './record-buffer.js';
-import { ndjsonObjectSize, readStageLines, removeOrphanStageFiles, removeStageFile, writeStageFile, type StageFile } from './staging.js';
+import { BATCH_SPILL_BYTES, EncodedRecords, RecordList } from './record-buffer.js';
+import {
+  ndjsonObjectSize,
+  openSpillFile,
+  readStageLines,
+  removeOrphanStageFiles,
+  removeStageFile,
+  writeStageFile,
+  type StageFile,
+} from './staging.js';
 import {
   applyDefinitions,
   ensureFixedSchema,
@@ -406,6 +414,18 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     file.catch(() => stageFiles.delete(file));
     return file;
   };
+  // Files that batches still gathering spilled to: a batch abandoned (its walk failed first) leaves none when
+  // the warehouse closes; a finished one's file becomes its stage file, tracked above.
+  const spills = new Set<ChunkSpill>();
+  const openSpill = (): ChunkSpill => {
+    const spill = openSpillFile();
+    spills.add(spill);
+    const done = (end: () => void) => () => {
+      spills.delete(spill);
+      end();
+    };
+    return { path: spill.path, append: (chunks) => spill.append(chunks), finish: done(spill.finish), discard: done(spill.discard) };
+  };
   const removeStaged = async (file: Promise<StageFile> | undefined): Promise<void> => {
     if (!file || !stageFiles.delete(file)) return;
     try {
@@ -491,7 +511,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     recordBuffer: (resource: RecordResourceName, options: { observedWins: boolean }): RecordBuffer => {
       // Without a plan yet (no definitions applied, nothing committed by this handle), the records wait as they are.
       const plan = lastPlans.get(resource);
-      return plan ? new EncodedRecords(plan, nowIso(), options.observedWins) : new RecordList();
+      return plan
+        ? new EncodedRecords(plan, nowIso(), options.observedWins, { spill: { bytes: BATCH_SPILL_BYTES, open: openSpill } })
+        : new RecordList();
     },
 
     commitBatch: (resource: RecordResourceName, given: PageBatch | PreparedBatch) => {
@@ -767,7 +789,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           () => database.close(),
           () => database.close(),
         )
-        .finally(() => Promise.all([...stageFiles].map(removeStaged)));
+        .finally(() => {
+          for (const spill of spills) spill.discard();
+          return Promise.all([...stageFiles].map(removeStaged));
+        });
       tail = closed.catch(() => undefined);
       return closed;
     },

@@ -1,7 +1,7 @@
 /** A batch's records gathered page by page as the rows the warehouse writes: a walk holds bytes, not records. */
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan, RecordBuffer } from './types.js';
-import { isFixedWidth, NdjsonRows, recordEncoder, replacesHeld, stampOf, type Stamp } from './rows.js';
+import { isFixedWidth, NdjsonRows, recordEncoder, replacesHeld, stampOf, type SpillOptions, type Stamp } from './rows.js';
 import { eachInTurns, ENCODE_TURN_MS } from './encode-turns.js';
 import { canonicalInstant } from '../core/time.js';
 
@@ -20,6 +20,20 @@ export class RecordList implements RecordBuffer {
 }
 
 /**
+ * The bytes of rows a batch holds in memory before they go on to its stage file (`NdjsonRows`' spill): a batch
+ * that grows while the writer is busy then costs the process no more than this.
+ */
+export const BATCH_SPILL_BYTES = 4 * 2 ** 20;
+
+export interface EncodedRecordsOptions {
+  /** Where rows past `spill.bytes` go. @defaultValue none: every row stays in memory */
+  spill?: SpillOptions;
+  /** See `eachInTurns`. */
+  turnMs?: number;
+  now?: () => number;
+}
+
+/**
  * Records encoded as they are added, with the plan the table had when the batch began (`plan`; re-encoded at the
  * commit if it changed), one row per id by the batch's rule (`replacesHeld`). A record without a valid
  * `updated_at` makes the batch one that cannot be written (`invalid`), as `dedupeBatch` would.
@@ -30,7 +44,7 @@ export class RecordList implements RecordBuffer {
  */
 export class EncodedRecords implements RecordBuffer {
   added = 0;
-  readonly rows = new NdjsonRows();
+  readonly rows: NdjsonRows;
   /** Why the batch cannot be written: the first record found without a valid `updated_at`. */
   invalid: { error: unknown } | undefined;
   /** Each id's row (its line), while records may still come. */
@@ -38,15 +52,19 @@ export class EncodedRecords implements RecordBuffer {
   /** By line: what decides whether a later record of its id replaces it (`stampOf`, kept as one string). */
   private stamps: string[] = [];
   private readonly encode: (record: ServiceRecord, updatedAtInstant?: string | null) => string;
+  private readonly turnMs: number;
+  private readonly now: () => number;
 
   constructor(
     readonly plan: readonly ColumnPlan[],
     readonly syncedAt: string,
     readonly observedWins: boolean,
-    private readonly turnMs = ENCODE_TURN_MS,
-    private readonly now: () => number = () => performance.now(),
+    options: EncodedRecordsOptions = {},
   ) {
     this.encode = recordEncoder(plan, syncedAt);
+    this.rows = new NdjsonRows(options.spill);
+    this.turnMs = options.turnMs ?? ENCODE_TURN_MS;
+    this.now = options.now ?? (() => performance.now());
   }
 
   /** Encode `records`, in turns of the event loop (`eachInTurns`). */

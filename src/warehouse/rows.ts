@@ -328,11 +328,38 @@ const LINES_PER_CHUNK = 64;
 const OPEN_CHUNK_BYTES = 64 * 1024;
 
 /**
+ * Where a batch's sealed chunks go once it holds `bytes` of them (`NdjsonRows`): a file that becomes the batch's
+ * stage file, so a batch that grows while the writer is busy costs disk, not memory.
+ */
+export interface SpillOptions {
+  bytes: number;
+  open: () => ChunkSpill;
+}
+
+/** A file NDJSON chunks are appended to (`openSpillFile`). */
+export interface ChunkSpill {
+  readonly path: string;
+  /** Append `chunks` in order, synchronously (a push does not wait). */
+  append(chunks: readonly Buffer[]): void;
+  /** No more appends: the file is complete and its reader's to remove. */
+  finish(): void;
+  /** Close and remove the file (its batch was abandoned). */
+  discard(): void;
+}
+
+/** A spilled batch's file, complete, and the lines of it (0-based) that were dropped after they were spilled. */
+export interface SpilledRows {
+  path: string;
+  droppedLines: number[];
+}
+
+/**
  * NDJSON rows gathered as UTF-8 bytes, a chunk every `LINES_PER_CHUNK` lines: a line's text dies young, where a
  * batch of strings kept until its commit would be copied by the collector from young to old space on the way.
  * Each line is written as UTF-8 straight into the open chunk as it comes (no text of the chunk's lines joined
  * first: one more copy of every line, in the heap), and a sealed chunk is copied out at its own size. A line may
- * be dropped after it was pushed (a later version of its record came in the same batch).
+ * be dropped after it was pushed (a later version of its record came in the same batch). With `spill`, sealed chunks
+ * past `spill.bytes` go to a file (`spilledTo`), finished by `finishSpill` rather than read by `bytes`.
  */
 export class NdjsonRows {
   private readonly chunks: Buffer[] = [];
@@ -355,6 +382,24 @@ export class NdjsonRows {
   private read = false;
   /** Set once the bytes were let go (`release`). */
   private released = false;
+  /** Bytes of the sealed chunks held in memory. */
+  private sealedBytes = 0;
+  private spill: ChunkSpill | null = null;
+  /** Chunks appended to `spill`, each of exactly `LINES_PER_CHUNK` lines. */
+  private spilledChunks = 0;
+  private spillFinished = false;
+
+  constructor(private readonly spillOptions?: SpillOptions) {}
+
+  /** The file the first chunks went to, once the rows outgrew `spill.bytes`; else null. */
+  get spilledTo(): string | null {
+    return this.spill?.path ?? null;
+  }
+
+  /** Bytes held in memory: sealed chunks and the open one's lines. */
+  get heldBytes(): number {
+    return this.sealedBytes + this.openBytes;
+  }
 
   push(line: string): void {
     this.assertOpen();
@@ -387,22 +432,46 @@ export class NdjsonRows {
    * none in the process. The rows can be read no more.
    */
   release(): void {
-    this.bytes();
+    if (this.spill !== null && !this.spillFinished) this.spill.discard();
+    else if (this.spill === null) this.heldChunks();
     this.chunks.length = 0;
+    this.sealedBytes = 0;
     this.released = true;
+  }
+
+  /**
+   * Complete the spill file with the lines still in memory (those dropped cut out) and hand it over: the lines
+   * dropped after they were spilled are the caller's to leave out. The rows can be read no more.
+   */
+  finishSpill(): SpilledRows {
+    if (this.spill === null || this.spillFinished) throw new Error('NdjsonRows: finishSpill without an open spill file');
+    const spilledLines = this.spilledChunks * LINES_PER_CHUNK;
+    const droppedLines = [...this.dropped].filter((index) => index < spilledLines).sort((a, b) => a - b);
+    for (const index of droppedLines) this.dropped.delete(index);
+    this.spill.append(this.heldChunks());
+    this.spill.finish();
+    this.spillFinished = true;
+    this.release();
+    return { path: this.spill.path, droppedLines };
   }
 
   /** Every line held, as bytes, each ending in a newline. */
   bytes(): readonly Buffer[] {
+    if (this.spill !== null) throw new Error('NdjsonRows: rows spilled to a file are read from it (finishSpill)');
+    return this.heldChunks();
+  }
+
+  /** The chunks held in memory, sealed, their dropped lines cut out; the rows are read from then on. */
+  private heldChunks(): Buffer[] {
     if (this.released) throw new Error('NdjsonRows: the rows were read after their bytes were released');
-    this.seal();
+    this.seal(false);
     this.read = true;
     this.open = EMPTY;
     if (this.dropped.size > 0) {
       // Every chunk but the last holds exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index.
       const byChunk = new Map<number, Set<number>>();
       for (const index of this.dropped) {
-        const chunk = Math.floor(index / LINES_PER_CHUNK);
+        const chunk = Math.floor(index / LINES_PER_CHUNK) - this.spilledChunks;
         if (!byChunk.has(chunk)) byChunk.set(chunk, new Set());
         byChunk.get(chunk)!.add(index % LINES_PER_CHUNK);
       }
@@ -433,13 +502,22 @@ export class NdjsonRows {
     if (this.read) throw new Error('NdjsonRows: a line was pushed or dropped after the rows were read');
   }
 
-  private seal(): void {
+  private seal(maySpill = true): void {
     if (this.openLines === 0) return;
     const chunk = Buffer.allocUnsafe(this.openBytes);
     this.open.copy(chunk, 0, 0, this.openBytes);
     this.chunks.push(chunk);
+    this.sealedBytes += chunk.length;
     this.openBytes = 0;
     this.openLines = 0;
+    // Only chunks sealed by a push go (each of exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index).
+    if (maySpill && this.spillOptions && this.sealedBytes >= this.spillOptions.bytes) {
+      this.spill ??= this.spillOptions.open();
+      this.spill.append(this.chunks);
+      this.spilledChunks += this.chunks.length;
+      this.chunks.length = 0;
+      this.sealedBytes = 0;
+    }
   }
 }
 

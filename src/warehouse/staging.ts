@@ -6,7 +6,9 @@
  * constraints at flush, and an existing key in a PK table would fail there.
  */
 import { randomUUID } from 'node:crypto';
+import { closeSync, createReadStream, openSync, rmSync, writevSync } from 'node:fs';
 import { open, readdir, readFile, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -20,11 +22,14 @@ import {
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { currentProcessOwner, isProcessAlive } from './runs.js';
-import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type StageColumn, type StagedRow } from './rows.js';
+import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type ChunkSpill, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /** read_json's own `maximum_object_size`, which it never goes below (see withNdjsonSource). */
 const MIN_OBJECT_SIZE = 16 * 1024 * 1024;
+
+/** Lines written at a time when a stage file is rewritten (`withoutLines`). */
+const LINES_PER_WRITE = 1024;
 
 /** DuckDB's standard vector size: the most rows one DataChunk holds. */
 const CHUNK_ROWS = 2048;
@@ -176,11 +181,44 @@ export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> 
 }
 
 /**
- * `rows` in a new private temporary file, their bytes then released (`NdjsonRows.release`): a batch waiting for
- * the writer holds them in the OS's page cache rather than in the process, and the writer does not wait for the
- * write. The caller removes the file (`removeStageFile`).
+ * A new private temporary file, named as a stage file (an orphan of a killed process is swept like one), that a
+ * growing batch's chunks are appended to (`NdjsonRows` with `spill`): written synchronously, a few megabytes at a
+ * time, so a push never waits for a turn of the event loop.
+ */
+export function openSpillFile(): ChunkSpill {
+  const path = stageFilePath();
+  let fd: number | null = openSync(path, 'w', 0o600);
+  const closeFile = () => {
+    if (fd !== null) closeSync(fd);
+    fd = null;
+  };
+  return {
+    path,
+    append(chunks) {
+      if (fd === null) throw new Error(`stage file ${path} appended to after it was finished`);
+      let pending = unwritten(chunks, 0);
+      while (pending.length > 0) pending = unwritten(pending, writevSync(fd, pending));
+    },
+    finish: closeFile,
+    discard() {
+      closeFile();
+      rmSync(path, { force: true });
+    },
+  };
+}
+
+/**
+ * `rows` in a private temporary file, their bytes then released (`NdjsonRows.release`): a batch waiting for the
+ * writer holds them in the OS's page cache rather than in the process, and the writer does not wait for the
+ * write. Rows that already spilled to a file (`NdjsonRows.spilledTo`) end in that one, the lines dropped after they
+ * went there cut out. The caller removes the file (`removeStageFile`).
  */
 export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
+  const longestLine = rows.longestLine;
+  if (rows.spilledTo !== null) {
+    const { path, droppedLines } = rows.finishSpill();
+    return { path: droppedLines.length > 0 ? await withoutLines(path, droppedLines) : path, rows: rows.rows, longestLine };
+  }
   const path = stageFilePath();
   try {
     await writeWhole(path, rows.bytes());
@@ -189,7 +227,41 @@ export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
     throw error;
   }
   rows.release();
-  return { path, rows: rows.rows, longestLine: rows.longestLine };
+  return { path, rows: rows.rows, longestLine };
+}
+
+/**
+ * A new stage file of the lines of the one at `path` but `indexes` (0-based), which is removed: rare (a record
+ * listed twice in a batch that spilled), and streamed, since a spilled batch is one too large to hold.
+ */
+async function withoutLines(path: string, indexes: readonly number[]): Promise<string> {
+  const drop = new Set(indexes);
+  const target = stageFilePath();
+  try {
+    const out = await open(target, 'w', 0o600);
+    try {
+      // A line is JSON, which never holds a raw newline or carriage return.
+      const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+      let kept: string[] = [];
+      let index = 0;
+      for await (const line of lines) {
+        if (!drop.has(index++)) kept.push(`${line}\n`);
+        if (kept.length >= LINES_PER_WRITE) {
+          await out.write(kept.join(''));
+          kept = [];
+        }
+      }
+      if (kept.length > 0) await out.write(kept.join(''));
+    } finally {
+      await out.close();
+    }
+  } catch (error) {
+    await rm(target, { force: true });
+    throw error;
+  } finally {
+    await rm(path, { force: true });
+  }
+  return target;
 }
 
 /** The lines of a stage file, read back (to encode them for another plan), without their newlines. */

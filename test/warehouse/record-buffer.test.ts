@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PropertyDefinition, ServiceRecord } from '../../src/core/types.js';
 import { SalesyncError } from '../../src/core/errors.js';
-import { EncodedRecords } from '../../src/warehouse/record-buffer.js';
-import { dedupeBatch, encodeRecords, NdjsonRows, reencodeRows } from '../../src/warehouse/rows.js';
+import { BATCH_SPILL_BYTES, EncodedRecords } from '../../src/warehouse/record-buffer.js';
+import { dedupeBatch, encodeRecords, NdjsonRows, reencodeRows, type ChunkSpill } from '../../src/warehouse/rows.js';
 import { openWarehouse, type ColumnPlan, type Warehouse } from '../../src/warehouse/index.js';
 import { turnsOthersGot } from '../support/event-loop-turns.js';
 
@@ -112,7 +112,7 @@ describe('a batch encoded page by page', () => {
   it('lets the event loop in whenever a turn has lasted its budget by its clock, however few records that took', async () => {
     // Each look at the clock finds 0.5 ms more: a 1 ms turn is over after two records.
     let clock = 0;
-    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false, 1, () => (clock += 0.5));
+    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false, { turnMs: 1, now: () => (clock += 0.5) });
     const turns = await turnsOthersGot(() => buffer.add(Array.from({ length: 40 }, (_, n) => deal(n, '2026-01-02T00:00:00Z'))));
     expect(buffer.rows.rows).toBe(40);
     expect(turns).toBeGreaterThanOrEqual(40 / 4);
@@ -152,6 +152,61 @@ describe('NDJSON rows', () => {
     }
     expect(Buffer.concat(rows.bytes()).equals(Buffer.from(pushed.map((line) => `${line}\n`).join('')))).toBe(true);
     expect(lines(rows)).toEqual(pushed.map((line) => Buffer.from(line).toString()));
+  });
+
+  it('past their spill size go to the spill chunk by chunk, hold no more than that in memory, and end as exactly the lines kept', () => {
+    const spilled: Buffer[] = [];
+    const events: string[] = [];
+    const spill: ChunkSpill = {
+      path: '/nowhere/spill.ndjson',
+      append: (chunks) => void spilled.push(...chunks.map((c) => Buffer.from(c))),
+      finish: () => void events.push('finish'),
+      discard: () => void events.push('discard'),
+    };
+    const rows = new NdjsonRows({ bytes: 2000, open: () => spill });
+    const line = (i: number) => JSON.stringify({ n: i, pad: 'x'.repeat(i % 7) });
+    let mostHeld = 0;
+    for (let i = 0; i < 1000; i += 1) {
+      rows.push(line(i));
+      mostHeld = Math.max(mostHeld, rows.heldBytes);
+    }
+    expect(rows.spilledTo).toBe('/nowhere/spill.ndjson');
+    // At most the spill size and the chunk whose sealing crossed it.
+    expect(mostHeld).toBeLessThan(2000 + 64 * 40);
+    expect(() => rows.bytes()).toThrow(/spilled to a file/);
+    // Dropped in spilled chunks (the first), in the last spilled one, and in memory.
+    const dropped = [0, 5, 63, 64, 500, 998, 999];
+    for (const i of dropped) rows.drop(i);
+    const { path, droppedLines } = rows.finishSpill();
+    expect(path).toBe('/nowhere/spill.ndjson');
+    expect(events).toEqual(['finish']);
+    const file = Buffer.concat(spilled).toString().split('\n').slice(0, -1);
+    const kept = file.filter((_, i) => !droppedLines.includes(i));
+    expect(kept).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i)
+        .filter((i) => !dropped.includes(i))
+        .map(line),
+    );
+    expect(rows.rows).toBe(1000 - dropped.length);
+  });
+
+  it('discard their spill when let go unfinished (a batch abandoned), and never spill when read first', () => {
+    const events: string[] = [];
+    const spill = (): ChunkSpill => ({
+      path: 'p',
+      append: () => undefined,
+      finish: () => void events.push('finish'),
+      discard: () => void events.push('discard'),
+    });
+    const abandoned = new NdjsonRows({ bytes: 100, open: spill });
+    for (let i = 0; i < 200; i += 1) abandoned.push(`{"n":${i}}`);
+    abandoned.release();
+    expect(events).toEqual(['discard']);
+    const small = new NdjsonRows({ bytes: 1_000_000, open: spill });
+    for (let i = 0; i < 200; i += 1) small.push(`{"n":${i}}`);
+    expect(small.spilledTo).toBeNull();
+    expect(lines(small)).toHaveLength(200);
+    expect(events).toEqual(['discard']);
   });
 
   it('refuses a line pushed or dropped once its bytes are read', () => {
@@ -208,6 +263,66 @@ describe('a record buffer committed to the warehouse', () => {
       await buffered.close();
       await listed.close();
     }
+  });
+
+  it('larger than its spill size, commits each id once, the latest winning even over a version already spilled', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
+    const warehouse = open('w');
+    try {
+      await warehouse.applyPropertyDefinitions('deals', defs(['name']));
+      // Rows of about 1 KB: past BATCH_SPILL_BYTES well before the end.
+      const count = Math.ceil((1.5 * BATCH_SPILL_BYTES) / 1000);
+      const records = Array.from({ length: count }, (_, n) => deal(n, '2026-01-02T00:00:00Z', { name: `${n} ${'x'.repeat(900)}` }));
+      // Later versions of early records (spilled by then), an older one that must not win, and of a late one.
+      records.push(deal(0, '2026-01-03T00:00:00Z', { name: 'zero, newer' }));
+      records.push(deal(1, '2026-01-01T00:00:00Z', { name: 'one, older' }));
+      records.push(deal(64, '2026-01-03T00:00:00Z', { name: 'sixty-four, newer' }));
+      records.push(deal(count - 1, '2026-01-03T00:00:00Z', { name: 'last, newer' }));
+      const buffer = warehouse.recordBuffer('deals', { observedWins: false }) as EncodedRecords;
+      await addPages(buffer, records, 200);
+      const spilledTo = buffer.rows.spilledTo;
+      expect(spilledTo).not.toBeNull();
+      expect(buffer.rows.heldBytes).toBeLessThan(BATCH_SPILL_BYTES + 64 * 1100);
+      expect(await warehouse.commitBatch('deals', { records: buffer, checkpoint })).toMatchObject({ written: count });
+      expect(await warehouse.query('SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS ids FROM deals')).toEqual([
+        { n: count, ids: count },
+      ]);
+      const names = await warehouse.query(
+        `SELECT id, name FROM deals WHERE id IN ('${ID(0)}', '${ID(1)}', '${ID(64)}', '${ID(count - 1)}') ORDER BY id`,
+      );
+      expect(names.map((r) => String(r.name).slice(0, 20))).toEqual([
+        'zero, newer',
+        `1 ${'x'.repeat(18)}`,
+        'sixty-four, newer',
+        'last, newer',
+      ]);
+      // Its stage file is gone with its commit.
+      expect(existsSync(spilledTo!)).toBe(false);
+    } finally {
+      await warehouse.close();
+    }
+  });
+
+  it('abandoned after it spilled (its walk failed), leaves no file once the warehouse closes', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
+    const warehouse = open('w');
+    let spilledTo: string | null = null;
+    try {
+      await warehouse.applyPropertyDefinitions('deals', defs(['name']));
+      const buffer = warehouse.recordBuffer('deals', { observedWins: false }) as EncodedRecords;
+      const count = Math.ceil((1.5 * BATCH_SPILL_BYTES) / 1000);
+      await addPages(
+        buffer,
+        Array.from({ length: count }, (_, n) => deal(n, '2026-01-02T00:00:00Z', { name: 'x'.repeat(950) })),
+        200,
+      );
+      spilledTo = buffer.rows.spilledTo;
+      expect(spilledTo).not.toBeNull();
+      expect(existsSync(spilledTo!)).toBe(true);
+    } finally {
+      await warehouse.close();
+    }
+    expect(existsSync(spilledTo!)).toBe(false);
   });
 
   it('is refused when committed under another dedupe rule than it was opened with, and nothing is written', async () => {

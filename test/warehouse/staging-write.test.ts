@@ -1,12 +1,19 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.js';
 import { NdjsonRows } from '../../src/warehouse/rows.js';
 import { currentProcessOwner } from '../../src/warehouse/runs.js';
-import { readStageLines, removeOrphanStageFiles, removeStageFile, unwritten, writeStageFile } from '../../src/warehouse/staging.js';
+import {
+  openSpillFile,
+  readStageLines,
+  removeOrphanStageFiles,
+  removeStageFile,
+  unwritten,
+  writeStageFile,
+} from '../../src/warehouse/staging.js';
 
 const text = (chunks: readonly Buffer[]) => chunks.map((c) => c.toString());
 
@@ -24,6 +31,47 @@ describe('writing a stage file from its chunks', () => {
   it('leaves nothing once every byte is written', () => {
     expect(unwritten(chunks, 9)).toEqual([]);
     expect(unwritten([Buffer.from('')], 0)).toEqual([]);
+  });
+});
+
+describe('a batch that spilled to its file', () => {
+  const line = (i: number) => `{"c0":"${i} é"}`;
+
+  it('ends in a private stage file of exactly the lines kept, those dropped after they spilled cut out', async () => {
+    const rows = new NdjsonRows({ bytes: 1000, open: openSpillFile });
+    for (let i = 0; i < 500; i += 1) rows.push(line(i));
+    const spilledTo = rows.spilledTo!;
+    expect(existsSync(spilledTo)).toBe(true);
+    const dropped = [0, 63, 64, 300, 499];
+    for (const i of dropped) rows.drop(i);
+    const file = await writeStageFile(rows);
+    try {
+      expect(file.rows).toBe(495);
+      expect(await readStageLines(file)).toEqual(
+        Array.from({ length: 500 }, (_, i) => i)
+          .filter((i) => !dropped.includes(i))
+          .map(line),
+      );
+      expect(statSync(file.path).mode & 0o777).toBe(0o600);
+      // Rewritten without the spilled lines dropped: the file they spilled to is gone.
+      if (file.path !== spilledTo) expect(existsSync(spilledTo)).toBe(false);
+    } finally {
+      await removeStageFile(file);
+    }
+  });
+
+  it('is its stage file as it stands when nothing spilled was dropped', async () => {
+    const rows = new NdjsonRows({ bytes: 1000, open: openSpillFile });
+    for (let i = 0; i < 300; i += 1) rows.push(line(i));
+    rows.drop(299);
+    const spilledTo = rows.spilledTo!;
+    const file = await writeStageFile(rows);
+    try {
+      expect(file.path).toBe(spilledTo);
+      expect(await readStageLines(file)).toEqual(Array.from({ length: 299 }, (_, i) => line(i)));
+    } finally {
+      await removeStageFile(file);
+    }
   });
 });
 
