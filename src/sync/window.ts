@@ -71,15 +71,20 @@ export interface FlushPolicy {
   maxGrownRows?: number;
 }
 
-/** How many times `SALESYNC_FLUSH_ROWS` a batch may grow to while the writer is busy. */
-export const BATCH_GROWTH = 5;
+/**
+ * How many times `SALESYNC_FLUSH_ROWS` a batch may grow to while the writer is busy: each commit joins the stored
+ * table once, so fewer, larger ones cost the writer less, up to where a commit that replaces stored rows slows at
+ * the default memory limit (docs/performance.md). A grown batch's rows wait in its stage file, not in memory
+ * (`BATCH_SPILL_BYTES`).
+ */
+export const BATCH_GROWTH = 10;
 /** The property columns up to which a batch grows the whole `BATCH_GROWTH`: wider tables grow less. */
-const GROWTH_COLUMNS = 64;
+const GROWTH_COLUMNS = 32;
 
 /**
  * The rows a batch may grow to while the writer is busy: `BATCH_GROWTH` × `flushRows` for a table of up to
- * `GROWTH_COLUMNS` property columns, fewer for a wider one (the stage holds rows × columns; its memory limit is
- * sized for `flushRows` rows), never fewer than `flushRows`. Pure.
+ * `GROWTH_COLUMNS` property columns, fewer for a wider one (DuckDB's stage holds rows × columns: as many cells as
+ * 5 × `flushRows` rows of 64 columns, which the memory limit's rule was measured with), never fewer than `flushRows`. Pure.
  */
 export function grownBatchRows(flushRows: number, propertyColumns: number): number {
   const cells = BATCH_GROWTH * flushRows * GROWTH_COLUMNS;

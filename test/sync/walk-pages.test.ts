@@ -9,6 +9,7 @@ import { walkPages, type BufferedPages, type PageWalk } from '../../src/sync/wal
 import type { Warehouse } from '../../src/warehouse/types.js';
 import type { RecordList } from '../../src/warehouse/index.js';
 import { WriterBacklog } from '../../src/sync/writer-backlog.js';
+import { backlogCap, grownBatchRows } from '../../src/sync/window.js';
 
 const record = (n: number): ServiceRecord => ({
   id: `D${String(n).padStart(17, '0')}`,
@@ -134,11 +135,13 @@ describe('walkPages', () => {
     await walking;
   });
 
-  it('lets the next batch grow while the writer is busy, up to five times the flush size, each with the cursor after its last page', async () => {
+  it('lets the next batch grow while the writer is busy, up to its grown size, each with the cursor after its last page', async () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     const gates = gatedCommits(events, commits);
-    const walk = { ...walkOf(pagedApi(20, events), gates.commit), propertyColumns: 10 };
+    // flushRows 1 and 64 properties: batches may grow to 5.
+    expect(grownBatchRows(1, 64)).toBe(5);
+    const walk = { ...walkOf(pagedApi(20, events), gates.commit), propertyColumns: 64 };
     const walking = walkPages(walk);
     // Three one-page batches go to the writer; with the first held, pages 4-8 are fetched into one batch of five,
     // which then waits for the writer (a sixth record would only be held).
@@ -163,10 +166,11 @@ describe('walkPages', () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     const gates = gatedCommits(events, commits);
-    // flushRows 1 and 10 properties: batches may grow to 5, and the process backlog's cap is 15 rows.
+    // flushRows 1 and 64 properties: batches may grow to 5, and the process backlog's cap is 15 rows.
+    expect(backlogCap(1, 64)).toBe(15);
     const backlog = new WriterBacklog();
     backlog.add(15); // what other walks of the process have queued for the writer
-    const walking = walkPages({ ...walkOf(pagedApi(10, events), gates.commit), propertyColumns: 10, writerBacklog: backlog });
+    const walking = walkPages({ ...walkOf(pagedApi(10, events), gates.commit), propertyColumns: 64, writerBacklog: backlog });
     // Alone it would have three one-page commits in flight (first test); beside a full backlog its first is
     // queued, pages 2-6 grow into one batch, and that waits for the first to be written.
     await until(() => events.includes('fetch 6'));

@@ -95,19 +95,21 @@ describe('shouldFlush', () => {
 });
 
 describe('grownBatchRows', () => {
-  it('lets a narrow table grow five times the flush size, a wider one less, and never below the flush size', () => {
-    expect(grownBatchRows(2000, 30)).toBe(10_000);
+  it('lets a narrow table grow ten times the flush size, a wider one less, and never below the flush size', () => {
+    expect(grownBatchRows(2000, 17)).toBe(20_000);
+    expect(grownBatchRows(2000, 32)).toBe(20_000);
+    expect(grownBatchRows(2000, 40)).toBe(16_000);
     expect(grownBatchRows(2000, 64)).toBe(10_000);
     expect(grownBatchRows(2000, 320)).toBe(2000);
     expect(grownBatchRows(2000, 160)).toBe(4000);
     expect(grownBatchRows(2000, 2000)).toBe(2000);
-    expect(grownBatchRows(2000, 0)).toBe(10_000);
+    expect(grownBatchRows(2000, 0)).toBe(20_000);
   });
 });
 
 describe('backlogCap', () => {
   it('lets the walks of a process queue three grown batches for the writer between them, as one walk may alone', () => {
-    expect(backlogCap(2000, 30)).toBe(30_000);
+    expect(backlogCap(2000, 30)).toBe(60_000);
     expect(backlogCap(2000, 2000)).toBe(6000);
   });
 });
