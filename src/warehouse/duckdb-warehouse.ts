@@ -416,15 +416,29 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   };
   // Files that batches still gathering spilled to: a batch abandoned (its walk failed first) leaves none when
   // the warehouse closes; a finished one's file becomes its stage file, tracked above.
+  // A spill that fails is a warehouse failure: its walk commits nothing more (the batch is in no state to be written).
   const spills = new Set<ChunkSpill>();
+  const spillFailure = (error: unknown) => warehouseFailure(path, 'staging a batch in the temporary directory', error);
   const openSpill = (): ChunkSpill => {
-    const spill = openSpillFile();
+    let spill: ChunkSpill;
+    try {
+      spill = openSpillFile();
+    } catch (error) {
+      throw spillFailure(error);
+    }
     spills.add(spill);
     const done = (end: () => void) => () => {
       spills.delete(spill);
       end();
     };
-    return { path: spill.path, append: (chunks) => spill.append(chunks), finish: done(spill.finish), discard: done(spill.discard) };
+    const append = (chunks: readonly Buffer[]) => {
+      try {
+        spill.append(chunks);
+      } catch (error) {
+        throw spillFailure(error);
+      }
+    };
+    return { path: spill.path, append, finish: done(spill.finish), discard: done(spill.discard) };
   };
   const removeStaged = async (file: Promise<StageFile> | undefined): Promise<void> => {
     if (!file || !stageFiles.delete(file)) return;

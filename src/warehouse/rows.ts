@@ -388,6 +388,8 @@ export class NdjsonRows {
   /** Chunks appended to `spill`, each of exactly `LINES_PER_CHUNK` lines. */
   private spilledChunks = 0;
   private spillFinished = false;
+  /** Why a spill failed: the rows are then in no state to be added to or written. */
+  private spillError: unknown = undefined;
 
   constructor(private readonly spillOptions?: SpillOptions) {}
 
@@ -433,7 +435,9 @@ export class NdjsonRows {
    */
   release(): void {
     if (this.spill !== null && !this.spillFinished) this.spill.discard();
-    else if (this.spill === null) this.heldChunks();
+    else if (this.spill === null && this.spillError === undefined) this.heldChunks();
+    this.read = true;
+    this.open = EMPTY;
     this.chunks.length = 0;
     this.sealedBytes = 0;
     this.released = true;
@@ -444,6 +448,7 @@ export class NdjsonRows {
    * dropped after they were spilled are the caller's to leave out. The rows can be read no more.
    */
   finishSpill(): SpilledRows {
+    this.assertSpillable();
     if (this.spill === null || this.spillFinished) throw new Error('NdjsonRows: finishSpill without an open spill file');
     const spilledLines = this.spilledChunks * LINES_PER_CHUNK;
     const droppedLines = [...this.dropped].filter((index) => index < spilledLines).sort((a, b) => a - b);
@@ -457,12 +462,14 @@ export class NdjsonRows {
 
   /** Every line held, as bytes, each ending in a newline. */
   bytes(): readonly Buffer[] {
+    this.assertSpillable();
     if (this.spill !== null) throw new Error('NdjsonRows: rows spilled to a file are read from it (finishSpill)');
     return this.heldChunks();
   }
 
   /** The chunks held in memory, sealed, their dropped lines cut out; the rows are read from then on. */
   private heldChunks(): Buffer[] {
+    this.assertSpillable();
     if (this.released) throw new Error('NdjsonRows: the rows were read after their bytes were released');
     this.seal(false);
     this.read = true;
@@ -497,7 +504,12 @@ export class NdjsonRows {
     }
   }
 
+  private assertSpillable(): void {
+    if (this.spillError !== undefined) throw this.spillError;
+  }
+
   private assertOpen(): void {
+    this.assertSpillable();
     // Chunks are cut every LINES_PER_CHUNK pushes until the bytes are read: a dropped line is found by that count.
     if (this.read) throw new Error('NdjsonRows: a line was pushed or dropped after the rows were read');
   }
@@ -512,8 +524,14 @@ export class NdjsonRows {
     this.openLines = 0;
     // Only chunks sealed by a push go (each of exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index).
     if (maySpill && this.spillOptions && this.sealedBytes >= this.spillOptions.bytes) {
-      this.spill ??= this.spillOptions.open();
-      this.spill.append(this.chunks);
+      try {
+        this.spill ??= this.spillOptions.open();
+        this.spill.append(this.chunks);
+      } catch (error) {
+        // Part of the chunks may be in the file: neither it nor the chunks held are the rows any more.
+        this.spillError = error;
+        throw error;
+      }
       this.spilledChunks += this.chunks.length;
       this.chunks.length = 0;
       this.sealedBytes = 0;

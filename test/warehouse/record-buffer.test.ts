@@ -209,6 +209,26 @@ describe('NDJSON rows', () => {
     expect(events).toEqual(['discard']);
   });
 
+  it('whose spill failed part way are neither added to nor read: the file may hold part of the chunks', () => {
+    const full = new Error('ENOSPC: no space left on device, write');
+    const rows = new NdjsonRows({
+      bytes: 100,
+      open: () => ({
+        path: 'p',
+        append: () => {
+          throw full;
+        },
+        finish: () => undefined,
+        discard: () => undefined,
+      }),
+    });
+    expect(() => {
+      for (let i = 0; i < 200; i += 1) rows.push(`{"n":${i}}`);
+    }).toThrow(full);
+    expect(() => rows.push('{}')).toThrow(full);
+    expect(() => rows.bytes()).toThrow(full);
+  });
+
   it('refuses a line pushed or dropped once its bytes are read', () => {
     const rows = new NdjsonRows();
     rows.push('{}');
@@ -323,6 +343,37 @@ describe('a record buffer committed to the warehouse', () => {
       await warehouse.close();
     }
     expect(existsSync(spilledTo!)).toBe(false);
+  });
+
+  it('that cannot spill (its temporary directory gone) fails with a warehouse error naming the file, and cannot be committed', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
+    const warehouse = open('w');
+    const tmp = process.env.TMPDIR;
+    try {
+      await warehouse.applyPropertyDefinitions('deals', defs(['name']));
+      const buffer = warehouse.recordBuffer('deals', { observedWins: false });
+      process.env.TMPDIR = join(dir, 'gone');
+      const count = Math.ceil((1.5 * BATCH_SPILL_BYTES) / 1000);
+      const adding = addPages(
+        buffer as EncodedRecords,
+        Array.from({ length: count }, (_, n) => deal(n, '2026-01-02T00:00:00Z', { name: 'x'.repeat(950) })),
+        200,
+      );
+      const error = await adding.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(SalesyncError);
+      expect((error as SalesyncError).code).toBe('warehouse_error');
+      expect((error as Error).message).toContain(join(dir, 'gone', 'salesync-stage-'));
+      process.env.TMPDIR = tmp;
+      await expect(warehouse.commitBatch('deals', { records: buffer, checkpoint })).rejects.toThrow(/temporary directory/);
+      expect(await warehouse.query('SELECT count(*)::INTEGER AS n FROM deals')).toEqual([{ n: 0 }]);
+    } finally {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+      await warehouse.close();
+    }
   });
 
   it('is refused when committed under another dedupe rule than it was opened with, and nothing is written', async () => {
