@@ -414,9 +414,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     file.catch(() => stageFiles.delete(file));
     return file;
   };
-  // Files that batches still gathering spilled to: a batch abandoned (its walk failed first) leaves none when
-  // the warehouse closes; a finished one's file becomes its stage file, tracked above.
-  // A spill that fails is a warehouse failure: its walk commits nothing more (the batch is in no state to be written).
+  // Files that batches still gathering spilled to: a batch abandoned (its walk failed first) leaves none when the
+  // warehouse closes; a finished one's file becomes its stage file, tracked above. A spill that fails is a
+  // warehouse failure, so its walk commits nothing more: the batch is in no state to be written.
   const spills = new Set<ChunkSpill>();
   const spillFailure = (error: unknown) => warehouseFailure(path, 'staging a batch in the temporary directory', error);
   const openSpill = (): ChunkSpill => {
