@@ -35,6 +35,8 @@ export interface EnvironmentOptions {
   redis?: Redis;
   /** Which share of the rate budget this environment's clients spend. @defaultValue 'sync' */
   lane?: RateLane;
+  /** See `WarehouseOptions.batchSpillBytes` (tests make every batch spill). */
+  batchSpillBytes?: number;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface EnvironmentOptions {
  * - any other (status, query, export) reads the published file READ_ONLY, per call: it never waits for a writer.
  * Whoever makes a run's warehouse closes it when done.
  */
-export function createWarehouse(config: Config, logger: Logger, options: { forRun?: boolean } = {}): Warehouse {
+export function createWarehouse(config: Config, logger: Logger, options: { forRun?: boolean; batchSpillBytes?: number } = {}): Warehouse {
   const common = {
     lockTimeoutMs: config.lockTimeoutMs,
     ...(config.warehouseMemoryLimit ? { memoryLimit: config.warehouseMemoryLimit } : {}),
@@ -57,6 +59,7 @@ export function createWarehouse(config: Config, logger: Logger, options: { forRu
     ...common,
     path: writerPathFor(config.warehousePath),
     lingerMs: config.lingerMs,
+    ...(options.batchSpillBytes === undefined ? {} : { batchSpillBytes: options.batchSpillBytes }),
     publish: {
       path: config.warehousePath,
       mode: config.publishMode,
@@ -100,7 +103,10 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
     );
   // Fail on a malformed key now, before anything else happens.
   makeApi();
-  const warehouse = createWarehouse(config, options.logger, { forRun: true });
+  const warehouse = createWarehouse(config, options.logger, {
+    forRun: true,
+    ...(options.batchSpillBytes === undefined ? {} : { batchSpillBytes: options.batchSpillBytes }),
+  });
   return {
     // In order: the warehouse (its last commit and publish), then the limiter; the caller closes Redis.
     close: async () => {

@@ -186,6 +186,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const path = options.path;
   const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const logger = options.logger;
+  const batchSpillBytes = options.batchSpillBytes ?? BATCH_SPILL_BYTES;
   // Read once, lazily: the file system is touched only when a method needs the database.
   let schemaSql: string | undefined;
   // This Warehouse's queue of operations (instance state, not module state).
@@ -526,7 +527,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       // Without a plan yet (no definitions applied, nothing committed by this handle), the records wait as they are.
       const plan = lastPlans.get(resource);
       return plan
-        ? new EncodedRecords(plan, nowIso(), options.observedWins, { spill: { bytes: BATCH_SPILL_BYTES, open: openSpill } })
+        ? new EncodedRecords(plan, nowIso(), options.observedWins, {
+            spill: { bytes: batchSpillBytes, open: openSpill },
+          })
         : new RecordList();
     },
 

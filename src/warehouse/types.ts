@@ -310,6 +310,11 @@ export interface WarehouseOptions {
    */
   lingerMs?: number;
   /**
+   * Bytes of rows a filling batch (`recordBuffer`) holds in memory before they go on to its stage file.
+   * @defaultValue `BATCH_SPILL_BYTES` (4 MiB)
+   */
+  batchSpillBytes?: number;
+  /**
    * DuckDB's `memory_limit` for this process's sessions (e.g. `200MB`): past it, DuckDB evicts cached blocks
    * and spills to temporary files rather than growing. @defaultValue 128MB for commits (256MB for queries and exports), raised for a
    * batch into a table of many property columns or holding a record over 16 MiB (`automaticMemoryLimit`)

@@ -29,7 +29,17 @@ export interface Harness {
 /** Limits high enough that tests spend their time on behaviour, not on waiting for tokens. */
 export const FAST = { perKeyPerMinute: 600_000, perOrgPerMinute: 3_000_000 };
 
-export async function startHarness(simulatorOptions: SimulatorOptions = {}, configOverrides: Partial<Config> = {}): Promise<Harness> {
+/** What a harness changes beside the simulator and the Config. */
+export interface HarnessOptions {
+  /** Bytes of rows a filling batch holds before its stage file (`WarehouseOptions.batchSpillBytes`). */
+  batchSpillBytes?: number;
+}
+
+export async function startHarness(
+  simulatorOptions: SimulatorOptions = {},
+  configOverrides: Partial<Config> = {},
+  harnessOptions: HarnessOptions = {},
+): Promise<Harness> {
   const sim = createSimulator({ ...FAST, ...simulatorOptions });
   const { url } = await sim.listen(0);
   const dir = await mkdtemp(join(tmpdir(), 'salesync-test-'));
@@ -55,7 +65,10 @@ export async function startHarness(simulatorOptions: SimulatorOptions = {}, conf
   };
   const env = (overrides: Partial<Config> = {}, signal?: AbortSignal, lane?: RateLane) => {
     void releaseAll();
-    const e = createSyncEnvironment({ ...config, ...overrides }, { logger, ...(signal ? { signal } : {}), ...(lane ? { lane } : {}) });
+    const e = createSyncEnvironment(
+      { ...config, ...overrides },
+      { logger, ...(signal ? { signal } : {}), ...(lane ? { lane } : {}), ...harnessOptions },
+    );
     made.push(e);
     return e;
   };
