@@ -435,11 +435,11 @@ export class NdjsonRows {
    */
   release(): void {
     if (this.spill !== null && !this.spillFinished) this.spill.discard();
-    else if (this.spill === null && this.spillError === undefined) this.heldChunks();
     this.read = true;
     this.open = EMPTY;
     this.chunks.length = 0;
     this.sealedBytes = 0;
+    this.dropped.clear();
     this.released = true;
   }
 
