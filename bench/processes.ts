@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
+import { duckdbAllocatorConf } from '../src/warehouse/allocator-conf.js';
 import type { DuckdbBatchedSpec } from './duckdb-batched.js';
 import type { LaneWalk } from '../devtools/walk-schedule.js';
 
@@ -57,6 +58,8 @@ export function runChildSync(url: string, warehousePath: string, env: Record<str
     // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench), Node's own as well
     // (NODE_OPTIONS=--max-old-space-size=160: a heap ceiling as docs/configuration.md describes it).
     ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_') || name === 'NODE_OPTIONS')),
+    // DuckDB's allocator as the CLI sets it before a command loads DuckDB.
+    DUCKDB_JE_MALLOC_CONF: duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF),
     ...env,
   });
 }
@@ -64,7 +67,10 @@ export function runChildSync(url: string, warehousePath: string, env: Record<str
 /** Run bench/duckdb-batched-child with `spec` (written to `specFile`): DuckDB alone, its peak RSS. */
 export async function runDuckdbBatchedChild(spec: DuckdbBatchedSpec, specFile: string): Promise<{ maxRssMb: number }> {
   await writeFile(specFile, JSON.stringify(spec));
-  return runJsonChild<{ maxRssMb: number }>('duckdb-batched-child', [specFile], { PATH: process.env.PATH ?? '' });
+  return runJsonChild<{ maxRssMb: number }>('duckdb-batched-child', [specFile], {
+    PATH: process.env.PATH ?? '',
+    DUCKDB_JE_MALLOC_CONF: duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF),
+  });
 }
 
 /** Run bench/<name>.js in a process of its own; its last stdout line is its JSON result. */

@@ -8,6 +8,7 @@ import { SalesyncError } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES } from '../core/resources.js';
 import { explainRedisError } from '../redis/connection.js';
+import { duckdbAllocatorConf } from '../warehouse/allocator-conf.js';
 import { CHECK_FAILED, EXIT_UNHEALTHY, parseMaxAge, type MaxAges } from './health-check.js';
 import { duration, listenHost, logLevel, maxAge, port, positiveInt, positiveNumber, usageFailure } from './option-parsers.js';
 import { exitCodeFor } from './outcome.js';
@@ -78,6 +79,8 @@ async function run(
   const startedAt = Date.now();
   let runtime: CliRuntime | undefined;
   let failure: unknown = null;
+  // Before the command loads DuckDB, whose allocator reads this once.
+  process.env.DUCKDB_JE_MALLOC_CONF = duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF);
   try {
     runtime = createRuntime({
       env: process.env,
