@@ -29,7 +29,10 @@ export async function benchRequestEfficiency(options: {
   const sync = async () => {
     const env = createSyncEnvironment(config, { logger: pino({ level: 'silent' }) });
     const report = await runSync(env.deps, env.settings, { resources: RESOURCE_NAMES, mode: 'incremental', concurrency: 3 });
-    if (!report.ok) throw new Error('benchmark sync failed');
+    if (!report.ok) {
+      const failed = report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code} ${r.error?.message}`);
+      throw new Error(`benchmark sync failed: ${failed.join('; ') || 'no resource failed (see the report)'}`);
+    }
     return env.warehouse;
   };
   /** The minimum for records updated at or after `since` per resource (everything when null). */
