@@ -58,10 +58,14 @@ export function runChildSync(url: string, warehousePath: string, env: Record<str
     // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench), Node's own as well
     // (NODE_OPTIONS=--max-old-space-size=160: a heap ceiling as docs/configuration.md describes it).
     ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_') || name === 'NODE_OPTIONS')),
-    // DuckDB's allocator as the CLI sets it before a command loads DuckDB.
-    DUCKDB_JE_MALLOC_CONF: duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF),
+    ...duckdbAllocatorEnv(),
     ...env,
   });
+}
+
+/** DuckDB's allocator for a child process, as the CLI sets it before a command loads DuckDB. */
+export function duckdbAllocatorEnv(): { DUCKDB_JE_MALLOC_CONF: string } {
+  return { DUCKDB_JE_MALLOC_CONF: duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF) };
 }
 
 /** Run bench/duckdb-batched-child with `spec` (written to `specFile`): DuckDB alone, its peak RSS. */
@@ -69,7 +73,7 @@ export async function runDuckdbBatchedChild(spec: DuckdbBatchedSpec, specFile: s
   await writeFile(specFile, JSON.stringify(spec));
   return runJsonChild<{ maxRssMb: number }>('duckdb-batched-child', [specFile], {
     PATH: process.env.PATH ?? '',
-    DUCKDB_JE_MALLOC_CONF: duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF),
+    ...duckdbAllocatorEnv(),
   });
 }
 

@@ -27,9 +27,9 @@ import { pino } from 'pino';
 import { SalesyncError } from '../src/core/errors.js';
 import { openWarehouse, quoteIdentifier } from '../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
-import { duckdbAllocatorConf } from '../src/warehouse/allocator-conf.js';
 import { recordColumns } from '../src/warehouse/rows.js';
 import { assertHolds } from './mirror-check.js';
+import { duckdbAllocatorEnv } from './processes.js';
 import { mixedDefinitions, mixedRecord, wideDefinitions, wideRecord } from '../devtools/wide-records.js';
 import { CommitQueue } from '../src/sync/commit-queue.js';
 
@@ -219,8 +219,7 @@ export async function runWideOrganization(options: WideOrganizationOptions, prin
 export async function benchWideOrganization(options: WideOrganizationOptions): Promise<WideOrganizationResult> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./wide-child.js', import.meta.url)), JSON.stringify(options)], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    // DuckDB's allocator as the CLI sets it before a command loads DuckDB.
-    env: { ...process.env, DUCKDB_JE_MALLOC_CONF: duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF) },
+    env: { ...process.env, ...duckdbAllocatorEnv() },
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -22,7 +22,8 @@ describe('duckdbAllocatorConf', () => {
   });
 });
 
-describe("the CLI's DuckDB allocator", () => {
+// DuckDB is built with jemalloc on Linux only; elsewhere it uses the system allocator and prints no stats.
+describe.runIf(process.platform === 'linux')("the CLI's DuckDB allocator", () => {
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'salesync-allocator-'));
@@ -38,7 +39,7 @@ describe("the CLI's DuckDB allocator", () => {
     return { dirty: Number(opt[1]), muzzy: Number(opt[2]) };
   }
 
-  it("a command's DuckDB returns freed pages at once and within 100 ms; the operator's keys win", async () => {
+  it("a command's DuckDB returns freed pages within 100 ms and not lazily; an operator's own keys win", async () => {
     const path = join(dir, 'w.duckdb');
     await withDatabase({ path, access: 'write', lockTimeoutMs: 1000 }, async () => undefined);
     const stats = 'stats_print:true,stats_print_opts:J';
