@@ -9,8 +9,12 @@
  */
 export const DUCKDB_ALLOCATOR_CONF = 'dirty_decay_ms:100,muzzy_decay_ms:0';
 
-/** The conf a process runs with: ours, then the operator's own `DUCKDB_JE_MALLOC_CONF` (jemalloc keeps a key's last value). */
+/**
+ * The conf a process runs with: ours, then the operator's own `DUCKDB_JE_MALLOC_CONF` (jemalloc keeps a key's last
+ * value). A conf that already starts with ours (a child of a process that set it) is kept as it is.
+ */
 export function duckdbAllocatorConf(operatorConf: string | undefined): string {
   const own = operatorConf?.trim();
-  return own ? `${DUCKDB_ALLOCATOR_CONF},${own}` : DUCKDB_ALLOCATOR_CONF;
+  if (!own || own === DUCKDB_ALLOCATOR_CONF) return DUCKDB_ALLOCATOR_CONF;
+  return own.startsWith(`${DUCKDB_ALLOCATOR_CONF},`) ? own : `${DUCKDB_ALLOCATOR_CONF},${own}`;
 }

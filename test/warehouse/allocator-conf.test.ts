@@ -20,6 +20,12 @@ describe('duckdbAllocatorConf', () => {
   it("puts an operator's conf after its own, so the operator's value of a key is the one jemalloc keeps", () => {
     expect(duckdbAllocatorConf('dirty_decay_ms:5000')).toBe(`${DUCKDB_ALLOCATOR_CONF},dirty_decay_ms:5000`);
   });
+
+  it('leaves a conf it already made as it is, so a child of a process that set it runs with the same', () => {
+    const once = duckdbAllocatorConf('dirty_decay_ms:5000');
+    expect(duckdbAllocatorConf(once)).toBe(once);
+    expect(duckdbAllocatorConf(DUCKDB_ALLOCATOR_CONF)).toBe(DUCKDB_ALLOCATOR_CONF);
+  });
 });
 
 // DuckDB is built with jemalloc on Linux only; elsewhere it uses the system allocator and prints no stats.

@@ -1,0 +1,251 @@
+// The sections of `npm run bench` (bench/run.ts starts them).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { projectRoot } from '../src/core/paths.js';
+import { formatTable } from '../src/cli/table.js';
+import { loadConfig } from '../src/config.js';
+import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
+import { benchLimiter, DEFAULT_LIMITER_FLAGS, describeLanes } from './limiter.js';
+import { benchLoadSpeed } from './load-speed.js';
+import { benchRequestEfficiency } from './request-efficiency.js';
+import { benchEndToEnd, benchMemory } from './sync-cost.js';
+import { benchPublishCost } from './publish-cost.js';
+import { benchWideOrganization } from './wide-tables.js';
+
+export interface Row {
+  section: string;
+  measure: string;
+  value: number;
+  goal: string;
+  met: boolean;
+  detail: string;
+}
+
+const { values } = parseArgs({ options: { scale: { type: 'string', default: '1' }, only: { type: 'string' } } });
+const scale = Number(values.scale);
+const only = values.only ? new Set(values.only.split(',')) : null;
+const wanted = (name: string) => only === null || only.has(name);
+const n = (count: number) => Math.max(1000, Math.round(count * scale));
+const rows: Row[] = [];
+// Three decimals: a ratio that misses its goal by less than 0.005 must not print as the goal itself (0.896 as 0.9).
+const fixed = (x: number, digits = 3) => Number(x.toFixed(digits));
+const say = (text: string) => process.stderr.write(`${text}\n`);
+/** The 1-minute load average below which the machine counts as idle for the end-to-end row. */
+const IDLE_LOAD = 0.5;
+// The sync's settings, SALESYNC_* from the environment included (e.g. SALESYNC_FLUSH_ROWS=10000): the load and
+// memory sections measure with them.
+const config = loadConfig(process.env);
+// Without SALESYNC_DUCKDB_MEMORY a sync sizes DuckDB's limit to its widest table: the bench's tables are narrow, so
+// that is the base limit, which DuckDB alone gets too.
+const memoryLimit = config.warehouseMemoryLimit ?? automaticMemoryLimit(0);
+
+if (wanted('efficiency')) {
+  say('request efficiency: full and incremental sync against the minimum the interface allows ...');
+  for (const r of await benchRequestEfficiency({
+    size: { deals: n(20_000), companies: n(5_000), contacts: n(20_000), contactActivities: n(5_000), meetingLogs: 400, users: 40 },
+    changes: 500,
+  })) {
+    rows.push({
+      section: 'efficiency',
+      measure: `requests ÷ minimum, ${r.phase} sync`,
+      value: fixed(r.ratio),
+      goal: '≤ 1.05',
+      met: r.ratio <= 1.05,
+      detail: `${r.requests} requests, minimum ${r.minimum} for ${r.records} records`,
+    });
+  }
+}
+
+if (wanted('limiter')) {
+  say(
+    'rate-limit use: 1 process, 3 processes sharing a key through Redis, a pool of 3 keys, a backfill alone and a sync beside a backfill through Redis (about 6 min) ...',
+  );
+  for (const r of await benchLimiter(DEFAULT_LIMITER_FLAGS)) {
+    const detail = `${r.rateLimited} × 429; busiest 60 s ${r.maxWindowRatio} × ${r.limitPerMinute}/min; ${r.requests} requests in ${r.seconds} s`;
+    if (r.lanes?.includes('sync') && r.lanes.includes('backfill')) {
+      // Beside a backfill that wants everything, the schedule keeps at least what the backfill's share leaves.
+      const reserved = fixed(1 - (r.backfillShare ?? 0));
+      const sync = r.laneRateRatio?.sync ?? 0;
+      const met = sync >= reserved && r.rateLimited === 0;
+      rows.push({
+        section: 'limiter',
+        measure: 'sync requests/min ÷ limit, sync beside a flat-out backfill on a key (Redis)',
+        value: sync,
+        goal: `≥ ${reserved} (1 − backfill share), no 429`,
+        met,
+        detail: `${describeLanes(r)}, together ${r.rateRatio}; ${detail}`,
+      });
+      continue;
+    }
+    const who = r.lanes
+      ? `a ${r.lanes.join(' + ')} alone on a key (Redis; share ${r.backfillShare})`
+      : r.keys > 1
+        ? `${r.keys}-key pool against the organization limit`
+        : r.processes > 1
+          ? `${r.processes} processes sharing a key (Redis)`
+          : '1 process';
+    const met = r.rateRatio >= 0.95 && r.rateLimited === 0;
+    rows.push({ section: 'limiter', measure: `requests/min ÷ limit, ${who}`, value: r.rateRatio, goal: '≥ 0.95, no 429', met, detail });
+  }
+}
+
+if (wanted('load')) {
+  say("load speed: our commit path against DuckDB committing the same batches, and against DuckDB's one-shot load ...");
+  const r = await benchLoadSpeed({ rows: n(200_000), batchRows: config.flushRows, memoryLimit, lingerMs: config.lingerMs });
+  const k = (rowsPerSec: number) => `${(rowsPerSec / 1000).toFixed(1)}k`;
+  const sizes = (batches: number[]) => `${batches.length} batches of ${Math.min(...batches)}–${Math.max(...batches)} rows`;
+  const versus = [
+    {
+      measure: 'rows/s ÷ DuckDB committing the same batches with history, first load',
+      ratio: r.firstLoadRowsPerSec / r.duckdbBatchedWithHistoryRowsPerSec,
+      goal: 0.8,
+      detail:
+        `${k(r.firstLoadRowsPerSec)} rows/s in ${sizes(r.firstLoadBatches)}; DuckDB ${k(r.duckdbBatchedWithHistoryRowsPerSec)}` +
+        ` at the writer's ${r.writerThreads} thread(s) (${k(r.duckdbBatchedRowsPerSec)} without history;` +
+        ` ${k(r.duckdbBatchedWithHistoryAllCoresRowsPerSec)} on all cores)`,
+    },
+    {
+      measure: 'rows/s ÷ DuckDB committing the same batches with history, upsert over existing',
+      ratio: r.upsertRowsPerSec / r.duckdbUpsertBatchesWithHistoryRowsPerSec,
+      goal: 0.8,
+      detail: `${k(r.upsertRowsPerSec)} rows/s in ${sizes(r.upsertBatches)}; DuckDB ${k(r.duckdbUpsertBatchesWithHistoryRowsPerSec)} replacing the stored rows of each batch's ids`,
+    },
+    {
+      measure: 'rows/s ÷ DuckDB bulk load, first load',
+      ratio: r.firstLoadRowsPerSec / r.duckdbRowsPerSec,
+      goal: 0.5,
+      detail: `${k(r.firstLoadRowsPerSec)} rows/s; DuckDB read_json of all ${r.rows} rows at once ${k(r.duckdbRowsPerSec)} rows/s`,
+    },
+    {
+      measure: 'rows/s ÷ DuckDB bulk load, upsert over existing',
+      ratio: r.upsertRowsPerSec / r.duckdbRowsPerSec,
+      goal: null,
+      detail: `${k(r.upsertRowsPerSec)} rows/s, every stored row replaced and versioned; DuckDB's load is into a fresh table`,
+    },
+  ];
+  for (const v of versus) {
+    rows.push({
+      section: 'load',
+      measure: v.measure,
+      value: fixed(v.ratio),
+      goal: v.goal === null ? 'measured' : `≥ ${v.goal}`,
+      met: v.goal === null ? Number.isFinite(v.ratio) : v.ratio >= v.goal,
+      detail: v.detail,
+    });
+  }
+}
+
+if (wanted('memory')) {
+  for (const records of [n(100_000), n(1_000_000)]) {
+    say(`memory: peak RSS of a full sync of ${records} records ...`);
+    const r = await benchMemory(records, { flushRows: config.flushRows, memoryLimit });
+    rows.push({
+      section: 'memory',
+      measure: `peak RSS (MB), full sync of ${r.records} records`,
+      value: Math.round(r.maxRssMb),
+      goal: '≤ 400, flat',
+      met: r.maxRssMb <= 400,
+      detail: `JS heap peak ${Math.round(r.maxHeapMb)} MB; ${(r.elapsedMs / 1000).toFixed(0)} s; DuckDB alone, the same rows in the same committed batches with history: ${Math.round(r.duckdbAloneMaxRssMb)} MB`,
+    });
+    // What a sync costs the machine, whatever the service's latency: the same run's CPU, per 100k records.
+    const cpuPer100k = (r.cpuSeconds / r.records) * 100_000;
+    rows.push({
+      section: 'memory',
+      measure: `CPU seconds per 100k records (user + system), full sync of ${r.records} records`,
+      value: fixed(cpuPer100k, 1),
+      goal: 'measured',
+      met: Number.isFinite(cpuPer100k),
+      detail: `${r.cpuSeconds.toFixed(1)} s of CPU in ${(r.elapsedMs / 1000).toFixed(0)} s, every thread of the sync process (DuckDB's included)`,
+    });
+  }
+}
+
+if (wanted('e2e')) {
+  const records = n(1_000_000);
+  say(`end to end: full sync of ${records} records with 50 ms latency ...`);
+  // Meant for an otherwise idle machine (a busy one slows the writer): the sections before it settle first (up to
+  // three minutes), and the output says the load it started at.
+  for (let waited = 0; loadavg()[0]! >= IDLE_LOAD && waited < 180; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5000));
+  const loadAtStart = loadavg()[0]!;
+  const r = await benchEndToEnd({ records, latencyMs: 50, keys: 5, perKeyPerMinute: 1000, perOrgPerMinute: 5000, walks: 3 });
+  rows.push({
+    section: 'e2e',
+    measure: 'requests/s ÷ min(rate limit, walks ÷ latency)',
+    value: fixed(r.ratio),
+    goal: '≥ 0.9',
+    met: r.ratio >= 0.9,
+    detail:
+      `${r.records} records, ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(0)} s; bound ${r.boundPerSec.toFixed(1)}/s` +
+      ` (${r.keys} keys, ${r.walks} walks, ${r.latencyMs} ms); at most ${fixed(r.laneCeiling)} with no time lost per request` +
+      ` (the longest walk, ${r.longestWalk} request times long, runs on alone), ${fixed(r.bareCeiling)} for a client doing nothing` +
+      ` with its pages (got alone: ${r.bareMsPerPage.toFixed(1)} ms a page here); load average ${loadAtStart.toFixed(2)} at the start` +
+      ` on ${cpus().length} cores (${loadAtStart < IDLE_LOAD ? 'idle' : 'NOT idle'})`,
+  });
+}
+
+if (wanted('publish')) {
+  const records = n(1_000_000);
+  say(`publish: time spent publishing WAREHOUSE_PATH ÷ sync time, first sync of ${records} records and an incremental sync of 1 % ...`);
+  const size = {
+    deals: Math.round(records * 0.3),
+    companies: Math.round(records * 0.1),
+    contacts: Math.round(records * 0.4),
+    contactActivities: Math.round(records * 0.2),
+    meetingLogs: 200,
+    users: 40,
+  };
+  for (const r of await benchPublishCost({ size, changeShare: 0.01 })) {
+    rows.push({
+      section: 'publish',
+      measure: `publishing ÷ sync time, ${r.phase} sync`,
+      value: fixed(r.ratio),
+      goal: '≤ 0.1',
+      met: r.ratio <= 0.1,
+      detail: `${r.publishes} publishes of ${(r.bytes / 2 ** 20).toFixed(0)} MB in ${(r.publishMs / 1000).toFixed(1)} s of a ${(r.syncMs / 1000).toFixed(1)} s sync of ${r.records} records`,
+    });
+  }
+}
+
+if (wanted('wide')) {
+  const width = 2000;
+  const records = n(20_000);
+  say(`wide: ${width} properties on ${records} deals, synced at full width, then added at once to stored rows ...`);
+  const seconds = (ms: number) => Number((ms / 1000).toFixed(1));
+  const full = await benchWideOrganization({ properties: width, records, initial: width, fill: 0.1 });
+  rows.push({
+    section: 'wide',
+    measure: `seconds, first sync of ${records} records with ${width} properties`,
+    value: seconds(full.firstSyncMs),
+    goal: 'completes at the default settings',
+    met: full.ok,
+    detail: full.ok
+      ? `peak RSS ${full.peakRssMb} MB; then SELECT * FROM deals_view LIMIT 10 in ${seconds(full.queryMs)} s, export in ${seconds(full.exportMs)} s`
+      : `failed: ${full.error}`,
+  });
+  const added = await benchWideOrganization({ properties: width, records, initial: 0, fill: 0.1 });
+  rows.push({
+    section: 'wide',
+    measure: `seconds to add ${width} properties at once to ${records} stored records (the table rebuilt, the new columns filled as it is copied)`,
+    value: seconds(added.addColumnsMs),
+    goal: 'completes at the default settings',
+    met: added.ok,
+    detail: added.ok
+      ? `peak RSS ${added.peakRssMb} MB (after adding: ${added.peakRssMbAfter.addColumns} MB); query ${seconds(added.queryMs)} s, export ${seconds(added.exportMs)} s`
+      : `failed: ${added.error}`,
+  });
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+process.stdout.write(`\nsalesync benchmarks (scale ${scale}) on ${machine}\n\n`);
+process.stdout.write(
+  `${formatTable(
+    ['measure', 'value', 'goal', 'met', 'detail'],
+    rows.map((r) => [r.measure, String(r.value), r.goal, r.met ? 'yes' : 'NO', r.detail]),
+  )}\n`,
+);
+const out = join(projectRoot(import.meta.url), 'bench', 'results');
+await mkdir(out, { recursive: true });
+await writeFile(join(out, 'bench.json'), `${JSON.stringify({ machine, scale, at: new Date().toISOString(), rows }, null, 2)}\n`);
+process.stdout.write(`\nwritten to bench/results/bench.json\n`);
