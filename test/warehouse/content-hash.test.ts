@@ -96,8 +96,12 @@ describe('content hash', () => {
     const syncedAt = '2026-01-01T09:00:00+09:00';
     const encode = recordEncoder(plan, syncedAt);
     const columns = recordColumns(plan);
+    const propertiesKey = ndjsonKey(columns.findIndex((c) => c.nested));
     for (const r of batch) {
-      const line = JSON.parse(encode(r)) as Record<string, unknown>;
+      const text = encode(r);
+      // `_properties` is the very text JSON.stringify gives the values (the row's last key), byte for byte.
+      expect(text.endsWith(`"${propertiesKey}":${JSON.stringify(r.properties)}}`), r.id).toBe(true);
+      const line = JSON.parse(text) as Record<string, unknown>;
       // The reference row as NDJSON carries it (JSON has no -0).
       const reference = JSON.parse(JSON.stringify(recordToRow(r, plan, syncedAt))) as Record<string, unknown>;
       expect(Object.keys(line)).toHaveLength(columns.length);
