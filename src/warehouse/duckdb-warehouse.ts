@@ -49,7 +49,7 @@ import {
 } from './schema.js';
 import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
-import { replaceSummaries, upsertRecords } from './upsert.js';
+import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
 import { ensureHistoryTable } from './history.js';
 import { readCatalog } from './dbt-sources.js';
 import { readChanges, writeChangesParquet } from './change-feed.js';
@@ -351,17 +351,24 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // What a write session has already checked, so a run's many commits skip it: tables known to exist, each
   // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new
   // session checks again, as another process may have written in between), and filled only after a commit,
-  // since a rolled-back transaction created nothing.
+  // since a rolled-back transaction created nothing. `lastBatch`: what each resource's last batch found stored,
+  // which only chooses how the next one looks (`nextLookup`).
   const sessionFacts = new WeakMap<
     DuckDBConnection,
-    { tables: Set<string>; plans: Map<RecordResourceName, ColumnPlan[]>; kept: Map<RecordResourceName, string[]>; memoryLimit: string }
+    {
+      tables: Set<string>;
+      plans: Map<RecordResourceName, ColumnPlan[]>;
+      kept: Map<RecordResourceName, string[]>;
+      lastBatch: Map<RecordResourceName, { stored: number }>;
+      memoryLimit: string;
+    }
   >();
   const factsOf = (connection: DuckDBConnection) => {
     let facts = sessionFacts.get(connection);
     if (!facts)
       sessionFacts.set(
         connection,
-        (facts = { tables: new Set(), plans: new Map(), kept: new Map(), memoryLimit: openOptions.memoryLimit }),
+        (facts = { tables: new Set(), plans: new Map(), kept: new Map(), lastBatch: new Map(), memoryLimit: openOptions.memoryLimit }),
       );
     return facts;
   };
@@ -565,7 +572,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             await tx.begin();
             await clearSeen(connection, sweep.key);
           }
-          const { written, changed } = await upsertRecords(connection, table, plan, kept, lines, {
+          const { written, changed, stored } = await upsertRecords(connection, table, plan, kept, lines, {
+            lookup: nextLookup(facts.lastBatch.get(resource)),
             ...(sweep ? { onlyChanged: true, sweepKey: sweep.key } : {}),
             ...(batch.observedWins ? { observedWins: true } : {}),
             quarantineResource: resource,
@@ -588,13 +596,14 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             await settleQuarantine(connection, resource, batch.runId, batch.settlesQuarantine.since);
           const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries, batch.summariesReadAt) : 0;
           // Deletions are decided after a complete sweep (`sweepCandidates`, `completeSweep`), never by a batch.
-          return { written, changed, deleted: 0, summariesChanged } satisfies CommitResult;
+          return { result: { written, changed, deleted: 0, summariesChanged } satisfies CommitResult, stored };
         });
         facts.tables.add(table);
         facts.plans.set(resource, plan);
         facts.kept.set(resource, kept);
         lastPlans.set(resource, plan);
-        return result;
+        facts.lastBatch.set(resource, { stored: result.stored });
+        return result.result;
       }).then((result) => {
         publishIfDue();
         return result;

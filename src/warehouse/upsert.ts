@@ -32,6 +32,11 @@ export interface UpsertOptions {
    * written (the history table must exist otherwise: `ensureHistoryTable`).
    */
   versions?: VersionContext;
+  /**
+   * How the stage finds what the table stores for each id (`StoredLookup`). Either way the stage says the same.
+   * @defaultValue 'ids'
+   */
+  lookup?: StoredLookup;
   /** Statements to run first, in the script that stages the batch (a BEGIN, the walk's checkpoint). */
   prelude?: readonly string[];
   /** Statements to run last, in the script that writes the batch (a COMMIT). */
@@ -43,6 +48,25 @@ export interface UpsertResult {
   written: number;
   /** Of those, rows whose content differed from the mirror (new, changed, or back after being marked deleted). */
   changed: number;
+  /** Rows of the batch whose id the table stored before it, written or not. */
+  stored: number;
+}
+
+/**
+ * How a batch's stage is joined with the stored table, whose every row each join scans (there is no index).
+ * `'ids'`: the stored ids alone, then the columns that decide a write only by rowid for the ids found, a join
+ * DuckDB skips when none was: a batch of new ids (a first load) never reads those columns, a third of the scan
+ * where the table holds a million rows. `'rows'`: those columns at once, one pass less when ids are found.
+ */
+export type StoredLookup = 'ids' | 'rows';
+
+/**
+ * The lookup for a table's next batch, from what its last one found (none yet: `'ids'`): ids alone after a batch
+ * of new ids only (a walk of new records goes on that way), the stored rows at once after one that found any
+ * (the second pass costs as much whether it finds one id or all of them). Pure.
+ */
+export function nextLookup(last: { stored: number } | undefined): StoredLookup {
+  return last === undefined || last.stored === 0 ? 'ids' : 'rows';
 }
 
 /**
@@ -79,7 +103,7 @@ export async function upsertRecords(
   const epilogue = options.epilogue ?? [];
   if (lines.rows === 0) {
     if (prelude.length + epilogue.length > 0) await connection.run([...prelude, ...epilogue].join(';\n'));
-    return { written: 0, changed: 0 };
+    return { written: 0, changed: 0, stored: 0 };
   }
   const stage = quoteIdentifier(RECORD_STAGE);
   const target = quoteIdentifier(table);
@@ -108,7 +132,8 @@ export async function upsertRecords(
   // holds, then the writes it needs. Statements that would find nothing are left out: a first load neither
   // replaces stored rows nor looks for rows stored before content hashes, and a re-sync that writes nothing
   // appends nothing (each costs a few milliseconds even when empty).
-  const counts = `SELECT count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
+  const counts = `SELECT count(*) FILTER (WHERE _stored)::INTEGER AS stored,
+            count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
@@ -119,24 +144,40 @@ export async function upsertRecords(
             (SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`
             }
      FROM ${stage}`;
+  // By ids first only where rowids find the stored rows and no kept column must be carried over (both rare).
+  const byIds = (options.lookup ?? 'ids') === 'ids' && !rowidHidden && kept.length === 0;
+  const staging = (source: string): string[] =>
+    byIds
+      ? [
+          // Every staged row as if its id were new; then the rows whose id is stored, from their stored row.
+          `CREATE OR REPLACE TEMP TABLE ${stage} AS
+           SELECT s.*, t.id IS NOT NULL AS _stored, false AS _older, false AS _was_deleted, false AS _same,
+             t.id IS NULL AS _changed, false AS _legacy, t._rowid AS _stored_rowid
+           FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}`,
+          `UPDATE ${stage} SET
+             _older = coalesce(t.updated_at > ${stage}.${updatedAt}, false),
+             _was_deleted = t._deleted_at IS NOT NULL,
+             _same = coalesce(t._content_hash = ${stage}.${contentHash} AND t._deleted_at IS NULL, false),
+             _changed = t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM ${stage}.${contentHash},
+             _legacy = t._content_hash IS NULL
+           FROM (SELECT rowid AS _rowid, updated_at, _deleted_at, _content_hash FROM ${target}) AS t
+           WHERE ${stage}._stored_rowid = t._rowid`,
+        ]
+      : [
+          // What the stored row says about each staged one, from the narrow columns only (and kept ones, rare):
+          // the join scans every stored row's copy of what it references, and `_properties` is most of a table.
+          `CREATE OR REPLACE TEMP TABLE ${stage} AS
+           SELECT s.*,${kept.map((name, i) => ` t.${quoteIdentifier(name)} AS ${keptKeys[i]},`).join('')}
+             t.id IS NOT NULL AS _stored,
+             coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
+             t._deleted_at IS NOT NULL AS _was_deleted,
+             coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
+             t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
+             t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
+           FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
+        ];
   const first = await withNdjsonSource(columns, lines, async (source) => {
-    const reader = await connection.runAndReadAll(
-      [
-        ...prelude,
-        // What the stored row says about each staged one, from the narrow columns only (and kept ones, rare):
-        // the join scans every stored row's copy of what it references, and `_properties` is most of a table.
-        `CREATE OR REPLACE TEMP TABLE ${stage} AS
-         SELECT s.*,${kept.map((name, i) => ` t.${quoteIdentifier(name)} AS ${keptKeys[i]},`).join('')}
-           t.id IS NOT NULL AS _stored,
-           coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
-           t._deleted_at IS NOT NULL AS _was_deleted,
-           coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
-           t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
-           t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
-         FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
-        counts,
-      ].join(';\n'),
-    );
+    const reader = await connection.runAndReadAll([...prelude, ...staging(source), counts].join(';\n'));
     return reader.getRowObjects()[0]!;
   });
   const statements = [
@@ -182,13 +223,13 @@ export async function upsertRecords(
   const drop = `DROP TABLE ${stage}`;
   if (Number(first.legacy) === 0) {
     await connection.run([...statements, drop, ...epilogue].join(';\n'));
-    return { written: Number(first.n), changed: Number(first.changed) };
+    return { written: Number(first.n), changed: Number(first.changed), stored: Number(first.stored) };
   }
   // The legacy fix changes what counts as changed: counted again after it, before the stage goes.
   const reader = await connection.runAndReadAll([...statements, counts].join(';\n'));
   const final = reader.getRowObjects()[0]!;
   await connection.run([drop, ...epilogue].join(';\n'));
-  return { written: Number(final.n), changed: Number(final.changed) };
+  return { written: Number(final.n), changed: Number(final.changed), stored: Number(first.stored) };
 }
 
 /**
