@@ -351,8 +351,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // What a write session has already checked, so a run's many commits skip it: tables known to exist, each
   // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new
   // session checks again, as another process may have written in between), and filled only after a commit,
-  // since a rolled-back transaction created nothing. `lastBatch`: what each resource's last batch found stored,
-  // which only chooses how the next one looks (`nextLookup`).
+  // since a rolled-back transaction created nothing. `lastBatch`: what each resource's last batch found stored
+  // (committed or not), which only chooses how the next one looks (`nextLookup`).
   const sessionFacts = new WeakMap<
     DuckDBConnection,
     {
@@ -589,6 +589,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             ],
             epilogue: more ? [] : tx.closing(),
           });
+          facts.lastBatch.set(resource, { stored });
           if (sweep && rejectedIds.length > 0) await recordSeen(connection, sweep.key, rejectedIds);
           // After the written records left quarantine: a record both written and rejected by the batch stays in.
           await quarantineRecords(connection, resource, rejects, batch.runId ?? null, now);
@@ -596,14 +597,13 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             await settleQuarantine(connection, resource, batch.runId, batch.settlesQuarantine.since);
           const summariesChanged = batch.summaries ? await replaceSummaries(connection, batch.summaries, batch.summariesReadAt) : 0;
           // Deletions are decided after a complete sweep (`sweepCandidates`, `completeSweep`), never by a batch.
-          return { result: { written, changed, deleted: 0, summariesChanged } satisfies CommitResult, stored };
+          return { written, changed, deleted: 0, summariesChanged } satisfies CommitResult;
         });
         facts.tables.add(table);
         facts.plans.set(resource, plan);
         facts.kept.set(resource, kept);
         lastPlans.set(resource, plan);
-        facts.lastBatch.set(resource, { stored: result.stored });
-        return result.result;
+        return result;
       }).then((result) => {
         publishIfDue();
         return result;

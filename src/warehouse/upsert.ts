@@ -144,6 +144,14 @@ export async function upsertRecords(
             (SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`
             }
      FROM ${stage}`;
+  // What the stored row `t` says of the staged row `s` (null columns where no row is stored), for either lookup.
+  const said = (s: string): [flag: string, sql: string][] => [
+    ['_older', `coalesce(t.updated_at > ${s}.${updatedAt}, false)`],
+    ['_was_deleted', 't._deleted_at IS NOT NULL'],
+    ['_same', `coalesce(t._content_hash = ${s}.${contentHash} AND t._deleted_at IS NULL, false)`],
+    ['_changed', `t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM ${s}.${contentHash}`],
+    ['_legacy', 't.id IS NOT NULL AND t._content_hash IS NULL'],
+  ];
   // By ids first only where rowids find the stored rows and no kept column must be carried over (both rare).
   const byIds = (options.lookup ?? 'ids') === 'ids' && !rowidHidden && kept.length === 0;
   const staging = (source: string): string[] =>
@@ -152,15 +160,12 @@ export async function upsertRecords(
           // Every staged row as if its id were new; then the rows whose id is stored, from their stored row.
           `CREATE OR REPLACE TEMP TABLE ${stage} AS
            SELECT s.*, t.id IS NOT NULL AS _stored, false AS _older, false AS _was_deleted, false AS _same,
-             t.id IS NULL AS _changed, false AS _legacy, t._rowid AS _stored_rowid
+             true AS _changed, false AS _legacy, t._rowid AS _stored_rowid
            FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}`,
-          `UPDATE ${stage} SET
-             _older = coalesce(t.updated_at > ${stage}.${updatedAt}, false),
-             _was_deleted = t._deleted_at IS NOT NULL,
-             _same = coalesce(t._content_hash = ${stage}.${contentHash} AND t._deleted_at IS NULL, false),
-             _changed = t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM ${stage}.${contentHash},
-             _legacy = t._content_hash IS NULL
-           FROM (SELECT rowid AS _rowid, updated_at, _deleted_at, _content_hash FROM ${target}) AS t
+          `UPDATE ${stage} SET ${said(stage)
+            .map(([flag, sql]) => `${flag} = ${sql}`)
+            .join(', ')}
+           FROM (SELECT rowid AS _rowid, id, updated_at, _deleted_at, _content_hash FROM ${target}) AS t
            WHERE ${stage}._stored_rowid = t._rowid`,
         ]
       : [
@@ -168,12 +173,9 @@ export async function upsertRecords(
           // the join scans every stored row's copy of what it references, and `_properties` is most of a table.
           `CREATE OR REPLACE TEMP TABLE ${stage} AS
            SELECT s.*,${kept.map((name, i) => ` t.${quoteIdentifier(name)} AS ${keptKeys[i]},`).join('')}
-             t.id IS NOT NULL AS _stored,
-             coalesce(t.updated_at > s.${updatedAt}, false) AS _older,
-             t._deleted_at IS NOT NULL AS _was_deleted,
-             coalesce(t._content_hash = s.${contentHash} AND t._deleted_at IS NULL, false) AS _same,
-             t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM s.${contentHash} AS _changed,
-             t.id IS NOT NULL AND t._content_hash IS NULL AS _legacy${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
+             t.id IS NOT NULL AS _stored, ${said('s')
+               .map(([flag, sql]) => `${sql} AS ${flag}`)
+               .join(', ')}${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
            FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
         ];
   const first = await withNdjsonSource(columns, lines, async (source) => {
