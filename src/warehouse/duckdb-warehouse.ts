@@ -435,10 +435,6 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       throw spillFailure(error);
     }
     spills.add(spill);
-    const done = (end: () => void) => () => {
-      spills.delete(spill);
-      end();
-    };
     const append = (chunks: readonly Buffer[]) => {
       try {
         spill.append(chunks);
@@ -446,7 +442,21 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         throw spillFailure(error);
       }
     };
-    return { path: spill.path, append, finish: done(spill.finish), discard: done(spill.discard) };
+    const finish = async () => {
+      try {
+        await spill.finish();
+      } catch (error) {
+        await spill.discard();
+        throw spillFailure(error);
+      } finally {
+        spills.delete(spill);
+      }
+    };
+    const discard = async () => {
+      await spill.discard();
+      spills.delete(spill);
+    };
+    return { path: spill.path, append, finish, discard };
   };
   const removeStaged = async (file: Promise<StageFile> | undefined): Promise<void> => {
     if (!file || !stageFiles.delete(file)) return;
@@ -815,10 +825,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           () => database.close(),
           () => database.close(),
         )
-        .finally(() => {
-          for (const spill of spills) spill.discard();
-          return Promise.all([...stageFiles].map(removeStaged));
-        });
+        .finally(() => Promise.all([...[...spills].map((spill) => spill.discard()), ...[...stageFiles].map(removeStaged)]));
       tail = closed.catch(() => undefined);
       return closed;
     },

@@ -344,12 +344,16 @@ export interface SpillOptions {
 /** A file NDJSON chunks are appended to (`openSpillFile`). */
 export interface ChunkSpill {
   readonly path: string;
-  /** Append `chunks` in order, synchronously (a push does not wait). */
+  /**
+   * Append `chunks` in order, after those before them: queued, so a push never waits for the disk (the list may be
+   * reused once this returns; its buffers must not change). An earlier append's failure is thrown here, or by
+   * `finish`.
+   */
   append(chunks: readonly Buffer[]): void;
-  /** No more appends: the file is complete and its reader's to remove. */
-  finish(): void;
-  /** Close and remove the file (its batch was abandoned). */
-  discard(): void;
+  /** No more appends: once every one is written, the file is complete and its reader's to remove. */
+  finish(): Promise<void>;
+  /** Close and remove the file once the appends in flight are done (its batch was abandoned). Never rejects. */
+  discard(): Promise<void>;
 }
 
 /** A spilled batch's file, complete, and the lines of it (0-based) that were dropped after they were spilled. */
@@ -439,7 +443,8 @@ export class NdjsonRows {
    * none in the process. The rows can be read no more.
    */
   release(): void {
-    if (this.spill !== null && !this.spillFinished) this.spill.discard();
+    // Its owner waits for the discard when it closes (the warehouse's spills).
+    if (this.spill !== null && !this.spillFinished) void this.spill.discard();
     this.read = true;
     this.open = EMPTY;
     this.chunks.length = 0;
@@ -452,17 +457,24 @@ export class NdjsonRows {
    * Complete the spill file with the lines still in memory (those dropped cut out) and hand it over: the lines
    * dropped after they were spilled are the caller's to leave out. The rows can be read no more.
    */
-  finishSpill(): SpilledRows {
+  async finishSpill(): Promise<SpilledRows> {
     this.assertSpillable();
-    if (this.spill === null || this.spillFinished) throw new Error('NdjsonRows: finishSpill without an open spill file');
+    const spill = this.spill;
+    if (spill === null || this.spillFinished) throw new Error('NdjsonRows: finishSpill without an open spill file');
     const spilledLines = this.spilledChunks * LINES_PER_CHUNK;
     const droppedLines = [...this.dropped].filter((index) => index < spilledLines).sort((a, b) => a - b);
     for (const index of droppedLines) this.dropped.delete(index);
-    this.spill.append(this.heldChunks());
-    this.spill.finish();
+    try {
+      spill.append(this.heldChunks());
+    } catch (error) {
+      // Still open: discarded when the rows are let go, or when their warehouse closes.
+      this.spillError = error;
+      throw error;
+    }
     this.spillFinished = true;
     this.release();
-    return { path: this.spill.path, droppedLines };
+    await spill.finish();
+    return { path: spill.path, droppedLines };
   }
 
   /** Every line held, as bytes, each ending in a newline. */

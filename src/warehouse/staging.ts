@@ -6,10 +6,11 @@
  * constraints at flush, and an existing key in a PK table would fail there.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, createReadStream, openSync, rmSync, writevSync } from 'node:fs';
+import { close, createReadStream, openSync, writev } from 'node:fs';
 import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import {
   dateValue,
@@ -180,29 +181,49 @@ export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> 
   return removed;
 }
 
+const writevFile = promisify(writev);
+const closeFile = promisify(close);
+
 /**
  * A new private temporary file, named as a stage file (an orphan of a killed process is swept like one), that a
- * growing batch's chunks are appended to (`NdjsonRows` with `spill`): written synchronously, a few megabytes at a
- * time, so a push never waits for a turn of the event loop.
+ * growing batch's chunks are appended to (`NdjsonRows` with `spill`). Appends are queued and written in order off
+ * the main thread, so a push never waits for the disk; the chunks are held until theirs is written.
  */
 export function openSpillFile(): ChunkSpill {
   const path = stageFilePath();
-  let fd: number | null = openSync(path, 'w', 0o600);
-  const closeFile = () => {
-    if (fd !== null) closeSync(fd);
-    fd = null;
-  };
+  const fd = openSync(path, 'w', 0o600);
+  let written: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  let closed: Promise<void> | undefined;
+  const closeAfterWrites = () => (closed ??= written.then(() => closeFile(fd)));
   return {
     path,
     append(chunks) {
-      if (fd === null) throw new Error(`stage file ${path} appended to after it was finished`);
-      let pending = unwritten(chunks, 0);
-      while (pending.length > 0) pending = unwritten(pending, writevSync(fd, pending));
+      if (failure) throw failure.error;
+      if (closed) throw new Error(`stage file ${path} appended to after it was finished`);
+      // The list is the caller's to reuse once this returns; the buffers are held until written.
+      const queued = unwritten(chunks, 0);
+      written = written.then(async () => {
+        if (failure) return;
+        try {
+          let pending = queued;
+          while (pending.length > 0) pending = unwritten(pending, (await writevFile(fd, pending)).bytesWritten);
+        } catch (error) {
+          failure = { error };
+        }
+      });
     },
-    finish: closeFile,
-    discard() {
-      closeFile();
-      rmSync(path, { force: true });
+    async finish() {
+      await closeAfterWrites();
+      if (failure) throw failure.error;
+    },
+    async discard() {
+      try {
+        await closeAfterWrites();
+        await rm(path, { force: true });
+      } catch {
+        // Left for the sweep of orphan stage files: an abandoned batch's file is no one's to read.
+      }
     },
   };
 }
@@ -216,7 +237,7 @@ export function openSpillFile(): ChunkSpill {
 export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
   const longestLine = rows.longestLine;
   if (rows.spilledTo !== null) {
-    const { path, droppedLines } = rows.finishSpill();
+    const { path, droppedLines } = await rows.finishSpill();
     return { path: droppedLines.length > 0 ? await withoutLines(path, droppedLines) : path, rows: rows.rows, longestLine };
   }
   const path = stageFilePath();

@@ -154,14 +154,14 @@ describe('NDJSON rows', () => {
     expect(lines(rows)).toEqual(pushed.map((line) => Buffer.from(line).toString()));
   });
 
-  it('past their spill size go to the spill chunk by chunk, hold no more than that in memory, and end as exactly the lines kept', () => {
+  it('past their spill size go to the spill chunk by chunk, hold no more than that in memory, and end as exactly the lines kept', async () => {
     const spilled: Buffer[] = [];
     const events: string[] = [];
     const spill: ChunkSpill = {
       path: '/nowhere/spill.ndjson',
       append: (chunks) => void spilled.push(...chunks.map((c) => Buffer.from(c))),
-      finish: () => void events.push('finish'),
-      discard: () => void events.push('discard'),
+      finish: () => Promise.resolve(void events.push('finish')),
+      discard: () => Promise.resolve(void events.push('discard')),
     };
     const rows = new NdjsonRows({ bytes: 2000, open: () => spill });
     const line = (i: number) => JSON.stringify({ n: i, pad: 'x'.repeat(i % 7) });
@@ -177,7 +177,7 @@ describe('NDJSON rows', () => {
     // Dropped in spilled chunks (the first), in the last spilled one, and in memory.
     const dropped = [0, 5, 63, 64, 500, 998, 999];
     for (const i of dropped) rows.drop(i);
-    const { path, droppedLines } = rows.finishSpill();
+    const { path, droppedLines } = await rows.finishSpill();
     expect(path).toBe('/nowhere/spill.ndjson');
     expect(events).toEqual(['finish']);
     const file = Buffer.concat(spilled).toString().split('\n').slice(0, -1);
@@ -195,8 +195,8 @@ describe('NDJSON rows', () => {
     const spill = (): ChunkSpill => ({
       path: 'p',
       append: () => undefined,
-      finish: () => void events.push('finish'),
-      discard: () => void events.push('discard'),
+      finish: () => Promise.resolve(void events.push('finish')),
+      discard: () => Promise.resolve(void events.push('discard')),
     });
     const abandoned = new NdjsonRows({ bytes: 100, open: spill });
     for (let i = 0; i < 200; i += 1) abandoned.push(`{"n":${i}}`);
@@ -218,8 +218,8 @@ describe('NDJSON rows', () => {
         append: () => {
           throw full;
         },
-        finish: () => undefined,
-        discard: () => undefined,
+        finish: () => Promise.resolve(),
+        discard: () => Promise.resolve(),
       }),
     });
     expect(() => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -72,6 +72,35 @@ describe('a batch that spilled to its file', () => {
     } finally {
       await removeStageFile(file);
     }
+  });
+});
+
+describe('a spill file', () => {
+  it('writes the appends in the order they came, none waited for, their lists free to reuse, and is complete once finished', async () => {
+    const spill = openSpillFile();
+    try {
+      const appended = Array.from({ length: 200 }, (_, i) => [Buffer.from(`{"c0":${i}}\n`), Buffer.from(`{"c0":"${'é'.repeat(i)}"}\n`)]);
+      // One list, refilled after each append, as a batch reuses its own.
+      const list: Buffer[] = [];
+      for (const chunks of appended) {
+        list.push(...chunks);
+        spill.append(list);
+        list.length = 0;
+      }
+      await spill.finish();
+      expect(readFileSync(spill.path, 'utf8')).toBe(appended.flat().join(''));
+      expect(statSync(spill.path).mode & 0o777).toBe(0o600);
+      expect(() => spill.append([Buffer.from('{}\n')])).toThrow(/after it was finished/);
+    } finally {
+      rmSync(spill.path, { force: true });
+    }
+  });
+
+  it('discarded with appends in flight, is gone once the discard resolves', async () => {
+    const spill = openSpillFile();
+    for (let i = 0; i < 50; i += 1) spill.append([Buffer.alloc(64 * 1024, 0x61)]);
+    await spill.discard();
+    expect(existsSync(spill.path)).toBe(false);
   });
 });
 
