@@ -10,7 +10,7 @@ import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { benchLimiter, DEFAULT_LIMITER_FLAGS, describeLanes } from './limiter.js';
 import { benchLoadSpeed } from './load-speed.js';
 import { benchRequestEfficiency } from './request-efficiency.js';
-import { benchEndToEnd, benchMemory } from './sync-cost.js';
+import { benchEndToEnd, benchMemory, spreadSize } from './sync-cost.js';
 import { benchPublishCost } from './publish-cost.js';
 import { benchWideOrganization } from './wide-tables.js';
 
@@ -188,15 +188,8 @@ if (wanted('e2e')) {
 if (wanted('publish')) {
   const records = n(1_000_000);
   say(`publish: time spent publishing WAREHOUSE_PATH ÷ sync time, first sync of ${records} records and an incremental sync of 1 % ...`);
-  const size = {
-    deals: Math.round(records * 0.3),
-    companies: Math.round(records * 0.1),
-    contacts: Math.round(records * 0.4),
-    contactActivities: Math.round(records * 0.2),
-    meetingLogs: 200,
-    users: 40,
-  };
-  for (const r of await benchPublishCost({ size, changeShare: 0.01 })) {
+  // Spread over the resources as the memory section's syncs are.
+  for (const r of await benchPublishCost({ size: spreadSize(records), changeShare: 0.01 })) {
     rows.push({
       section: 'publish',
       measure: `publishing ÷ sync time, ${r.phase} sync`,
