@@ -181,7 +181,10 @@ export async function removeOrphanStageFiles(dir = tmpdir()): Promise<string[]> 
   return removed;
 }
 
-const writevFile = promisify(writev);
+/** One `writev` of a spill file's chunks; it may write fewer bytes than given. */
+export type WriteChunks = (fd: number, chunks: Buffer[]) => Promise<{ bytesWritten: number }>;
+
+const writevFile: WriteChunks = promisify(writev);
 const closeFile = promisify(close);
 
 /**
@@ -189,7 +192,7 @@ const closeFile = promisify(close);
  * growing batch's chunks are appended to (`NdjsonRows` with `spill`). Appends are queued and written in order off
  * the main thread, so a push never waits for the disk; the chunks are held until theirs is written.
  */
-export function openSpillFile(): ChunkSpill {
+export function openSpillFile(write: WriteChunks = writevFile): ChunkSpill {
   const path = stageFilePath();
   const fd = openSync(path, 'w', 0o600);
   let written: Promise<void> = Promise.resolve();
@@ -207,7 +210,7 @@ export function openSpillFile(): ChunkSpill {
         if (failure) return;
         try {
           let pending = queued;
-          while (pending.length > 0) pending = unwritten(pending, (await writevFile(fd, pending)).bytesWritten);
+          while (pending.length > 0) pending = unwritten(pending, (await write(fd, pending)).bytesWritten);
         } catch (error) {
           failure = { error };
         }

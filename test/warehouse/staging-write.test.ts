@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -94,6 +94,28 @@ describe('a spill file', () => {
     } finally {
       rmSync(spill.path, { force: true });
     }
+  });
+
+  it('that failed to write throws at the next append and at finish, writing nothing after the failure', async () => {
+    const full = new Error('ENOSPC: no space left on device, write');
+    let calls = 0;
+    const spill = openSpillFile(async (fd, chunks) => {
+      calls += 1;
+      if (calls === 2) throw full;
+      return { bytesWritten: writeSync(fd, chunks[0]!) };
+    });
+    try {
+      spill.append([Buffer.from('{"c0":1}\n')]);
+      spill.append([Buffer.from('{"c0":2}\n')]);
+      spill.append([Buffer.from('{"c0":3}\n')]);
+      await expect(spill.finish()).rejects.toBe(full);
+      expect(() => spill.append([Buffer.from('{}\n')])).toThrow(full);
+      expect(calls).toBe(2);
+      expect(readFileSync(spill.path, 'utf8')).toBe('{"c0":1}\n');
+    } finally {
+      await spill.discard();
+    }
+    expect(existsSync(spill.path)).toBe(false);
   });
 
   it('discarded with appends in flight, is gone once the discard resolves', async () => {
