@@ -4,7 +4,6 @@
  */
 
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
-const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 const MICROS_PER_SECOND = 1_000_000n;
 const SECONDS_PER_DAY = 86_400n;
@@ -114,6 +113,10 @@ const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '
 const digit = (text: string, i: number): number => text.charCodeAt(i) - 48;
 const twoDigits = (text: string, i: number): number => digit(text, i) * 10 + digit(text, i + 1);
 
+/** Where a canonical instant, and a `YYYY-MM-DD` date, have their digits. */
+const CANONICAL_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25];
+const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
+
 /**
  * Whether `text` is already canonical (`YYYY-MM-DDTHH:MM:SS.ffffffZ`, a valid date and time): most instants a
  * sync meets are (the service's own form), and checking them by character costs a fraction of the pattern match.
@@ -121,7 +124,7 @@ const twoDigits = (text: string, i: number): number => digit(text, i) * 10 + dig
 function isCanonicalInstant(text: string): boolean {
   if (text.length !== 27 || text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':') return false;
   if (text[16] !== ':' || text[19] !== '.' || text[26] !== 'Z') return false;
-  for (const i of [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25]) {
+  for (const i of CANONICAL_DIGITS) {
     const d = digit(text, i);
     if (d < 0 || d > 9) return false;
   }
@@ -157,11 +160,15 @@ export function canonicalInstant(text: string): string | null {
 
 /** Days since 1970-01-01 of a strict `YYYY-MM-DD` calendar date, or null. */
 export function parseDateDays(text: string): number | null {
-  const m = DATE_ONLY.exec(text);
-  if (!m) return null;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
+  // Checked by character (`/^\d{4}-\d{2}-\d{2}$/`), not by a pattern: a date cell of every record goes through here.
+  if (text.length !== 10 || text[4] !== '-' || text[7] !== '-') return null;
+  for (const i of DATE_DIGITS) {
+    const d = digit(text, i);
+    if (d < 0 || d > 9) return null;
+  }
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
   return validDate(year, month, day) ? daysFromCivil(year, month, day) : null;
 }
 

@@ -158,25 +158,42 @@ function cellJson(value: PropertyValue, valueJson: string, sqlType: SqlType): st
 }
 
 /**
- * Records of a list share key lists: each one's sorted order is worked out once per batch, found again by walking
- * its names (`orderNode`). Past this many names held, the orders are forgotten and worked out anew.
+ * Records of a list share key lists: what each one costs (`KeyShape`) is worked out once per batch, found again by
+ * walking its names (`ShapeNode`). Past this many names held, the shapes are forgotten and worked out anew.
  */
-const KEY_ORDER_NODES = 16_384;
+const KEY_SHAPE_NODES = 16_384;
 
-interface OrderNode {
-  next: Map<string, OrderNode>;
-  /** The sorted order of the key list that ends here. */
-  order?: number[];
+/** A key list's texts and places, made once for every record of a batch that has it. */
+interface KeyShape {
+  /** Each name's JSON and colon, in the list's order, a comma before all but the first: `_properties`' keys. */
+  rawKeys: string[];
+  /** The positions of the names in sorted order: the canonical text's order. */
+  order: number[];
+  /** `rawKeys` of the names in sorted order, a comma before all but the first. */
+  sortedKeys: string[];
+  /** Each name's slot in the plan (its typed cell), or -1 for a name without a column. */
+  slots: number[];
 }
 
-const orderNode = (): OrderNode => ({ next: new Map() });
+interface ShapeNode {
+  next: Map<string, ShapeNode>;
+  /** The shape of the key list that ends here. */
+  shape?: KeyShape;
+}
+
+const shapeNode = (): ShapeNode => ({ next: new Map() });
+
+/** Each of `names`' slot in `slotOf` (a plan's columns by API name), or -1. */
+function slotsOf(names: readonly string[], slotOf: ReadonlyMap<string, number>): number[] {
+  return names.map((name) => slotOf.get(name) ?? -1);
+}
 
 /**
  * Assembles NDJSON rows of `recordColumns(plan)`, for `upsertRecords`: `_properties` in the service's own order
- * (`raw`), each property value's JSON (`texts`, in `names` order) made once and used twice, in the canonical text
- * the hash takes and as the typed cell when the value has its column's type. Rows are objects keyed `c0`, `c1`, …
- * (`ndjsonKey`), the columns in order with `_properties` last (`read_json` matches keys by name); no name from the
- * service is a key.
+ * (`raw`), each property value's JSON (`texts`, in `names` order, `slots` their plan slots) made once and used
+ * twice, in the canonical text the hash takes and as the typed cell when the value has its column's type. Rows are
+ * objects keyed `c0`, `c1`, … (`ndjsonKey`), the columns in order with `_properties` last (`read_json` matches keys
+ * by name); no name from the service is a key.
  */
 function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
   const columns = recordColumns(plan);
@@ -186,7 +203,6 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
   const tail = `,${at('_synced_at')}${JSON.stringify(canonicalInstant(syncedAt) ?? syncedAt)},${at('_deleted_at')}null,${at('_content_hash')}`;
   // The plan's columns follow id, created_at and updated_at (`recordColumns`).
   const planKeys = key.slice(3, 3 + plan.length).map((k) => `,${k}`);
-  const slots = new Map(plan.map((p, i) => [p.apiName, i]));
   // Reused record after record (a row is assembled at once): one array less for the collector per record.
   const cells: string[] = new Array<string>(plan.length);
   return (
@@ -194,11 +210,12 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
     values: Readonly<Record<string, PropertyValue>>,
     names: readonly string[],
     texts: readonly string[],
+    slots: readonly number[],
   ): string => {
     cells.fill('null');
     for (let i = 0; i < names.length; i += 1) {
-      const slot = slots.get(names[i]!);
-      if (slot !== undefined) cells[slot] = cellJson(values[names[i]!]!, texts[i]!, plan[slot]!.sqlType as SqlType);
+      const slot = slots[i]!;
+      if (slot !== -1) cells[slot] = cellJson(values[names[i]!]!, texts[i]!, plan[slot]!.sqlType as SqlType);
     }
     let line = `{${key[0]}${envelope.idJson},${key[1]}${envelope.createdJson},${key[2]}${envelope.updatedJson}`;
     for (let i = 0; i < cells.length; i += 1) line += planKeys[i]! + cells[i]!;
@@ -215,34 +232,40 @@ export function recordEncoder(
   syncedAt: string,
 ): (record: ServiceRecord, updatedAtInstant?: string | null) => string {
   const assemble = lineAssembler(plan, syncedAt);
-  const quotedKeys = new Map<string, string>();
-  const quoted = (name: string): string => {
-    let text = quotedKeys.get(name);
-    if (text === undefined) quotedKeys.set(name, (text = JSON.stringify(name)));
-    return text;
-  };
-  // Each key list met, name after name, leads to its sorted order: a walk of interned names, no text built per record.
-  let orders = orderNode();
+  const slotOf = new Map(plan.map((p, i) => [p.apiName, i]));
+  // Each key list met, name after name, leads to its shape: a walk of interned names, no text built per record.
+  let shapes = shapeNode();
   let nodes = 0;
-  const sortedOrder = (names: readonly string[]): number[] => {
-    if (nodes >= KEY_ORDER_NODES) {
-      orders = orderNode();
+  const shapeOf = (names: readonly string[]): KeyShape => {
+    if (nodes >= KEY_SHAPE_NODES) {
+      shapes = shapeNode();
       nodes = 0;
     }
-    let node = orders;
+    let node = shapes;
     for (const name of names) {
       let next = node.next.get(name);
       if (next === undefined) {
-        node.next.set(name, (next = orderNode()));
+        node.next.set(name, (next = shapeNode()));
         nodes += 1;
       }
       node = next;
     }
-    return (node.order ??= names.map((_, i) => i).sort((x, y) => (names[x]! < names[y]! ? -1 : names[x]! > names[y]! ? 1 : 0)));
+    if (node.shape === undefined) {
+      const quoted = names.map((name) => `${JSON.stringify(name)}:`);
+      const order = names.map((_, i) => i).sort((x, y) => (names[x]! < names[y]! ? -1 : names[x]! > names[y]! ? 1 : 0));
+      node.shape = {
+        rawKeys: quoted.map((text, i) => (i === 0 ? text : `,${text}`)),
+        order,
+        sortedKeys: order.map((position, j) => (j === 0 ? quoted[position]! : `,${quoted[position]!}`)),
+        slots: slotsOf(names, slotOf),
+      };
+    }
+    return node.shape;
   };
   return (record, updatedAtInstant) => {
     const values = record.properties;
     const names = Object.keys(values);
+    const shape = shapeOf(names);
     const texts: string[] = new Array<string>(names.length);
     let nested = false;
     // `_properties` in the service's order, from the values' own texts: what JSON.stringify(values) gives a
@@ -252,7 +275,7 @@ export function recordEncoder(
       const value = values[names[i]!]!;
       const text = JSON.stringify(value);
       texts[i] = text;
-      raw += `${i === 0 ? '' : ','}${quoted(names[i]!)}:${text}`;
+      raw += shape.rawKeys[i]! + text;
       if (value !== null && typeof value === 'object') nested = true;
     }
     raw += '}';
@@ -260,9 +283,9 @@ export function recordEncoder(
     if (nested) {
       canonical = canonicalJson(values); // nested objects' keys are sorted too
     } else {
-      const order = sortedOrder(names);
+      const { order, sortedKeys } = shape;
       canonical = '{';
-      for (let j = 0; j < order.length; j += 1) canonical += `${j === 0 ? '' : ','}${quoted(names[order[j]!]!)}:${texts[order[j]!]!}`;
+      for (let j = 0; j < order.length; j += 1) canonical += sortedKeys[j]! + texts[order[j]!]!;
       canonical += '}';
     }
     const createdAt = canonicalInstant(record.created_at);
@@ -276,7 +299,7 @@ export function recordEncoder(
       hash: hashOf(createdJson, canonical, updatedJson),
       raw,
     };
-    return assemble(envelope, values, names, texts);
+    return assemble(envelope, values, names, texts, shape.slots);
   };
 }
 
@@ -301,6 +324,7 @@ export function reencodeRows(
     string,
   ];
   const assemble = lineAssembler(to, syncedAt);
+  const slotOf = new Map(to.map((p, i) => [p.apiName, i]));
   const out = new NdjsonRows();
   for (const line of lines) {
     const row = JSON.parse(line) as Record<string, unknown>;
@@ -319,6 +343,7 @@ export function reencodeRows(
         values,
         names,
         names.map((name) => JSON.stringify(values[name])),
+        slotsOf(names, slotOf),
       ),
     );
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalInstant, microsToIso, parseDateDays, parseInstantMicros } from '../../src/core/time.js';
+import { canonicalInstant, daysFromCivil, microsToIso, parseDateDays, parseInstantMicros } from '../../src/core/time.js';
 
 describe('parseInstantMicros', () => {
   it('honours offsets and keeps microseconds', () => {
@@ -39,6 +39,29 @@ describe('parseDateDays', () => {
     expect(parseDateDays('1970-01-02')).toBe(1);
     expect(parseDateDays('2024-02-29')).not.toBeNull();
     expect(parseDateDays('2023-02-29')).toBeNull();
+  });
+
+  it('reads exactly YYYY-MM-DD of a real date: no other shape, no other digits, no padding', () => {
+    expect(parseDateDays('2026-01-31')).toBe(daysFromCivil(2026, 1, 31));
+    expect(parseDateDays('2000-02-29')).toBe(daysFromCivil(2000, 2, 29));
+    expect(parseDateDays('0001-01-01')).toBe(daysFromCivil(1, 1, 1));
+    expect(parseDateDays('9999-12-31')).toBe(daysFromCivil(9999, 12, 31));
+    expect(parseDateDays('1969-12-31')).toBe(-1);
+    for (const text of ['1900-02-29', '0000-01-01', '2026-00-10', '2026-13-01', '2026-04-31', '2026-1-01', '2026-01-1', '2026/01/01']) {
+      expect(parseDateDays(text), text).toBeNull();
+    }
+    for (const text of [
+      ' 2026-01-01',
+      '2026-01-01 ',
+      '2026-01-01\n',
+      '+2026-01-01',
+      '2026-01-0a',
+      '２０２６-01-01',
+      '2026-01-01T00:00:00Z',
+      '',
+    ]) {
+      expect(parseDateDays(text), JSON.stringify(text)).toBeNull();
+    }
   });
 });
 
