@@ -5,6 +5,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { stringify } from 'yaml';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../core/resources.js';
+import { isHistoryStore } from './history-names.js';
 
 export interface CatalogColumn {
   name: string;
@@ -119,6 +120,7 @@ export async function readCatalog(connection: DuckDBConnection): Promise<Catalog
   const relations = new Map<string, CatalogRelation>();
   for (const row of columns) {
     const name = String(row.table_name);
+    if (isHistoryStore(name)) continue; // read through its view, `<table>_history`
     const relation = relations.get(name) ?? { name, kind: views.has(name) ? 'view' : 'table', columns: [] };
     const column = String(row.column_name);
     const table = name.replace(/_(history_view|view|history)$/, '');

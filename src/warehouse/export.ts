@@ -7,11 +7,12 @@
 import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { isHistoryStore } from './history-names.js';
 import { quoteIdentifier } from './identifiers.js';
 import { applyPublishAccess, DEFAULT_PUBLISH_MODE, directoryModeFor } from './snapshot.js';
 import type { ExportedFile } from './types.js';
 
-/** Tables and views of the main schema, in name order. */
+/** Tables and views of the main schema, in name order (a history's store as its view). */
 export async function exportableRelations(connection: DuckDBConnection): Promise<{ name: string; kind: 'table' | 'view' }[]> {
   const reader = await connection.runAndReadAll(
     `SELECT table_name AS name, 'table' AS kind FROM duckdb_tables()
@@ -21,7 +22,10 @@ export async function exportableRelations(connection: DuckDBConnection): Promise
        WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal AND NOT temporary
      ORDER BY name`,
   );
-  return reader.getRowObjects().map((r) => ({ name: String(r.name), kind: r.kind === 'view' ? 'view' : 'table' }));
+  return reader
+    .getRowObjects()
+    .map((r) => ({ name: String(r.name), kind: r.kind === 'view' ? ('view' as const) : ('table' as const) }))
+    .filter((r) => !isHistoryStore(r.name)); // exported as its view, `<table>_history`
 }
 
 /** A relation's file name: its name when that is a plain word (all of ours are), else percent-encoded. */

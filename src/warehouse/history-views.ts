@@ -8,7 +8,7 @@
  */
 import type { RecordResourceName } from '../core/resources.js';
 import type { SqlType } from './column-types.js';
-import { historyTableName } from './history.js';
+import { historyTableName } from './history-names.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { optionLabels } from './option-labels.js';
 

@@ -9,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { DuckDBInstance, listValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { AppliedPolicy, ResourcePolicy } from '../core/property-policy.js';
 import type { RecordResourceName } from '../core/resources.js';
-import { historyTableName } from './history.js';
+import { historyStoreName } from './history-names.js';
 import type { StoredPropertyPolicy } from './types.js';
 import { quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
 import { tableColumns } from './schema.js';
@@ -48,7 +48,7 @@ export async function storedProperties(
   for (const row of definitions.getRowObjects()) found.set(String(row.api_name), row.is_core === null ? undefined : row.is_core === true);
   const sources: [string, string][] = [
     [table, '_properties'],
-    [historyTableName(table), 'properties'],
+    [historyStoreName(table), 'properties'],
   ];
   for (const [relation, column] of sources) {
     if ((await tableColumns(connection, relation)) === null) continue;
@@ -100,7 +100,7 @@ export async function purgeProperties(
       [names],
     );
   }
-  const history = historyTableName(table);
+  const history = historyStoreName(table);
   if ((await tableColumns(connection, history)) !== null) {
     await connection.run(
       `UPDATE ${quoteIdentifier(history)} SET properties = ${withoutKeys('properties')} WHERE json_type(properties) = 'OBJECT'`,

@@ -203,7 +203,14 @@ export async function upsertRecords(
       : recordVersionsSql(
           table,
           RECORD_STAGE,
-          { id, createdAt, updatedAt, properties, isVersion: `NOT ${skipped} AND _changed`, wasDeleted: '_was_deleted' },
+          {
+            id,
+            createdAt,
+            updatedAt,
+            ...(rowidHidden ? {} : { storedRowid: '_stored_rowid' }),
+            isVersion: `NOT ${skipped} AND _changed`,
+            wasDeleted: '_was_deleted',
+          },
           options.versions,
           Number(first.restated) > 0 || Number(first.legacy) > 0,
         )),

@@ -263,7 +263,7 @@ describe('a warehouse of the previous release', () => {
     const connection = await instance.connect();
     await connection.run(`
       DROP VIEW IF EXISTS deals_history_view; DROP VIEW IF EXISTS companies_history_view; DROP VIEW IF EXISTS changes;
-      DROP TABLE deals_history; DROP TABLE companies_history;
+      DROP VIEW deals_history; DROP VIEW companies_history; DROP TABLE deals_history_store; DROP TABLE companies_history_store;
       CREATE TABLE deals_history (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ);
       CREATE TABLE companies_history (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ);
       INSERT INTO deals_history VALUES
@@ -312,5 +312,29 @@ describe('a warehouse of the previous release', () => {
     expect(feed.changes.filter((c) => c.id === ID(2)).map((c) => c.kind)).toEqual(['insert', 'update', 'update', 'update']);
     const created = await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals_history WHERE created_at IS NULL`);
     expect(created).toEqual([{ n: 0 }]);
+  });
+  it('keeps an SCD2 history table as its store: every version as it was, current ones read from the live row', async () => {
+    await everyKindOfChange();
+    const before = await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`);
+    const twoBefore = await versionsOf(2);
+    await warehouse.close();
+    // The release before kept every version's properties in a table named deals_history.
+    const instance = await DuckDBInstance.create(join(dir, 'mirror.duckdb'));
+    const connection = await instance.connect();
+    await connection.run(`
+      CREATE TABLE old_history AS SELECT * FROM deals_history;
+      DROP VIEW deals_history; DROP TABLE deals_history_store;
+      ALTER TABLE old_history RENAME TO deals_history;
+    `);
+    connection.closeSync();
+    instance.closeSync();
+
+    warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    expect(await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`)).toEqual(before);
+    await expectHistoryInvariant(warehouse, ['deals']);
+    await warehouse.commitBatch('deals', batch([deal(2, '2026-01-09T00:00:00Z', { name: 'two, later' })]));
+    await expectHistoryInvariant(warehouse, ['deals']);
+    expect((await versionsOf(2)).map(([name]) => name)).toEqual([...twoBefore.map(([name]) => name), 'two, later']);
   });
 });

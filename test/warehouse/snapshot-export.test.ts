@@ -98,7 +98,7 @@ describe('snapshots', () => {
 });
 
 describe('parquet export', () => {
-  it('writes one readable Parquet file per table and view', async () => {
+  it('writes one readable Parquet file per table and view, a history store as its view', async () => {
     const out = join(dir, 'export');
     const files = await warehouse.exportParquet(out);
     const relations = files.map((f) => f.relation);
@@ -114,6 +114,7 @@ describe('parquet export', () => {
     ]) {
       expect(relations).toContain(name);
     }
+    expect(relations).not.toContain('deals_history_store');
     expect(readdirSync(out).every((f) => f.endsWith('.parquet'))).toBe(true);
 
     const instance = await DuckDBInstance.create(':memory:');
