@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import type { MeetingLogSummary, PropertyDefinition, ServiceRecord, WalkCheckpoint } from '../../src/core/types.js';
 import { openWarehouse, type PageBatch, type PreparedBatch, type Warehouse } from '../../src/warehouse/index.js';
+import { expectHistoryInvariant } from '../support/history-invariant.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
 
@@ -397,7 +398,7 @@ describe('DuckDB warehouse', () => {
     ]);
   });
 
-  it('replaces only its own stored row in a warehouse made before rowid was reserved, whose property column is named rowid', async () => {
+  it('replaces only its own stored row in a warehouse made before rowid was reserved, whose property column is named rowid, and closes its version with what it held', async () => {
     await warehouse.applyPropertyDefinitions('deals', [def('name')]);
     await warehouse.close();
     // As an earlier version assigned it: the property's column is `rowid` itself.
@@ -425,6 +426,14 @@ describe('DuckDB warehouse', () => {
       { id: ID(1), name: 'a2', r: '0' },
       { id: ID(2), name: 'b1', r: '0' },
       { id: ID(3), name: 'c2', r: null },
+    ]);
+    await expectHistoryInvariant(warehouse, ['deals']);
+    expect(await warehouse.query(`SELECT id, properties->>'name' AS name FROM deals_history ORDER BY id, change_seq`)).toEqual([
+      { id: ID(1), name: 'a1' },
+      { id: ID(1), name: 'a2' },
+      { id: ID(2), name: 'b1' },
+      { id: ID(3), name: 'c1' },
+      { id: ID(3), name: 'c2' },
     ]);
     await warehouse.close();
   });
