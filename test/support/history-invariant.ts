@@ -1,5 +1,6 @@
 /** The SCD2 history's invariant, checked from the warehouse: every record's current version equals its live row. */
 import { expect } from 'vitest';
+import { historyStoreName, historyTableName } from '../../src/warehouse/history-names.js';
 import type { Warehouse } from '../../src/warehouse/index.js';
 
 /**
@@ -9,8 +10,8 @@ import type { Warehouse } from '../../src/warehouse/index.js';
  * version ends where the next, in commit order, starts).
  */
 export async function historyInvariantBreaks(warehouse: Warehouse, table: string): Promise<Record<string, unknown>[]> {
-  const history = `${table}_history`;
-  const store = `${table}_history_store`;
+  const history = historyTableName(table);
+  const store = historyStoreName(table);
   return warehouse.query(
     `WITH current AS (SELECT * FROM ${history} WHERE is_current),
      counts AS (SELECT id, count(*) FILTER (WHERE is_current) AS n FROM ${store} GROUP BY id),

@@ -313,6 +313,7 @@ describe('a warehouse of the previous release', () => {
     const created = await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals_history WHERE created_at IS NULL`);
     expect(created).toEqual([{ n: 0 }]);
   });
+
   it('keeps an SCD2 history table as its store: every version as it was, current ones read from the live row', async () => {
     await everyKindOfChange();
     const before = await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`);
