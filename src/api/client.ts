@@ -66,7 +66,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       },
       check: (json) => checkListBody(json, item),
       signal: options.signal,
-      // The cursor is read from the text first (parsing a full page takes a while), then from the parsed body
+      // The cursor is read from the bytes first (parsing a full page takes a while), then from the parsed body
       // should the text not show it plainly; the walk follows the validated page's cursor whatever was guessed.
       onText:
         onCursor &&
@@ -182,7 +182,7 @@ export function peekNextCursor(json: unknown): string | null {
 
 // `"paging": {"next": {` then `"after": "<string>"` among next's scalar members; nothing nested may come between.
 const PAGING_AFTER = /^"paging"\s*:\s*\{\s*"next"\s*:\s*\{[^{}[\]]*?"after"\s*:\s*("(?:[^"\\]|\\.)*")/;
-/** How much text after `"paging"` the guess reads: a longer cursor (or link before it) is left to the parse. */
+/** How much text (in bytes, of a body's bytes) after `"paging"` the guess reads: a longer cursor (or link before it) is left to the parse. */
 const PAGING_TEXT_CHARS = 4096;
 
 /**
@@ -191,10 +191,11 @@ const PAGING_TEXT_CHARS = 4096;
  * A guess: a record holding a `paging` object of its own after the real one misleads it, so a walk confirms it
  * against the parsed page. Null when the text does not show a non-empty cursor in that plain shape.
  */
-export function peekNextCursorInText(body: string): string | null {
+export function peekNextCursorInText(body: string | Buffer): string | null {
   const at = body.lastIndexOf('"paging"');
   if (at < 0) return null;
-  const literal = PAGING_AFTER.exec(body.slice(at, at + PAGING_TEXT_CHARS))?.[1];
+  const text = typeof body === 'string' ? body.slice(at, at + PAGING_TEXT_CHARS) : body.toString('utf8', at, at + PAGING_TEXT_CHARS);
+  const literal = PAGING_AFTER.exec(text)?.[1];
   if (literal === undefined) return null;
   try {
     const after: unknown = JSON.parse(literal);

@@ -37,7 +37,7 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
 /** A non-2xx answer as a failure: a 429 with its Retry-After, else its status and whether its error code is retriable. */
 export function statusFailure(response: Pick<RawResponse, 'status' | 'body'>, retryAfterMs: number | null): AttemptFailure {
   if (response.status === 429) return { kind: 'rate_limited', retryAfterMs };
-  const code = parseErrorEnvelope(response.body)?.code ?? codeForStatus(response.status);
+  const code = parseErrorEnvelope(response.body.toString('utf8'))?.code ?? codeForStatus(response.status);
   return { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
 }
 

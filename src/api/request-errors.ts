@@ -56,7 +56,7 @@ export function errorForFailure(
       return salesApiErrorFromResponse(
         {
           status: response?.status ?? (failure.kind === 'status' ? failure.status : 429),
-          body: response?.body ?? '',
+          body: response?.body.toString('utf8') ?? '',
           method,
           path,
           retryAfterMs: failure.kind === 'rate_limited' ? failure.retryAfterMs : null,

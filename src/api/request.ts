@@ -21,11 +21,11 @@ export interface RequestSpec<T> {
   check: (json: unknown) => Checked<T> | { ok: false; error: SalesyncError };
   signal?: AbortSignal | undefined;
   /**
-   * Sees a 2xx body's text before it is parsed (a walk finds the next cursor there and asks for the next page).
+   * Sees a 2xx body's bytes before they are parsed (a walk finds the next cursor there and asks for the next page).
    * True when it sent a request: the parse then waits a turn, so that request leaves first and the parse and the
    * check overlap its latency. A guess: whoever uses it must confirm it against the parsed body.
    */
-  onText?: ((body: string) => boolean) | undefined;
+  onText?: ((body: Buffer) => boolean) | undefined;
   /**
    * Sees a 2xx body as soon as it parses, before `check`, unless `onText` sent a request already; true when it
    * sent one (see `onText`).
@@ -41,9 +41,9 @@ export interface RequestResult<T> {
   serverDate: string | null;
 }
 
-/** An answer as the service sent it: a status, headers and the body as text. */
+/** An answer as the service sent it: a status, headers and the body's bytes. */
 export interface RawResponse {
   status: number;
   headers: Response['headers'];
-  body: string;
+  body: Buffer;
 }

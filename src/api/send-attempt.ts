@@ -44,7 +44,8 @@ export async function sendAttempt(
   try {
     const response = await http(url, {
       method: spec.method,
-      responseType: 'text',
+      // Bytes: a large body is parsed from them without one large string (parseJsonBytes).
+      responseType: 'buffer',
       headers: { authorization: `Bearer ${keys.secretOf(keyId)}` },
       ...(spec.body === undefined ? {} : { json: spec.body }),
       ...(spec.signal ? { signal: spec.signal } : {}),

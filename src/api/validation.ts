@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { RejectedRecord } from '../core/types.js';
+import { parseJsonBytes } from './json-bytes.js';
 import { describeFirstIssue, listEnvelopeSchema } from './schemas.js';
 
 /** A checked body: the data, or what is wrong with the answer as a whole (`results: expected array, …`). */
@@ -18,9 +19,10 @@ export interface CheckedList<T> {
   nextCursor: string | null;
 }
 
-export function parseJson(body: string): { ok: true; value: unknown } | { ok: false; detail: string } {
+/** A body's JSON; from bytes without one large string (`parseJsonBytes`). */
+export function parseJson(body: string | Buffer): { ok: true; value: unknown } | { ok: false; detail: string } {
   try {
-    return { ok: true, value: JSON.parse(body) as unknown };
+    return { ok: true, value: typeof body === 'string' ? (JSON.parse(body) as unknown) : parseJsonBytes(body) };
   } catch {
     return { ok: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
   }

@@ -4,7 +4,11 @@ import { readAnswer, statusFailure } from '../../src/api/read-answer.js';
 import type { RawResponse, RequestSpec } from '../../src/api/request.js';
 import type { Checked } from '../../src/api/validation.js';
 
-const answer = (status: number, body: string, headers: RawResponse['headers'] = {}): RawResponse => ({ status, body, headers });
+const answer = (status: number, body: string, headers: RawResponse['headers'] = {}): RawResponse => ({
+  status,
+  body: Buffer.from(body),
+  headers,
+});
 
 /** A spec whose check takes any object with `ok: true` in it. */
 const spec = (extra: Partial<RequestSpec<unknown>> = {}): RequestSpec<unknown> => ({
