@@ -14,6 +14,7 @@ import { deriveSeed } from './prng.js';
 import { PublicApi } from './public-api.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import { RequestStats } from './request-stats.js';
+import { jsonBytes } from './body-bytes.js';
 import { SalesData } from './sales-data.js';
 import { seedData } from './seed-data.js';
 import { createChangeClock } from './timestamps.js';
@@ -102,7 +103,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     res.end(bytes);
   };
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
-    sendJsonBytes(res, status, Buffer.from(JSON.stringify(body)), headers);
+    sendJsonBytes(res, status, jsonBytes(body), headers);
 
   /** The `Date` of a public response: the simulator clock (skewed), or none; Node's own is switched off. */
   const dateHeader = (res: ServerResponse): Record<string, string> => {
@@ -256,17 +257,16 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         console.error('[simulator] unexpected error', error);
       }
     }
-    let text = JSON.stringify(answer.body, null, indent);
+    // Serialized and encoded before the hold: turning a page into bytes is the service's work, inside its latency.
+    let bytes = jsonBytes(answer.body, indent);
     // The onListPage hook runs on a body already serialized, so what it changes shows from the next request on.
     try {
       afterBuilt?.();
     } catch (error) {
       console.error('[simulator] onListPage hook failed', error);
       answer = { status: 500, body: { error: { code: 'internal_error', message: MESSAGES.internal_error } } };
-      text = JSON.stringify(answer.body, null, indent);
+      bytes = jsonBytes(answer.body, indent);
     }
-    // Encoded before the hold: turning a page's text into bytes is the service's work, inside its latency.
-    const bytes = Buffer.from(text);
     const remaining = decision.delayMs - (performance.now() - arrived);
     if (remaining > 0) await sleep(remaining);
     if (closing) return;
