@@ -67,11 +67,11 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       check: (json) => checkListBody(json, item),
       signal: options.signal,
       // The cursor is read from the bytes first (parsing a full page takes a while), then from the parsed body
-      // should the text not show it plainly; the walk follows the validated page's cursor whatever was guessed.
+      // should the bytes not show it plainly; the walk follows the validated page's cursor whatever was guessed.
       onText:
         onCursor &&
-        ((text) => {
-          const cursor = peekNextCursorInText(text);
+        ((bytes) => {
+          const cursor = peekNextCursorInText(bytes);
           return cursor !== null && onCursor(cursor);
         }),
       onJson:
@@ -182,7 +182,7 @@ export function peekNextCursor(json: unknown): string | null {
 
 // `"paging": {"next": {` then `"after": "<string>"` among next's scalar members; nothing nested may come between.
 const PAGING_AFTER = /^"paging"\s*:\s*\{\s*"next"\s*:\s*\{[^{}[\]]*?"after"\s*:\s*("(?:[^"\\]|\\.)*")/;
-/** How much text (in bytes, of a body's bytes) after `"paging"` the guess reads: a longer cursor (or link before it) is left to the parse. */
+/** How much text after `"paging"` the guess reads (bytes, of a body's bytes): a longer cursor (or link before it) is left to the parse. */
 const PAGING_TEXT_CHARS = 4096;
 
 /**
