@@ -23,6 +23,8 @@ export async function simulatorCommand(runtime: CliRuntime, flags: SimulatorFlag
       .join('\n')}`,
   );
   runtime.out(`try:  SALES_API_BASE_URL=${url} SALES_API_KEY=${DEFAULT_KEYS.read} npx salesync sync`);
-  await new Promise<void>((resolve) => runtime.signal.addEventListener('abort', () => resolve(), { once: true }));
+  // A Ctrl-C while a large organization was being made has already fired: it fires no event again.
+  if (!runtime.signal.aborted)
+    await new Promise<void>((resolve) => runtime.signal.addEventListener('abort', () => resolve(), { once: true }));
   await simulator.close();
 }
