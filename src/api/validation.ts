@@ -19,10 +19,10 @@ export interface CheckedList<T> {
   nextCursor: string | null;
 }
 
-/** A body's JSON; from bytes without one large string (`parseJsonBytes`). */
-export function parseJson(body: string | Buffer): { ok: true; value: unknown } | { ok: false; detail: string } {
+/** A body's JSON, read from its bytes without one large string (`parseJsonBytes`). */
+export function parseJson(body: Buffer): { ok: true; value: unknown } | { ok: false; detail: string } {
   try {
-    return { ok: true, value: typeof body === 'string' ? (JSON.parse(body) as unknown) : parseJsonBytes(body) };
+    return { ok: true, value: parseJsonBytes(body) };
   } catch {
     return { ok: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
   }

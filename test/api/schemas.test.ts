@@ -138,7 +138,7 @@ describe('record list check', () => {
   });
 
   it('reports a body that is not JSON as such', () => {
-    expect(parseJson('{"results": [')).toMatchObject({ ok: false, detail: expect.stringContaining('not JSON') });
+    expect(parseJson(Buffer.from('{"results": ['))).toMatchObject({ ok: false, detail: expect.stringContaining('not JSON') });
   });
 });
 
