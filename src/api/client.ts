@@ -182,8 +182,8 @@ export function peekNextCursor(json: unknown): string | null {
 
 // `"paging": {"next": {` then `"after": "<string>"` among next's scalar members; nothing nested may come between.
 const PAGING_AFTER = /^"paging"\s*:\s*\{\s*"next"\s*:\s*\{[^{}[\]]*?"after"\s*:\s*("(?:[^"\\]|\\.)*")/;
-/** How much text after `"paging"` the guess reads (bytes, of a body's bytes): a longer cursor (or link before it) is left to the parse. */
-const PAGING_TEXT_CHARS = 4096;
+/** How many bytes after `"paging"` the guess reads: a longer cursor (or link before it) is left to the parse. */
+const PAGING_TEXT_BYTES = 4096;
 
 /**
  * `paging.next.after` as the text of a list body shows it, before the body is parsed: read where the last
@@ -191,10 +191,10 @@ const PAGING_TEXT_CHARS = 4096;
  * A guess: a record holding a `paging` object of its own after the real one misleads it, so a walk confirms it
  * against the parsed page. Null when the text does not show a non-empty cursor in that plain shape.
  */
-export function peekNextCursorInText(body: string | Buffer): string | null {
+export function peekNextCursorInText(body: Buffer): string | null {
   const at = body.lastIndexOf('"paging"');
   if (at < 0) return null;
-  const text = typeof body === 'string' ? body.slice(at, at + PAGING_TEXT_CHARS) : body.toString('utf8', at, at + PAGING_TEXT_CHARS);
+  const text = body.toString('utf8', at, at + PAGING_TEXT_BYTES);
   const literal = PAGING_AFTER.exec(text)?.[1];
   if (literal === undefined) return null;
   try {

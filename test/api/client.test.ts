@@ -890,10 +890,12 @@ describe('peekNextCursor', () => {
 });
 
 describe('peekNextCursorInText', () => {
+  const peek = (text: string) => peekNextCursorInText(Buffer.from(text));
+
   it('reads paging.next.after from the text of a list body, whatever comes before it in next', () => {
-    expect(peekNextCursorInText(JSON.stringify({ results: [{ id: 'x' }], paging: { next: { after: 'c2', link: 'l' } } }))).toBe('c2');
-    expect(peekNextCursorInText('{"results":[],"paging" : { "next" : { "link" : "l?after=x", "after" : "c\\/3\\"" } }}')).toBe('c/3"');
-    expect(peekNextCursorInText(JSON.stringify({ paging: { next: { after: 'first' } }, results: [] }))).toBe('first');
+    expect(peek(JSON.stringify({ results: [{ id: 'x' }], paging: { next: { after: 'c2', link: 'l' } } }))).toBe('c2');
+    expect(peek('{"results":[],"paging" : { "next" : { "link" : "l?after=x", "after" : "c\\/3\\"" } }}')).toBe('c/3"');
+    expect(peek(JSON.stringify({ paging: { next: { after: 'first' } }, results: [] }))).toBe('first');
   });
 
   it('finds nothing in a paging written inside a string, an empty cursor, the last page, or another shape', () => {
@@ -905,7 +907,7 @@ describe('peekNextCursorInText', () => {
       JSON.stringify({ results: [] }),
       '',
     ]) {
-      expect(peekNextCursorInText(body)).toBeNull();
+      expect(peek(body)).toBeNull();
     }
   });
 });
