@@ -48,6 +48,9 @@ export interface SyncChildResult {
   errors: string[];
 }
 
+/** Process settings a sync child inherits from the bench's environment beside SALESYNC_*. */
+const PASSED_THROUGH = new Set(['NODE_OPTIONS', 'GLIBC_TUNABLES']);
+
 /** Run bench/sync-child against `url` into `warehousePath` with extra environment. */
 export function runChildSync(url: string, warehousePath: string, env: Record<string, string> = {}): Promise<SyncChildResult> {
   return runJsonChild<SyncChildResult>('sync-child', [], {
@@ -55,9 +58,9 @@ export function runChildSync(url: string, warehousePath: string, env: Record<str
     SALES_API_BASE_URL: url,
     SALES_API_KEY: DEFAULT_KEYS.read,
     WAREHOUSE_PATH: warehousePath,
-    // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench), Node's own as well
-    // (NODE_OPTIONS=--max-old-space-size=160: a heap ceiling as docs/configuration.md describes it).
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_') || name === 'NODE_OPTIONS')),
+    // Settings under test pass through (e.g. SALESYNC_DUCKDB_MEMORY=256MB npm run bench), Node's and glibc's own as
+    // well (NODE_OPTIONS=--max-old-space-size=160: a heap ceiling as docs/configuration.md describes it).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('SALESYNC_') || PASSED_THROUGH.has(name))),
     ...duckdbAllocatorEnv(),
     ...env,
   });
