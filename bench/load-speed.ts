@@ -1,13 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { pino } from 'pino';
 import type { PropertyDefinition, ServiceRecord } from '../src/core/types.js';
 import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
-import { CHECKPOINT_THRESHOLD, WRITER_SETTINGS } from '../src/warehouse/connection.js';
+import { CHECKPOINT_THRESHOLD, openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
 import { assertHolds, connectionQuery } from './mirror-check.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
@@ -184,7 +184,7 @@ export async function benchLoadSpeed(options: {
 
     // Timed from the first statement to the last checkpoint, in a fresh file: DuckDB's own defaults for the
     // one-shot load (the physical limit); for the batches, the settings the warehouse opens its file with (memory
-    // limit, checkpoint threshold, threads), and the same on all cores.
+    // limit, checkpoint threshold, threads, row group size), and the same on all cores.
     // `over`: loaded first, untimed, with history; the timed batches then replace its rows (an upsert).
     const load = async (
       name: string,
@@ -193,11 +193,18 @@ export async function benchLoadSpeed(options: {
       settings: DuckdbSettings | null,
       over?: BatchedTable,
     ): Promise<number> => {
-      const instance = await DuckDBInstance.create(join(dir, name), settings ? { memory_limit: settings.memoryLimit } : {});
-      const c = await instance.connect();
+      const path = join(dir, name);
+      let instance: DuckDBInstance;
+      let c: DuckDBConnection;
       if (settings) {
+        // As the writer opens the warehouse (its row group size too), at these settings.
+        const duckdb: Record<string, string> = { memory_limit: settings.memoryLimit };
+        if (settings.threads !== undefined) duckdb.threads = String(settings.threads);
+        ({ instance, connection: c } = await openWriterDatabase(path, duckdb));
         await c.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`); // as the warehouse sets it
-        if (settings.threads !== undefined) await c.run(`SET threads = ${settings.threads}`);
+      } else {
+        instance = await DuckDBInstance.create(path);
+        c = await instance.connect();
       }
       await createBatchedTables(c, [table]);
       if (over) {

@@ -9,6 +9,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { SalesyncError } from '../core/errors.js';
 import { isPermissionDenied, warehouseUnreadable } from './files.js';
+import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 
 export type AccessMode = 'read' | 'write';
 
@@ -45,6 +46,46 @@ export const CHECKPOINT_THRESHOLD = '64MB';
  * Measured in the load and memory benches (docs/performance.md).
  */
 export const WRITER_SETTINGS: Readonly<Record<string, string>> = { threads: '1', allocator_background_threads: 'true' };
+
+/**
+ * Rows a writer puts in each row group (DuckDB's default is 122,880). A checkpoint compresses a row group's columns
+ * at once: at the default, the commits that checkpointed a text-heavy table held up to 110 MB more for 2-6 s, and
+ * those peaks were a sync's peak RSS (docs/performance.md). Readers take any row group size.
+ */
+export const WRITER_ROW_GROUP_SIZE = 32_768;
+
+/** The name a writer attaches the file under (attaching is how DuckDB takes a row group size). */
+const WRITER_CATALOG = 'warehouse';
+
+export interface WriterDatabase {
+  instance: DuckDBInstance;
+  /** Its default catalog is the file. */
+  connection: DuckDBConnection;
+}
+
+/**
+ * `path` opened read-write as the warehouse writes it: `settings` (e.g. WRITER_SETTINGS and a memory limit) and
+ * WRITER_ROW_GROUP_SIZE. DuckDB's errors (a held lock, a file that is not DuckDB's) are thrown as they come.
+ */
+export async function openWriterDatabase(path: string, settings: Readonly<Record<string, string>>): Promise<WriterDatabase> {
+  // Spills go beside the file, where DuckDB puts a file database's own (an in-memory one's go to the working directory).
+  const instance = await DuckDBInstance.create(':memory:', { temp_directory: `${path}.tmp`, ...settings });
+  try {
+    const connection = await instance.connect();
+    try {
+      await connection.run(
+        `ATTACH ${quoteLiteral(path)} AS ${quoteIdentifier(WRITER_CATALOG)} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_SIZE}); USE ${quoteIdentifier(WRITER_CATALOG)}`,
+      );
+      return { instance, connection };
+    } catch (error) {
+      connection.closeSync();
+      throw error;
+    }
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  }
+}
 
 export function isLockConflict(message: string): boolean {
   return message.includes(LOCK_CONFLICT);
@@ -125,7 +166,7 @@ function restrictNewFilesToOwner(): void {
   }
 }
 
-async function createInstance(options: OpenOptions, readOnly: boolean): Promise<DuckDBInstance> {
+async function openDatabase(options: OpenOptions, readOnly: boolean): Promise<WriterDatabase> {
   const { path, lockTimeoutMs, logger } = options;
   const started = Date.now();
   let warned = false;
@@ -133,7 +174,14 @@ async function createInstance(options: OpenOptions, readOnly: boolean): Promise<
     try {
       const settings: Record<string, string> = readOnly ? { access_mode: 'READ_ONLY' } : { ...WRITER_SETTINGS };
       if (options.memoryLimit) settings.memory_limit = options.memoryLimit;
-      return await DuckDBInstance.create(path, settings);
+      if (!readOnly) return await openWriterDatabase(path, settings);
+      const instance = await DuckDBInstance.create(path, settings);
+      try {
+        return { instance, connection: await instance.connect() };
+      } catch (error) {
+        instance.closeSync();
+        throw error;
+      }
     } catch (error) {
       const message = messageOf(error);
       if (!isLockConflict(message)) {
@@ -183,36 +231,30 @@ async function openSession(options: OpenOptions): Promise<Session> {
     restrictNewFilesToOwner();
     mkdirSync(dirname(path), { recursive: true });
   }
-  const instance = await createInstance(options, readOnly);
-  try {
-    if (!existed) {
-      try {
-        chmodSync(path, 0o600); // sales data: owner only
-      } catch {
-        // Not every filesystem has modes; the file is still usable.
-      }
-    }
-    const connection = await instance.connect();
+  const { instance, connection } = await openDatabase(options, readOnly);
+  if (!existed) {
     try {
-      // Session time zone fixed so naive timestamps and TIMESTAMPTZ text never depend on the host.
-      await connection.run(`SET TimeZone = 'UTC'`);
-      if (options.sealed) {
-        // Reads no file but this one (read_text, COPY … TO, ATTACH, INSTALL), and user SQL cannot undo it.
-        await connection.run('SET enable_external_access = false');
-        await connection.run('SET lock_configuration = true');
-      }
-      // DuckDB checkpoints once the WAL passes 16 MB: during a bulk load that was most of the commit time.
-      // A larger WAL is still durable (every commit syncs it); it is folded in when the writer closes, or at
-      // this size.
-      if (!readOnly) await connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
-      if (!readOnly && options.onWriteOpen) await options.onWriteOpen(connection);
-      return { instance, connection, readOnly };
-    } catch (error) {
-      connection.closeSync();
-      throw error;
+      chmodSync(path, 0o600); // sales data: owner only
+    } catch {
+      // Not every filesystem has modes; the file is still usable.
     }
+  }
+  try {
+    // Session time zone fixed so naive timestamps and TIMESTAMPTZ text never depend on the host.
+    await connection.run(`SET TimeZone = 'UTC'`);
+    if (options.sealed) {
+      // Reads no file but this one (read_text, COPY … TO, ATTACH, INSTALL), and user SQL cannot undo it.
+      await connection.run('SET enable_external_access = false');
+      await connection.run('SET lock_configuration = true');
+    }
+    // DuckDB checkpoints once the WAL passes 16 MB: during a bulk load that was most of the commit time.
+    // A larger WAL is still durable (every commit syncs it); it is folded in when the writer closes, or at
+    // this size.
+    if (!readOnly) await connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+    if (!readOnly && options.onWriteOpen) await options.onWriteOpen(connection);
+    return { instance, connection, readOnly };
   } catch (error) {
-    instance.closeSync();
+    closeSession({ instance, connection, readOnly });
     throw error;
   }
 }

@@ -11,7 +11,7 @@ import type { AppliedPolicy, ResourcePolicy } from '../core/property-policy.js';
 import type { RecordResourceName } from '../core/resources.js';
 import { historyStoreName } from './history-names.js';
 import type { StoredPropertyPolicy } from './types.js';
-import { quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
+import { quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
 import { tableColumns } from './schema.js';
 
 /** Kept outside the fixed schema files: a warehouse gets it with its first policy. */
@@ -142,7 +142,6 @@ export async function recordPolicy(
  */
 export async function compactFile(path: string): Promise<{ before: number; after: number }> {
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.compact`);
-  const literal = (p: string) => `'${p.replace(/'/g, "''")}'`;
   const instance = await DuckDBInstance.create(':memory:');
   const sizeOf = async (p: string) => (await stat(p)).size;
   const before = await sizeOf(path);
@@ -150,8 +149,8 @@ export async function compactFile(path: string): Promise<{ before: number; after
     const connection = await instance.connect();
     try {
       // Read-write: a WAL left beside the file is replayed into what is copied.
-      await connection.run(`ATTACH ${literal(path)} AS salesync_source`);
-      await connection.run(`ATTACH ${literal(temporary)} AS salesync_compact`);
+      await connection.run(`ATTACH ${quoteLiteral(path)} AS salesync_source`);
+      await connection.run(`ATTACH ${quoteLiteral(temporary)} AS salesync_compact`);
       await connection.run('COPY FROM DATABASE salesync_source TO salesync_compact');
       await connection.run('DETACH salesync_compact');
       await connection.run('DETACH salesync_source');

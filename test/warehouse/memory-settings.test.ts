@@ -1,7 +1,9 @@
 /**
  * The DuckDB settings a writer opens with, which bound the memory a sync holds beside its JS heap: one thread
- * (one `read_json` buffer, fewer allocator arenas) and jemalloc's background purging; readers keep DuckDB's own threads.
+ * (one `read_json` buffer, fewer allocator arenas), jemalloc's background purging and smaller row groups (what a
+ * checkpoint compresses at once); readers keep DuckDB's own threads.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,27 @@ describe('DuckDB settings at open', () => {
       background: await setting(c, 'allocator_background_threads'),
     }));
     expect(opened).toEqual({ threads: '1', background: 'true' });
+  });
+
+  it('a writer puts 32,768 rows in a row group and spills beside the file; a reader then reads every row', async () => {
+    const path = join(dir, 'w.duckdb');
+    const written = await withDatabase({ path, access: 'write', lockTimeoutMs: 1000 }, async (c) => {
+      await c.run('CREATE TABLE t AS SELECT range AS n FROM range(40000)');
+      return {
+        temp: await setting(c, 'temp_directory'),
+        catalog: (await c.runAndReadAll('SELECT current_database() AS d')).getRowObjects()[0]!.d,
+      };
+    });
+    expect(written).toEqual({ temp: `${path}.tmp`, catalog: 'warehouse' });
+    const read = await withDatabase({ path, access: 'read', lockTimeoutMs: 1000 }, async (c) => {
+      const reader = await c.runAndReadAll(
+        `SELECT (SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t'))::INTEGER AS groups, (SELECT count(*) FROM t)::INTEGER AS rows`,
+      );
+      return reader.getRowObjects()[0];
+    });
+    // DuckDB's default (122,880 rows) would hold the 40,000 in one.
+    expect(read).toEqual({ groups: 2, rows: 40000 });
+    expect(existsSync(`${path}.wal`)).toBe(false);
   });
 
   it("a read-only session keeps DuckDB's own thread count", async () => {
