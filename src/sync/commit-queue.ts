@@ -63,7 +63,9 @@ export class CommitQueue {
   async push(prepare: () => CommitWrite, onWritten?: () => void, rows = 0): Promise<void> {
     const allowed = commitsAllowed(this.waited);
     this.waited = this.writing >= allowed;
-    while (this.pending.length >= allowed || (this.pending.length > 0 && this.backlogAtCap)) await this.settleOldest();
+    const mustWait = () => this.pending.length >= allowed || (this.pending.length > 0 && this.backlogAtCap);
+    if (mustWait()) this.backlog.waiting();
+    while (mustWait()) await this.settleOldest();
     this.throwIfFailed();
     const write = prepare();
     this.writing += 1;

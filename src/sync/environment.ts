@@ -10,6 +10,7 @@ import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
 import type { SyncDeps, SyncSettings } from './context.js';
 import { PolicyApplier, withPropertyPolicy } from './property-policy.js';
+import { atMostEvery, v8FullCollection } from './garbage-collection.js';
 import { WriterBacklog } from './writer-backlog.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
@@ -120,13 +121,20 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
       warehouse,
       propertyPolicy,
       logger: options.logger,
-      // Every walk of this process queues for the one writer: they share what may wait for it.
-      writerBacklog: new WriterBacklog(),
+      // Every walk of this process queues for the one writer: they share what may wait for it, and collect the
+      // JS heap's garbage while they wait (docs/performance.md).
+      writerBacklog: new WriterBacklog(collectWhileWaiting()),
       ...(options.progress ? { progress: options.progress } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     },
     settings: syncSettings(config),
   };
+}
+
+/** A full collection at most once a second while walks wait for the writer; nothing where V8 will not collect on demand. */
+function collectWhileWaiting(): () => void {
+  const collect = v8FullCollection();
+  return collect ? atMostEvery(1000, collect) : () => undefined;
 }
 
 /** What a walk needs to know of the configuration. */

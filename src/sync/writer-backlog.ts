@@ -6,6 +6,9 @@
 export class WriterBacklog {
   private held = 0;
 
+  /** @param whileWaiting runs each time a walk is about to wait for the writer (the process's idle work). */
+  constructor(private readonly whileWaiting: () => void = () => undefined) {}
+
   get rows(): number {
     return this.held;
   }
@@ -16,5 +19,10 @@ export class WriterBacklog {
 
   release(rows: number): void {
     this.held -= rows;
+  }
+
+  /** A walk is about to wait for its commits: the main thread has nothing else of it to do. */
+  waiting(): void {
+    this.whileWaiting();
   }
 }

@@ -79,6 +79,24 @@ describe('CommitQueue', () => {
     expect(backlog.rows).toBe(100);
   });
 
+  it('tells the backlog each time a push is about to wait for the writer, and never when it goes straight ahead', async () => {
+    let waits = 0;
+    const backlog = new WriterBacklog(() => (waits += 1));
+    const queue = new CommitQueue(backlog);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await queue.push(() => () => held);
+    await queue.push(() => () => Promise.resolve());
+    await queue.push(() => () => Promise.resolve());
+    expect(waits).toBe(0); // three in flight: none waited
+    const fourth = queue.push(() => () => Promise.resolve());
+    expect(waits).toBe(1); // the fourth waits for the first
+    release();
+    await fourth;
+    await queue.drain();
+    expect(waits).toBe(1);
+  });
+
   it('with a real warehouse: a batch queued behind a commit that failed writes nothing, checkpoint included, and the failure is rethrown', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'salesync-queue-'));
     const warehouse: Warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
