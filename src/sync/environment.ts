@@ -10,7 +10,7 @@ import type { Warehouse } from '../warehouse/types.js';
 import type { ProgressSink } from './progress.js';
 import type { SyncDeps, SyncSettings } from './context.js';
 import { PolicyApplier, withPropertyPolicy } from './property-policy.js';
-import { atMostEvery, v8FullCollection } from './garbage-collection.js';
+import { paced, v8FullCollection } from './garbage-collection.js';
 import { WriterBacklog } from './writer-backlog.js';
 
 /** The one place that wires a client, a limiter and a warehouse together from a Config. */
@@ -131,10 +131,13 @@ export function createSyncEnvironment(config: Config, options: EnvironmentOption
   };
 }
 
-/** A full collection at most once a second while walks wait for the writer; nothing where V8 will not collect on demand. */
+/**
+ * A full collection while walks wait for the writer: at most once a second, and within 5 % of the main thread
+ * however large the live heap; nothing where V8 will not collect on demand.
+ */
 function collectWhileWaiting(): () => void {
   const collect = v8FullCollection();
-  return collect ? atMostEvery(1000, collect) : () => undefined;
+  return collect ? paced(collect, { minIntervalMs: 1000, share: 0.05 }) : () => undefined;
 }
 
 /** What a walk needs to know of the configuration. */

@@ -24,13 +24,21 @@ export function v8FullCollection(): (() => void) | undefined {
   }
 }
 
-/** `work`, run at most once in any `intervalMs` however often the result is called. `now` in milliseconds. */
-export function atMostEvery(intervalMs: number, work: () => void, now: () => number = () => performance.now()): () => void {
-  let last = Number.NEGATIVE_INFINITY;
+/**
+ * `work`, run when called, but never sooner than `minIntervalMs` after it last started, nor sooner than its last
+ * run took divided by `share`: a collection that marks a large live heap (a process that also holds a simulator's
+ * records, say) spaces itself out to keep to that share of the main thread. `now` in milliseconds.
+ */
+export function paced(
+  work: () => void,
+  pace: { minIntervalMs: number; share: number },
+  now: () => number = () => performance.now(),
+): () => void {
+  let next = Number.NEGATIVE_INFINITY;
   return () => {
-    const at = now();
-    if (at - last < intervalMs) return;
-    last = at;
+    const started = now();
+    if (started < next) return;
     work();
+    next = started + Math.max(pace.minIntervalMs, (now() - started) / pace.share);
   };
 }

@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { atMostEvery, v8FullCollection } from '../../src/sync/garbage-collection.js';
+import { paced, v8FullCollection } from '../../src/sync/garbage-collection.js';
 
 describe('v8FullCollection', () => {
   it("collects an unreachable object on demand without exposing gc to this process's other code", async () => {
@@ -15,13 +15,13 @@ describe('v8FullCollection', () => {
   });
 });
 
-describe('atMostEvery', () => {
-  it('runs the work on the first call, then only once the interval has passed since it last ran', () => {
+describe('paced', () => {
+  it('runs the work on the first call, then only once the minimum interval has passed since it last started', () => {
     let now = 0;
     let runs = 0;
-    const tick = atMostEvery(
-      1000,
+    const tick = paced(
       () => (runs += 1),
+      { minIntervalMs: 1000, share: 0.05 },
       () => now,
     );
     tick();
@@ -31,6 +31,27 @@ describe('atMostEvery', () => {
     now = 1000;
     tick();
     now = 1500;
+    tick();
+    expect(runs).toBe(2);
+  });
+
+  it('spaces out work that takes long so that it keeps to its share of the thread', () => {
+    let now = 0;
+    let runs = 0;
+    // Each run takes 400 ms: at a 5 % share the next may start 8 s after this one did.
+    const tick = paced(
+      () => {
+        runs += 1;
+        now += 400;
+      },
+      { minIntervalMs: 1000, share: 0.05 },
+      () => now,
+    );
+    tick();
+    now = 7999;
+    tick();
+    expect(runs).toBe(1);
+    now = 8000;
     tick();
     expect(runs).toBe(2);
   });
