@@ -18,8 +18,8 @@ export interface PassState {
 }
 
 /**
- * Tracks one pass. `seen` ids are kept as 53-bit hashes in a flat table (`IdHashSet`, a few bytes per id), not as
- * strings or boxed numbers; a collision only costs one more pass. `known` carries the records the previous pass already
+ * Tracks one pass. `seen` ids are kept as 48-bit hashes in flat tables (`IdHashSet`, about 5–10 bytes per id), not as
+ * strings or boxed numbers; a collision only costs one more pass, whose set hashes with another seed. `known` carries the records the previous pass already
  * saw at or after its own start, with their `updated_at`: seen again unchanged they are no news, so a `Date`
  * header behind the records' clock costs one extra pass, not every pass.
  *
