@@ -26,6 +26,7 @@ import type {
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
 import { assignColumnNames, quoteIdentifier } from './identifiers.js';
 import { type ChunkSpill, dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
+import { SlabPool } from './slab-pool.js';
 import { encodeInTurns } from './encode-turns.js';
 import { BATCH_SPILL_BYTES, EncodedRecords, RecordList } from './record-buffer.js';
 import {
@@ -426,6 +427,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // warehouse closes; a finished one's file becomes its stage file, tracked above. A spill that fails is a
   // warehouse failure, so its walk commits nothing more: the batch is in no state to be written.
   const spills = new Set<ChunkSpill>();
+  // Every batch's encoded chunks are carved from this warehouse's buffers, reused once written.
+  const slabs = new SlabPool();
   const spillFailure = (error: unknown) => warehouseFailure(path, 'staging a batch in the temporary directory', error);
   const openSpill = (): ChunkSpill => {
     let spill: ChunkSpill;
@@ -435,9 +438,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       throw spillFailure(error);
     }
     spills.add(spill);
-    const append = (chunks: readonly Buffer[]) => {
+    const append = (chunks: readonly Buffer[], written?: () => void) => {
       try {
-        spill.append(chunks);
+        spill.append(chunks, written);
       } catch (error) {
         throw spillFailure(error);
       }
@@ -546,6 +549,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       return plan
         ? new EncodedRecords(plan, nowIso(), options.observedWins, {
             spill: { bytes: batchSpillBytes, open: openSpill },
+            slabs,
           })
         : new RecordList();
     },

@@ -2,6 +2,7 @@
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan, RecordBuffer } from './types.js';
 import { isFixedWidth, NdjsonRows, recordEncoder, replacesHeld, stampOf, type SpillOptions, type Stamp } from './rows.js';
+import type { SlabPool } from './slab-pool.js';
 import { eachInTurns, ENCODE_TURN_MS } from './encode-turns.js';
 import { canonicalInstant } from '../core/time.js';
 
@@ -28,6 +29,8 @@ export const BATCH_SPILL_BYTES = 4 * 2 ** 20;
 export interface EncodedRecordsOptions {
   /** Where rows past `spill.bytes` go. @defaultValue none: every row stays in memory */
   spill?: SpillOptions;
+  /** Where the rows' chunks are carved from (`SlabPool`). @defaultValue none: each chunk a buffer of its own */
+  slabs?: SlabPool;
   /** See `eachInTurns`. */
   turnMs?: number;
   now?: () => number;
@@ -62,7 +65,7 @@ export class EncodedRecords implements RecordBuffer {
     options: EncodedRecordsOptions = {},
   ) {
     this.encode = recordEncoder(plan, syncedAt);
-    this.rows = new NdjsonRows(options.spill);
+    this.rows = new NdjsonRows(options.spill, options.slabs);
     this.turnMs = options.turnMs ?? ENCODE_TURN_MS;
     this.now = options.now ?? (() => performance.now());
   }

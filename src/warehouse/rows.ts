@@ -4,6 +4,7 @@ import type { MeetingLogSummary, PropertyValue, ServiceRecord } from '../core/ty
 import { SalesyncError } from '../core/errors.js';
 import type { ColumnPlan } from './types.js';
 import type { SqlType } from './column-types.js';
+import type { SlabPool } from './slab-pool.js';
 import { canonicalInstant, parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /**
@@ -357,6 +358,14 @@ const LINES_PER_CHUNK = 64;
 /** The open chunk's room to begin with (64 narrow lines fit). */
 const OPEN_CHUNK_BYTES = 64 * 1024;
 
+/** A pool buffer being carved: its chunks not yet written, and whether more may still be carved from it. */
+interface Slab {
+  readonly buffer: Buffer;
+  used: number;
+  unwritten: number;
+  carving: boolean;
+}
+
 /**
  * Where a batch's sealed chunks go once it holds `bytes` of them (`NdjsonRows`): a file that becomes the batch's
  * stage file, so a batch that grows while the writer is busy costs disk, not memory.
@@ -371,10 +380,10 @@ export interface ChunkSpill {
   readonly path: string;
   /**
    * Append `chunks` in order, after those before them: queued, so a push never waits for the disk (the list may be
-   * reused once this returns; its buffers must not change). An earlier append's failure is thrown here, or by
-   * `finish`.
+   * reused once this returns; its buffers must not change), then `written` once they are all in the file (never
+   * after a failure). An earlier append's failure is thrown here, or by `finish`.
    */
-  append(chunks: readonly Buffer[]): void;
+  append(chunks: readonly Buffer[], written?: () => void): void;
   /** No more appends: once every one is written, the file is complete and its reader's to remove. */
   finish(): Promise<void>;
   /** Close and remove the file once the appends in flight are done (its batch was abandoned). Never rejects. */
@@ -404,6 +413,9 @@ export class NdjsonRows {
   private open = EMPTY;
   private openBytes = 0;
   private openLines = 0;
+  /** The pool buffer chunks are being carved from, and each held chunk's (null: a buffer of its own). */
+  private slab: Slab | null = null;
+  private readonly chunkSlabs: (Slab | null)[] = [];
   /** Indexes (in push order) of lines dropped, not yet cut out of their chunk. */
   private readonly dropped = new Set<number>();
   /** Lines held. */
@@ -425,7 +437,10 @@ export class NdjsonRows {
   /** Why a spill failed: the rows are then in no state to be added to or written. */
   private spillError: unknown = undefined;
 
-  constructor(private readonly spillOptions?: SpillOptions) {}
+  constructor(
+    private readonly spillOptions?: SpillOptions,
+    private readonly slabs?: SlabPool,
+  ) {}
 
   /** The file the first chunks went to, once the rows outgrew `spill.bytes`; else null. */
   get spilledTo(): string | null {
@@ -465,11 +480,15 @@ export class NdjsonRows {
 
   /**
    * Let go of the bytes once they are written elsewhere (a stage file): a batch waiting for the writer then holds
-   * none in the process. The rows can be read no more.
+   * none in the process. The rows can be read no more. `written`: every chunk held is in that file (`bytes()` was
+   * written whole), so their pool buffers may be reused; otherwise they are left to the collector.
    */
-  release(): void {
+  release(written = false): void {
     // Its owner waits for the discard when it closes (the warehouse's spills).
     if (this.spill !== null && !this.spillFinished) void this.spill.discard();
+    if (written) this.wrote(this.chunkSlabs);
+    this.chunkSlabs.length = 0;
+    this.retireSlab();
     this.read = true;
     this.open = EMPTY;
     this.chunks.length = 0;
@@ -490,13 +509,17 @@ export class NdjsonRows {
     const droppedLines = [...this.dropped].filter((index) => index < spilledLines).sort((a, b) => a - b);
     for (const index of droppedLines) this.dropped.delete(index);
     try {
-      spill.append(this.heldChunks());
+      const held = this.heldChunks();
+      const slabs = [...this.chunkSlabs];
+      spill.append(held, () => this.wrote(slabs));
     } catch (error) {
       // Still open: discarded when the rows are let go, or when their warehouse closes.
       this.spillError = error;
       throw error;
     }
     this.spillFinished = true;
+    // Handed to the spill, whose write gives their buffers back.
+    this.chunkSlabs.length = 0;
     this.release();
     await spill.finish();
     return { path: spill.path, droppedLines };
@@ -531,6 +554,8 @@ export class NdjsonRows {
           .slice(0, -1)
           .filter((_, i) => !offsets.has(i));
         this.chunks[chunk] = Buffer.from(kept.map((line) => `${line}\n`).join(''));
+        // The chunk it replaces is never counted written: its buffer stays out of the pool.
+        this.chunkSlabs[chunk] = null;
       }
       this.dropped.clear();
     }
@@ -558,7 +583,7 @@ export class NdjsonRows {
 
   private seal(maySpill = true): void {
     if (this.openLines === 0) return;
-    const chunk = Buffer.allocUnsafe(this.openBytes);
+    const chunk = this.carve(this.openBytes);
     this.open.copy(chunk, 0, 0, this.openBytes);
     this.chunks.push(chunk);
     this.sealedBytes += chunk.length;
@@ -568,7 +593,8 @@ export class NdjsonRows {
     if (maySpill && this.spillOptions && this.sealedBytes >= this.spillOptions.bytes) {
       try {
         this.spill ??= this.spillOptions.open();
-        this.spill.append(this.chunks);
+        const slabs = [...this.chunkSlabs];
+        this.spill.append(this.chunks, () => this.wrote(slabs));
       } catch (error) {
         // Part of the chunks may be in the file: neither it nor the chunks held are the rows any more.
         this.spillError = error;
@@ -576,8 +602,49 @@ export class NdjsonRows {
       }
       this.spilledChunks += this.chunks.length;
       this.chunks.length = 0;
+      this.chunkSlabs.length = 0;
       this.sealedBytes = 0;
     }
+  }
+
+  /** `bytes` of a new chunk: carved from the pool's current buffer, or a buffer of its own (no pool, or too large). */
+  private carve(bytes: number): Buffer {
+    const pool = this.slabs;
+    if (pool === undefined || bytes > pool.slabBytes) {
+      this.chunkSlabs.push(null);
+      return Buffer.allocUnsafe(bytes);
+    }
+    if (this.slab === null || this.slab.buffer.length - this.slab.used < bytes) {
+      this.retireSlab();
+      this.slab = { buffer: pool.take(), used: 0, unwritten: 0, carving: true };
+    }
+    const slab = this.slab;
+    const chunk = slab.buffer.subarray(slab.used, slab.used + bytes);
+    slab.used += bytes;
+    slab.unwritten += 1;
+    this.chunkSlabs.push(slab);
+    return chunk;
+  }
+
+  /** No more chunks are carved from the current buffer. */
+  private retireSlab(): void {
+    if (this.slab === null) return;
+    this.slab.carving = false;
+    this.giveBack(this.slab);
+    this.slab = null;
+  }
+
+  /** The chunks carved from `slabs` (one entry a chunk) are written: a buffer all of whose chunks are goes back. */
+  private wrote(slabs: readonly (Slab | null)[]): void {
+    for (const slab of slabs) {
+      if (slab === null) continue;
+      slab.unwritten -= 1;
+      this.giveBack(slab);
+    }
+  }
+
+  private giveBack(slab: Slab): void {
+    if (slab.unwritten === 0 && !slab.carving) this.slabs!.give(slab.buffer);
   }
 }
 

@@ -201,7 +201,7 @@ export function openSpillFile(write: WriteChunks = writevFile): ChunkSpill {
   const closeAfterWrites = () => (closed ??= written.then(() => closeFile(fd)));
   return {
     path,
-    append(chunks) {
+    append(chunks, onWritten) {
       if (failure) throw failure.error;
       if (closed) throw new Error(`stage file ${path} appended to after it was finished`);
       // The list is the caller's to reuse once this returns; the buffers are held until written.
@@ -213,7 +213,9 @@ export function openSpillFile(write: WriteChunks = writevFile): ChunkSpill {
           while (pending.length > 0) pending = unwritten(pending, (await write(fd, pending)).bytesWritten);
         } catch (error) {
           failure = { error };
+          return;
         }
+        onWritten?.();
       });
     },
     async finish() {
@@ -250,7 +252,7 @@ export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
     await rm(path, { force: true });
     throw error;
   }
-  rows.release();
+  rows.release(true);
   return { path, rows: rows.rows, longestLine };
 }
 

@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.js';
 import { NdjsonRows } from '../../src/warehouse/rows.js';
+import { SlabPool } from '../../src/warehouse/slab-pool.js';
 import { currentProcessOwner } from '../../src/warehouse/runs.js';
 import {
   openSpillFile,
@@ -196,5 +197,71 @@ describe('stage files left behind', () => {
       await warehouse.close();
       rmSync(orphan, { force: true });
     }
+  });
+});
+
+describe("a batch's chunks carved from a pool of buffers", () => {
+  const line = (batch: string, i: number) => JSON.stringify({ batch, n: i, pad: 'é'.repeat(i % 11) });
+  const lines = (batch: string, n: number) => Array.from({ length: n }, (_, i) => line(batch, i));
+
+  it('go back to the pool once written to their stage file, and the next batch carved from them writes its own lines', async () => {
+    const pool = new SlabPool(4096);
+    const first = new NdjsonRows(undefined, pool);
+    for (const l of lines('a', 300)) first.push(l);
+    expect(pool.idle).toBe(0);
+    const a = await writeStageFile(first);
+    try {
+      expect(pool.idle).toBeGreaterThan(1);
+      const second = new NdjsonRows(undefined, pool);
+      for (const l of lines('b', 300)) second.push(l);
+      const b = await writeStageFile(second);
+      try {
+        expect(await readStageLines(a)).toEqual(lines('a', 300));
+        expect(await readStageLines(b)).toEqual(lines('b', 300));
+      } finally {
+        await removeStageFile(b);
+      }
+    } finally {
+      await removeStageFile(a);
+    }
+  });
+
+  it('handed to a spill, go back only once its write completes: chunks carved meanwhile never overwrite them', async () => {
+    const pool = new SlabPool(4096);
+    const writes: Array<() => void> = [];
+    // Each write waits until released by the test, as a slow disk would make it wait.
+    const spill = openSpillFile(
+      (fd, chunks) =>
+        new Promise((resolve) => writes.push(() => resolve({ bytesWritten: chunks.reduce((n, c) => n + writeSync(fd, c), 0) }))),
+    );
+    try {
+      const rows = new NdjsonRows({ bytes: 2000, open: () => spill }, pool);
+      for (const l of lines('a', 600)) rows.push(l);
+      expect(rows.spilledTo).toBe(spill.path);
+      // Nothing written yet: no buffer is back, so another batch takes new ones.
+      expect(pool.idle).toBe(0);
+      const other = new NdjsonRows(undefined, pool);
+      for (const l of lines('b', 600)) other.push(l);
+      let settled = false;
+      const finished = rows.finishSpill().finally(() => (settled = true));
+      while (!settled) {
+        writes.shift()?.();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const { path } = await finished;
+      expect(readFileSync(path, 'utf8').split('\n').slice(0, -1)).toEqual(lines('a', 600));
+      expect(pool.idle).toBeGreaterThan(0);
+      expect([...other.lines()]).toEqual(lines('b', 600));
+    } finally {
+      await spill.discard();
+    }
+  });
+
+  it('of a batch let go unwritten (abandoned) stay out of the pool', () => {
+    const pool = new SlabPool(4096);
+    const rows = new NdjsonRows(undefined, pool);
+    for (const l of lines('a', 300)) rows.push(l);
+    rows.release();
+    expect(pool.idle).toBe(0);
   });
 });
