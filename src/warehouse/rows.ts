@@ -4,7 +4,7 @@ import type { MeetingLogSummary, PropertyValue, ServiceRecord } from '../core/ty
 import { SalesyncError } from '../core/errors.js';
 import type { ColumnPlan } from './types.js';
 import type { SqlType } from './column-types.js';
-import type { SlabPool } from './slab-pool.js';
+import { ChunkCarver, type ChunkSource, type SlabPool } from './slab-pool.js';
 import { canonicalInstant, parseDateDays, parseInstantMicros } from '../core/time.js';
 
 /**
@@ -358,14 +358,6 @@ const LINES_PER_CHUNK = 64;
 /** The open chunk's room to begin with (64 narrow lines fit). */
 const OPEN_CHUNK_BYTES = 64 * 1024;
 
-/** A pool buffer being carved: its chunks not yet written, and whether more may still be carved from it. */
-interface Slab {
-  readonly buffer: Buffer;
-  used: number;
-  unwritten: number;
-  carving: boolean;
-}
-
 /**
  * Where a batch's sealed chunks go once it holds `bytes` of them (`NdjsonRows`): a file that becomes the batch's
  * stage file, so a batch that grows while the writer is busy costs disk, not memory.
@@ -413,9 +405,9 @@ export class NdjsonRows {
   private open = EMPTY;
   private openBytes = 0;
   private openLines = 0;
-  /** The pool buffer chunks are being carved from, and each held chunk's (null: a buffer of its own). */
-  private slab: Slab | null = null;
-  private readonly chunkSlabs: (Slab | null)[] = [];
+  /** Where sealed chunks are carved from, and where each held one came from. */
+  private readonly carver: ChunkCarver;
+  private readonly chunkSources: ChunkSource[] = [];
   /** Indexes (in push order) of lines dropped, not yet cut out of their chunk. */
   private readonly dropped = new Set<number>();
   /** Lines held. */
@@ -439,8 +431,10 @@ export class NdjsonRows {
 
   constructor(
     private readonly spillOptions?: SpillOptions,
-    private readonly slabs?: SlabPool,
-  ) {}
+    slabs?: SlabPool,
+  ) {
+    this.carver = new ChunkCarver(slabs);
+  }
 
   /** The file the first chunks went to, once the rows outgrew `spill.bytes`; else null. */
   get spilledTo(): string | null {
@@ -486,9 +480,9 @@ export class NdjsonRows {
   release(written = false): void {
     // Its owner waits for the discard when it closes (the warehouse's spills).
     if (this.spill !== null && !this.spillFinished) void this.spill.discard();
-    if (written) this.wrote(this.chunkSlabs);
-    this.chunkSlabs.length = 0;
-    this.retireSlab();
+    if (written) this.carver.written(this.chunkSources);
+    this.chunkSources.length = 0;
+    this.carver.retire();
     this.read = true;
     this.open = EMPTY;
     this.chunks.length = 0;
@@ -510,16 +504,16 @@ export class NdjsonRows {
     for (const index of droppedLines) this.dropped.delete(index);
     try {
       const held = this.heldChunks();
-      const slabs = [...this.chunkSlabs];
-      spill.append(held, () => this.wrote(slabs));
+      const sources = [...this.chunkSources];
+      spill.append(held, () => this.carver.written(sources));
     } catch (error) {
       // Still open: discarded when the rows are let go, or when their warehouse closes.
       this.spillError = error;
       throw error;
     }
     this.spillFinished = true;
-    // Handed to the spill, whose write gives their buffers back.
-    this.chunkSlabs.length = 0;
+    // Handed to the spill, whose write reports them written.
+    this.chunkSources.length = 0;
     this.release();
     await spill.finish();
     return { path: spill.path, droppedLines };
@@ -555,7 +549,7 @@ export class NdjsonRows {
           .filter((_, i) => !offsets.has(i));
         this.chunks[chunk] = Buffer.from(kept.map((line) => `${line}\n`).join(''));
         // The chunk it replaces is never counted written: its buffer stays out of the pool.
-        this.chunkSlabs[chunk] = null;
+        this.chunkSources[chunk] = null;
       }
       this.dropped.clear();
     }
@@ -583,9 +577,10 @@ export class NdjsonRows {
 
   private seal(maySpill = true): void {
     if (this.openLines === 0) return;
-    const chunk = this.carve(this.openBytes);
+    const { chunk, source } = this.carver.carve(this.openBytes);
     this.open.copy(chunk, 0, 0, this.openBytes);
     this.chunks.push(chunk);
+    this.chunkSources.push(source);
     this.sealedBytes += chunk.length;
     this.openBytes = 0;
     this.openLines = 0;
@@ -593,8 +588,8 @@ export class NdjsonRows {
     if (maySpill && this.spillOptions && this.sealedBytes >= this.spillOptions.bytes) {
       try {
         this.spill ??= this.spillOptions.open();
-        const slabs = [...this.chunkSlabs];
-        this.spill.append(this.chunks, () => this.wrote(slabs));
+        const sources = [...this.chunkSources];
+        this.spill.append(this.chunks, () => this.carver.written(sources));
       } catch (error) {
         // Part of the chunks may be in the file: neither it nor the chunks held are the rows any more.
         this.spillError = error;
@@ -602,49 +597,9 @@ export class NdjsonRows {
       }
       this.spilledChunks += this.chunks.length;
       this.chunks.length = 0;
-      this.chunkSlabs.length = 0;
+      this.chunkSources.length = 0;
       this.sealedBytes = 0;
     }
-  }
-
-  /** `bytes` of a new chunk: carved from the pool's current buffer, or a buffer of its own (no pool, or too large). */
-  private carve(bytes: number): Buffer {
-    const pool = this.slabs;
-    if (pool === undefined || bytes > pool.slabBytes) {
-      this.chunkSlabs.push(null);
-      return Buffer.allocUnsafe(bytes);
-    }
-    if (this.slab === null || this.slab.buffer.length - this.slab.used < bytes) {
-      this.retireSlab();
-      this.slab = { buffer: pool.take(), used: 0, unwritten: 0, carving: true };
-    }
-    const slab = this.slab;
-    const chunk = slab.buffer.subarray(slab.used, slab.used + bytes);
-    slab.used += bytes;
-    slab.unwritten += 1;
-    this.chunkSlabs.push(slab);
-    return chunk;
-  }
-
-  /** No more chunks are carved from the current buffer. */
-  private retireSlab(): void {
-    if (this.slab === null) return;
-    this.slab.carving = false;
-    this.giveBack(this.slab);
-    this.slab = null;
-  }
-
-  /** The chunks carved from `slabs` (one entry a chunk) are written: a buffer all of whose chunks are goes back. */
-  private wrote(slabs: readonly (Slab | null)[]): void {
-    for (const slab of slabs) {
-      if (slab === null) continue;
-      slab.unwritten -= 1;
-      this.giveBack(slab);
-    }
-  }
-
-  private giveBack(slab: Slab): void {
-    if (slab.unwritten === 0 && !slab.carving) this.slabs!.give(slab.buffer);
   }
 }
 
