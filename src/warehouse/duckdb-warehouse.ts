@@ -51,10 +51,10 @@ import {
 import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
-import { ensureHistoryTable } from './history.js';
+import { ensureHistoryTable, markDeleted } from './history.js';
 import { readCatalog } from './dbt-sources.js';
 import { readChanges, writeChangesParquet } from './change-feed.js';
-import { clearSeen, markDeleted, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
+import { clearSeen, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';

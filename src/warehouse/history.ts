@@ -1,17 +1,19 @@
 /**
- * `<table>_history`: the history of the mirror (SCD type 2). A version is appended whenever a commit changes what
+ * `<table>_history`: the history of the mirror (SCD type 2). A version is written whenever a commit changes what
  * the live row says (a new record, a different content hash, a deletion, a restore), in the same transaction as
- * the live write, so the current version always equals the live row, after a crash too (both commit or neither).
- * Versions are ordered by `change_seq` (commit order, from one sequence for every table), never by `updated_at`:
- * the service's clocks can lie. A late page whose older version is not written to the live row is no version.
+ * the live write. Versions are ordered by `change_seq` (commit order, from one sequence for every table), never by
+ * `updated_at`: the service's clocks can lie. A late page whose older version is not written to the live row is no
+ * version.
  *
- * The versions are stored in `<table>_history_store`; `<table>_history` is a view of it. A current version's
- * properties are the live row's (`_properties`), so the store holds them only once the version closes: a first
- * load writes each record's properties once, not twice (the JSON was most of what a commit compressed).
+ * A record's current version is its live row: the row's version columns (`VERSION_COLUMNS`) say which version it
+ * is, so the current version equals the live row by construction, and a first load writes no history at all.
+ * `<table>_history_store` holds the closed versions only: when a live row is replaced by a new version, the version
+ * it was is appended there, closed, with the properties it held. `<table>_history` is the view of both.
  */
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import { historyStoreName, historyTableName } from './history-names.js';
-import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { historyStoreName, historyTableName, VERSION_COLUMNS, type VersionColumn } from './history-names.js';
+import { quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
+import { recordTableDdl } from './schema.js';
 
 /** What produced a version. `migrated`: carried over from a warehouse written before history was SCD2. */
 export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted' | 'restored' | 'migrated';
@@ -38,17 +40,37 @@ const INSERT_COLUMNS =
   'id, created_at, updated_at, properties, valid_from, valid_to, is_current, valid_from_basis, source, run_id, observed_at, change_seq, deleted';
 
 /**
- * The history view: closed versions as stored, current ones with the live row's properties. Two branches rather
- * than one join: only current versions need the live table.
+ * Marks a store that holds closed versions only (its table comment): one whose current versions were adopted by
+ * their live rows (`adoptCurrentVersions`). A store without it is of an earlier release.
  */
+const CLOSED_ONLY = 'salesync:closed-versions';
+
+const NEXT_SEQ = `nextval(${quoteLiteral(CHANGE_SEQUENCE)})`;
+
+/** The version columns, quoted, in `VERSION_COLUMNS` order. */
+const VERSION_NAMES = VERSION_COLUMNS.map((c) => quoteIdentifier(c.name));
+
+/** SQL of the valid_from of live row `t`'s version, and of its basis (see `VERSION_COLUMNS`). */
+const liveValidFrom = (t: string) => `coalesce(${t}._version_from, ${t}.updated_at)`;
+const liveBasis = (t: string) => `CASE WHEN ${t}._version_from IS NULL THEN 'updated_at' ELSE 'observed' END`;
+
+/** The columns of a closed version in the store, from live row `t` and the valid_from of the version after it. */
+function closedFromLive(t: string, validTo: string): string {
+  return `${t}.id, ${t}.created_at, ${t}.updated_at, ${t}._properties, ${liveValidFrom(t)}, ${validTo}, false, ${liveBasis(t)},
+          ${t}._version_source, ${t}._version_run_id, ${t}._version_observed_at, ${t}._version_seq, ${t}._deleted_at IS NOT NULL`;
+}
+
+/** The history view: closed versions as stored, and each live row as its record's current version. */
 function historyViewSql(table: string): string {
-  const columns = (properties: string) =>
-    `h.id, h.created_at, h.updated_at, ${properties} AS properties, h.valid_from, h.valid_to, h.is_current, h.valid_from_basis, h.source, h.run_id, h.observed_at, h.change_seq, h.deleted`;
   const store = quoteIdentifier(historyStoreName(table));
   return `CREATE OR REPLACE VIEW ${quoteIdentifier(historyTableName(table))} AS
-    SELECT ${columns('h.properties')} FROM ${store} AS h WHERE NOT h.is_current
+    SELECT ${INSERT_COLUMNS} FROM ${store} WHERE NOT is_current
     UNION ALL
-    SELECT ${columns('t._properties')} FROM ${store} AS h JOIN ${quoteIdentifier(table)} AS t ON t.id = h.id WHERE h.is_current`;
+    SELECT t.id, t.created_at, t.updated_at, t._properties AS properties, ${liveValidFrom('t')} AS valid_from,
+           CAST(NULL AS TIMESTAMPTZ) AS valid_to, true AS is_current, ${liveBasis('t')} AS valid_from_basis,
+           t._version_source AS source, t._version_run_id AS run_id, t._version_observed_at AS observed_at,
+           t._version_seq AS change_seq, t._deleted_at IS NOT NULL AS deleted
+    FROM ${quoteIdentifier(table)} AS t`;
 }
 
 async function relationKind(connection: DuckDBConnection, name: string): Promise<'table' | 'view' | null> {
@@ -71,117 +93,181 @@ async function columnsOf(connection: DuckDBConnection, table: string): Promise<S
   return names.length === 0 ? null : new Set(names);
 }
 
+async function tableComment(connection: DuckDBConnection, table: string): Promise<string | null> {
+  const reader = await connection.runAndReadAll(
+    `SELECT comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
+    [table],
+  );
+  const comment = reader.getRowObjects()[0]?.comment;
+  return comment === null || comment === undefined ? null : String(comment);
+}
+
 /**
  * The valid_from of a version that follows one valid from `previous`: the record's `updated_at` when it moved past
  * it (basis `updated_at`), else when the change was observed, kept after `previous` so versions never overlap
- * (basis `observed`). SQL expressions over the given ones.
+ * (basis `observed`). SQL expressions over the given ones: `versionFrom` is what the live row's `_version_from`
+ * holds (NULL for basis `updated_at`).
  */
-function validFromSql(updatedAt: string, previous: string, observed: string): { validFrom: string; basis: string } {
+function validFromSql(updatedAt: string, previous: string, observed: string): { validFrom: string; versionFrom: string } {
   const moved = `(${updatedAt} IS NOT NULL AND (${previous} IS NULL OR ${updatedAt} > ${previous}))`;
+  const observedFrom = `greatest(${observed}, ${previous} + INTERVAL 1 MICROSECOND)`;
   return {
-    validFrom: `CASE WHEN ${moved} THEN ${updatedAt} ELSE greatest(${observed}, ${previous} + INTERVAL 1 MICROSECOND) END`,
-    basis: `CASE WHEN ${moved} THEN 'updated_at' ELSE 'observed' END`,
+    validFrom: `CASE WHEN ${moved} THEN ${updatedAt} ELSE ${observedFrom} END`,
+    versionFrom: `CASE WHEN ${moved} THEN CAST(NULL AS TIMESTAMPTZ) ELSE ${observedFrom} END`,
   };
 }
 
 /**
  * Create the history (store and view) when missing, or migrate one of an earlier release without losing a row: an
  * SCD2 table becomes the store; one of the first release (one row per (id, updated_at) observed, no validity) is
- * rebuilt per id in `updated_at` order, each valid until the next, the last current. Then a version wherever the
- * live row differs from its current one (a silent change, a deletion), and current versions' stored copies of the
- * properties are dropped (the view reads the live row's). A warehouse with rows and no history starts it from them.
+ * rebuilt per id in `updated_at` order, each valid until the next, the last current. Then the live rows adopt their
+ * current versions (`adoptCurrentVersions`). A warehouse with rows and no history starts it from them.
  */
 export async function ensureHistoryTable(connection: DuckDBConnection, table: string): Promise<void> {
   const view = historyTableName(table);
   const store = historyStoreName(table);
+  const live = await columnsOf(connection, table);
   if ((await columnsOf(connection, store)) !== null) {
-    if ((await relationKind(connection, view)) !== 'view') await connection.run(historyViewSql(table));
-    return;
+    if ((await tableComment(connection, store)) === CLOSED_ONLY || live === null) {
+      if (live !== null && (await relationKind(connection, view)) !== 'view') await connection.run(historyViewSql(table));
+      return;
+    }
+  } else {
+    await createStore(connection, table, live !== null);
   }
-  const target = quoteIdentifier(store);
+  if (live === null) return;
+  await adoptCurrentVersions(connection, table, live);
+  await connection.run(historyViewSql(table));
+}
+
+/** The store of `table`, made from an earlier release's history table when there is one (see `ensureHistoryTable`). */
+async function createStore(connection: DuckDBConnection, table: string, hasLive: boolean): Promise<void> {
+  const view = historyTableName(table);
+  const target = quoteIdentifier(historyStoreName(table));
   const kind = await relationKind(connection, view);
   const columns = kind === 'table' ? await columnsOf(connection, view) : null;
   if (columns?.has('change_seq')) {
     await connection.run(`ALTER TABLE ${quoteIdentifier(view)} RENAME TO ${target}`);
-  } else if (columns === null) {
-    if (kind === 'view') await connection.run(`DROP VIEW ${quoteIdentifier(view)}`);
-    await connection.run(`CREATE TABLE ${target} ${HISTORY_COLUMNS}`);
-  } else {
-    const old = quoteIdentifier(`${view}__v1`);
-    await connection.run(`ALTER TABLE ${quoteIdentifier(view)} RENAME TO ${old}`);
-    await connection.run(`CREATE TABLE ${target} ${HISTORY_COLUMNS}`);
-    const count = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${old}`);
-    const n = Number(count.getRowObjects()[0]?.n ?? 0);
-    if (n > 0) {
-      // Commit order of old versions is unknown: a block of the sequence, handed out by when each was observed, but
-      // an id's versions in updated_at order (a late page observed after a newer version sorts before it).
-      const live = (await columnsOf(connection, table)) !== null;
-      const taken = await connection.runAndReadAll(
-        `SELECT max(nextval(${quoteLiteral(CHANGE_SEQUENCE)}))::BIGINT AS last FROM range(${n})`,
-      );
-      const first = BigInt(taken.getRowObjects()[0]!.last as bigint) - BigInt(n) + 1n;
-      await connection.run(
-        `INSERT INTO ${target} (${INSERT_COLUMNS})
-         SELECT id, created_at, updated_at, properties, updated_at, valid_to, valid_to IS NULL,
-                'updated_at', 'migrated', NULL, coalesce(observed_at, updated_at),
-                ${first} - 1 + row_number() OVER (ORDER BY seen NULLS FIRST, updated_at, id), false
-         FROM (SELECT o.*, ${live ? 't.created_at' : 'CAST(NULL AS TIMESTAMPTZ) AS created_at'},
-                      lead(o.updated_at) OVER w AS valid_to, max(o.observed_at) OVER (w ROWS UNBOUNDED PRECEDING) AS seen
-               FROM ${old} AS o${live ? ` LEFT JOIN ${quoteIdentifier(table)} AS t ON t.id = o.id` : ''}
-               WINDOW w AS (PARTITION BY o.id ORDER BY o.updated_at))`,
-      );
-    }
-    await connection.run(`DROP TABLE ${old}`);
+    return;
   }
-  if ((await columnsOf(connection, table)) !== null) {
-    await connection.run(historyViewSql(table));
-    await appendDriftVersions(connection, table);
-    // A NULL is a validity bit: cheap to write, unlike the JSON an UPDATE would otherwise hold until a checkpoint.
-    await connection.run(`UPDATE ${target} SET properties = NULL WHERE is_current AND properties IS NOT NULL`);
+  if (kind === 'view') await connection.run(`DROP VIEW ${quoteIdentifier(view)}`);
+  await connection.run(`CREATE TABLE ${target} ${HISTORY_COLUMNS}`);
+  if (columns === null) {
+    if (!hasLive) await connection.run(`COMMENT ON TABLE ${target} IS '${CLOSED_ONLY}'`);
+    return;
   }
+  const old = quoteIdentifier(`${view}__v1`);
+  await connection.run(`ALTER TABLE ${quoteIdentifier(view)} RENAME TO ${old}`);
+  const count = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${old}`);
+  const n = Number(count.getRowObjects()[0]?.n ?? 0);
+  if (n > 0) {
+    // Commit order of old versions is unknown: a block of the sequence, handed out by when each was observed, but
+    // an id's versions in updated_at order (a late page observed after a newer version sorts before it).
+    const taken = await connection.runAndReadAll(`SELECT max(${NEXT_SEQ})::BIGINT AS last FROM range(${n})`);
+    const first = BigInt(taken.getRowObjects()[0]!.last as bigint) - BigInt(n) + 1n;
+    await connection.run(
+      `INSERT INTO ${target} (${INSERT_COLUMNS})
+       SELECT id, created_at, updated_at, properties, updated_at, valid_to, valid_to IS NULL,
+              'updated_at', 'migrated', NULL, coalesce(observed_at, updated_at),
+              ${first} - 1 + row_number() OVER (ORDER BY seen NULLS FIRST, updated_at, id), false
+       FROM (SELECT o.*, ${hasLive ? 't.created_at' : 'CAST(NULL AS TIMESTAMPTZ) AS created_at'},
+                    lead(o.updated_at) OVER w AS valid_to, max(o.observed_at) OVER (w ROWS UNBOUNDED PRECEDING) AS seen
+             FROM ${old} AS o${hasLive ? ` LEFT JOIN ${quoteIdentifier(table)} AS t ON t.id = o.id` : ''}
+             WINDOW w AS (PARTITION BY o.id ORDER BY o.updated_at))`,
+    );
+  }
+  await connection.run(`DROP TABLE ${old}`);
 }
 
 /**
- * Append a version for every live row its current version does not equal (stored properties, timestamps,
- * deleted), so the invariant holds: a migrated history, or rows that had none. A deleted row gets a deleted
- * version. The closed version keeps what it stored, else the live row's properties (the best known).
+ * Each live row becomes its record's current version: where the store's current version equals it (properties
+ * when the store kept them, `updated_at`, deleted), the row takes that version's validity and provenance; else
+ * (a silent change, an older version written by a full walk, a row with no history) the store's version is closed
+ * with the properties it kept, or the live row's (the best known), and the row becomes a new version (`migrated`,
+ * or `deleted` for a row marked deleted). Rows that are versions already keep theirs. The adopted versions leave
+ * the store, which is then marked closed-only.
+ *
+ * The table is rebuilt with the version columns filled (appended, where an UPDATE of every row would be held in
+ * memory until a checkpoint), every stored column copied by name.
  */
-async function appendDriftVersions(connection: DuckDBConnection, table: string): Promise<void> {
-  const target = quoteIdentifier(historyStoreName(table));
+async function adoptCurrentVersions(connection: DuckDBConnection, table: string, liveColumns: ReadonlySet<string>): Promise<void> {
+  const store = quoteIdentifier(historyStoreName(table));
   const live = quoteIdentifier(table);
-  const drift = quoteIdentifier('_salesync_drift');
-  const observed = 'coalesce(t._deleted_at, t._synced_at, now())';
-  const { validFrom, basis } = validFromSql('t.updated_at', 'h.valid_from', observed);
+  const adopt = quoteIdentifier('_salesync_adopt');
+  const hasVersions = VERSION_COLUMNS.every((c) => liveColumns.has(c.name));
+  const versioned = hasVersions ? 't._version_seq IS NOT NULL' : 'false';
+  const same = `h.id IS NOT NULL AND h.deleted = (t._deleted_at IS NOT NULL) AND h.updated_at IS NOT DISTINCT FROM t.updated_at
+    AND (h.properties IS NULL OR CAST(h.properties AS VARCHAR) IS NOT DISTINCT FROM CAST(t._properties AS VARCHAR))`;
+  const { validFrom, versionFrom } = validFromSql('updated_at', 'h_valid_from', 'coalesce(deleted_at, synced_at, now())');
+  // Each row's version columns: its own, the store's current version's, or a new version's.
+  const adopted: Record<VersionColumn, [own: string, fresh: string]> = {
+    _version_from: [`CASE WHEN h_basis = 'updated_at' THEN CAST(NULL AS TIMESTAMPTZ) ELSE h_valid_from END`, versionFrom],
+    _version_source: ['h_source', `CASE WHEN deleted_at IS NOT NULL THEN 'deleted' ELSE 'migrated' END`],
+    _version_run_id: ['h_run_id', 'CAST(NULL AS VARCHAR)'],
+    _version_observed_at: ['h_observed_at', 'coalesce(synced_at, now())'],
+    _version_seq: ['h_seq', NEXT_SEQ],
+  };
+  const versionValues = VERSION_COLUMNS.map((c, i) => {
+    const [own, fresh] = adopted[c.name];
+    return `CASE ${hasVersions ? `WHEN kind = 'versioned' THEN v${i} ` : ''}WHEN kind = 'adopted' THEN ${own} ELSE ${fresh} END AS ${quoteIdentifier(c.name)}`;
+  });
   await connection.run(
-    `CREATE OR REPLACE TEMP TABLE ${drift} AS
-     SELECT t.id, t.created_at, t.updated_at, t._properties AS properties, t._deleted_at IS NOT NULL AS deleted,
-            ${validFrom} AS valid_from, ${basis} AS basis, coalesce(t._synced_at, now()) AS observed_at, h._hrowid
-     FROM ${live} AS t LEFT JOIN (SELECT rowid AS _hrowid, * FROM ${target} WHERE is_current) AS h ON h.id = t.id
-     WHERE h.id IS NULL OR h.deleted <> (t._deleted_at IS NOT NULL) OR h.updated_at IS DISTINCT FROM t.updated_at
-        OR (h.properties IS NOT NULL AND CAST(h.properties AS VARCHAR) IS DISTINCT FROM CAST(t._properties AS VARCHAR))`,
+    `CREATE OR REPLACE TEMP TABLE ${adopt} AS
+     SELECT id, _hrowid, h_id, h_created_at, h_updated_at, h_valid_from, h_basis, h_source, h_run_id, h_observed_at, h_seq, h_deleted,
+            kind, ${validFrom} AS valid_from, coalesce(h_properties, properties) AS closed_properties, ${versionValues.join(', ')}
+     FROM (SELECT t.id, t.updated_at, t._deleted_at AS deleted_at, t._synced_at AS synced_at, t._properties AS properties,
+                  ${hasVersions ? `${VERSION_COLUMNS.map((c, i) => `t.${quoteIdentifier(c.name)} AS v${i}`).join(', ')},` : ''}
+                  h._hrowid, h.id AS h_id, h.created_at AS h_created_at, h.updated_at AS h_updated_at, h.valid_from AS h_valid_from,
+                  h.valid_from_basis AS h_basis, h.source AS h_source, h.run_id AS h_run_id, h.observed_at AS h_observed_at,
+                  h.change_seq AS h_seq, h.deleted AS h_deleted, h.properties AS h_properties,
+                  CASE WHEN ${versioned} THEN 'versioned' WHEN ${same} THEN 'adopted' ELSE 'new' END AS kind
+           FROM ${live} AS t
+             LEFT JOIN (SELECT rowid AS _hrowid, * FROM ${store} WHERE is_current
+                        QUALIFY row_number() OVER (PARTITION BY id ORDER BY change_seq DESC) = 1) AS h
+               ON h.id = t.id AND NOT (${versioned}))`,
   );
-  await connection.run(closeVersionsSql(target, drift, 'coalesce(o.properties, c.properties)'));
-  await connection.run(`DELETE FROM ${target} WHERE rowid IN (SELECT _hrowid FROM ${drift})`);
+  // A version the live row no longer equals closes where the row's new one starts; an adopted one is the row's now.
   await connection.run(
-    `INSERT INTO ${target} (${INSERT_COLUMNS})
-     SELECT id, created_at, updated_at, NULL, valid_from, NULL, true, basis,
-            CASE WHEN deleted THEN 'deleted' ELSE 'migrated' END, NULL, observed_at, nextval(${quoteLiteral(CHANGE_SEQUENCE)}), deleted
-     FROM ${drift}`,
+    `INSERT INTO ${store} (${INSERT_COLUMNS})
+     SELECT h_id, h_created_at, h_updated_at, closed_properties, h_valid_from, valid_from, false, h_basis,
+            h_source, h_run_id, h_observed_at, h_seq, h_deleted
+     FROM ${adopt} WHERE kind = 'new' AND h_id IS NOT NULL`,
   );
-  await connection.run(`DROP TABLE ${drift}`);
+  await connection.run(`DELETE FROM ${store} WHERE rowid IN (SELECT _hrowid FROM ${adopt} WHERE _hrowid IS NOT NULL)`);
+  await rebuildWithVersions(connection, table, adopt);
+  await connection.run(`DROP TABLE ${adopt}`);
+  await connection.run(`COMMENT ON TABLE ${store} IS '${CLOSED_ONLY}'`);
 }
 
 /**
- * Closing the current versions listed in `closing` (columns `_hrowid`, their rowids in the store, and `valid_from`,
- * of the versions that follow): each is appended again, closed, with `properties` (over `o`, the stored version,
- * and `c`, the listed row); the caller then deletes the open copies by rowid. Appended and deleted rather than
- * updated: an UPDATE of a JSON column is held in memory until the next checkpoint.
+ * Replace `table` with a copy whose version columns come from `versions` (by id), every other stored column copied
+ * by name: created as `recordTableDdl` creates a table (its property columns, kept ones included, in their order,
+ * then the system columns). In the caller's transaction; the caller rebuilds the views, which DuckDB binds by name.
  */
-function closeVersionsSql(store: string, closing: string, properties: string, join = ''): string {
-  return `INSERT INTO ${store} (${INSERT_COLUMNS})
-     SELECT o.id, o.created_at, o.updated_at, ${properties}, o.valid_from, c.valid_from, false, o.valid_from_basis, o.source,
-            o.run_id, o.observed_at, o.change_seq, o.deleted
-     FROM ${closing} AS c JOIN ${store} AS o ON o.rowid = c._hrowid${join}`;
+async function rebuildWithVersions(connection: DuckDBConnection, table: string, versions: string): Promise<void> {
+  const reader = await connection.runAndReadAll(
+    `SELECT column_name, data_type FROM duckdb_columns()
+     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
+    [table],
+  );
+  const stored = reader.getRowObjects().map((r) => ({ columnName: String(r.column_name), sqlType: String(r.data_type) }));
+  const system = new Set<string>(SYSTEM_COLUMNS);
+  const scratch = `_salesync_versions_${table}`;
+  await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(scratch)}`);
+  await connection.run(
+    recordTableDdl(
+      scratch,
+      stored.filter((c) => !system.has(c.columnName.toLowerCase())),
+    ),
+  );
+  const copied = stored.map((c) => quoteIdentifier(c.columnName)).filter((name) => !VERSION_NAMES.includes(name));
+  await connection.run(
+    `INSERT INTO ${quoteIdentifier(scratch)} (${[...copied, ...VERSION_NAMES].join(', ')})
+     SELECT ${[...copied.map((name) => `t.${name}`), ...VERSION_NAMES.map((name) => `v.${name}`)].join(', ')}
+     FROM ${quoteIdentifier(table)} AS t JOIN ${versions} AS v ON v.id = t.id`,
+  );
+  await connection.run(`DROP TABLE ${quoteIdentifier(table)}`);
+  await connection.run(`ALTER TABLE ${quoteIdentifier(scratch)} RENAME TO ${quoteIdentifier(table)}`);
 }
 
 /** The stage's columns (quoted) a version takes from a record, and how to tell which staged rows are versions. */
@@ -195,9 +281,11 @@ export interface StagedVersion {
   isVersion: string;
   /** SQL condition, over the stage, of rows whose stored row was marked deleted (their version is `restored`). */
   wasDeleted: string;
+  /** SQL condition, over the stage, of rows whose id the table stores. */
+  stored: string;
 }
 
-/** What a commit says about the versions it appends. */
+/** What a commit says about the versions it writes. */
 export interface VersionContext {
   source: Exclude<VersionSource, 'deleted' | 'restored' | 'migrated'>;
   runId: string | null;
@@ -207,92 +295,97 @@ export interface VersionContext {
   observedAt: string;
 }
 
-const VERSIONS_STAGE = '_salesync_versions';
+/** The stage's column holding the stored row's valid_from, and those holding its version columns (`k` their index). */
+const PREVIOUS_FROM = '_stored_from';
+const storedVersionKey = (i: number) => `_stored_v${i}`;
 
 /**
- * Statements appending the staged rows that are versions (`staged.isVersion`) to history and closing the versions
- * they follow, each closed with the properties of the live row it was (read before the live row is replaced).
- * Run in the transaction that writes the live rows, before those are replaced and before the stage is dropped.
- * The history must exist (`ensureHistoryTable`).
+ * What a stage takes from the stored row `t` of each id for its versions (name, SQL over `t`, type): the stored
+ * version's valid_from, which a new version follows, and its version columns, which a row written unchanged keeps.
+ * NULL where no row is stored.
  */
-export function recordVersionsSql(
-  table: string,
-  stage: string,
-  staged: StagedVersion,
-  context: VersionContext,
-  followsStored: boolean,
-): string[] {
-  const history = quoteIdentifier(historyStoreName(table));
-  const from = quoteIdentifier(stage);
-  const versions = quoteIdentifier(VERSIONS_STAGE);
-  const { id, createdAt, updatedAt } = staged;
-  const observed = `CAST(${quoteLiteral(context.observedAt)} AS TIMESTAMPTZ)`;
-  // Only a stored row has versions (live rows are never removed): a batch of new ids alone (a first load) neither
-  // scans history for the versions they follow nor closes any.
-  const { validFrom, basis } = validFromSql(`s.${updatedAt}`, followsStored ? 'h.valid_from' : 'CAST(NULL AS TIMESTAMPTZ)', observed);
-  const runId = context.runId === null ? 'NULL' : quoteLiteral(context.runId);
-  const committedAt = `CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ)`;
-  const source = `CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END`;
-  if (!followsStored) {
-    // New ids only: each version straight from the stage, in one statement.
-    return [
-      `INSERT INTO ${history} (${INSERT_COLUMNS})
-       SELECT s.${id}, s.${createdAt}, s.${updatedAt}, NULL, ${validFrom}, NULL, true, ${basis}, ${source},
-              ${runId}, ${committedAt}, nextval(${quoteLiteral(CHANGE_SEQUENCE)}), false
-       FROM ${from} AS s
-       WHERE ${staged.isVersion}`,
-    ];
-  }
-  const live = quoteIdentifier(table);
-  const liveRow = staged.storedRowid === undefined ? `${live} AS t ON t.id = c.id` : `${live} AS t ON t.rowid = c._live_rowid`;
+export function storedVersionColumns(t: string): { name: string; sql: string; sqlType: string }[] {
   return [
-    `CREATE OR REPLACE TEMP TABLE ${versions} AS
-     SELECT s.${id} AS id, ${validFrom} AS valid_from, ${basis} AS basis, ${source} AS source, h._hrowid,
-            ${staged.storedRowid === undefined ? 'NULL' : `s.${staged.storedRowid}`} AS _live_rowid
-     FROM ${from} AS s LEFT JOIN (SELECT id, valid_from, rowid AS _hrowid FROM ${history} WHERE is_current) AS h ON h.id = s.${id}
-     WHERE ${staged.isVersion}`,
-    closeVersionsSql(history, versions, 't._properties', ` JOIN ${liveRow}`),
-    `DELETE FROM ${history} WHERE rowid IN (SELECT _hrowid FROM ${versions})`,
-    `INSERT INTO ${history} (${INSERT_COLUMNS})
-     SELECT s.${id}, s.${createdAt}, s.${updatedAt}, NULL, v.valid_from, NULL, true, v.basis, v.source,
-            ${runId}, ${committedAt}, nextval(${quoteLiteral(CHANGE_SEQUENCE)}), false
-     FROM ${from} AS s JOIN ${versions} AS v ON v.id = s.${id}`,
-    `DROP TABLE ${versions}`,
+    { name: PREVIOUS_FROM, sql: liveValidFrom(t), sqlType: 'TIMESTAMPTZ' },
+    ...VERSION_COLUMNS.map((c, i) => ({ name: storedVersionKey(i), sql: `${t}.${quoteIdentifier(c.name)}`, sqlType: c.sqlType })),
   ];
 }
 
 /**
- * Before live rows `ids` are marked deleted at `deletedAt`: close each one's current version and append a deleted
- * one, so the marked row (which keeps its last content) still equals its current version. Rows already marked are
- * left alone. Runs in the transaction that marks them.
+ * The version columns of the live rows a write appends from stage `s` (names and SQL values, in
+ * `VERSION_COLUMNS` order): a version's own (`staged.isVersion`), or, for a row written unchanged, the stored
+ * row's. Without `context` (no history written), a row keeps the stored row's or has none.
  */
-export async function recordDeletions(
+export function liveVersionValues(
+  s: string,
+  staged: StagedVersion,
+  context: VersionContext | undefined,
+): { names: string[]; values: string[] } {
+  const stored = VERSION_COLUMNS.map((_, i) => `${s}.${quoteIdentifier(storedVersionKey(i))}`);
+  if (context === undefined) return { names: VERSION_NAMES, values: stored };
+  const observed = `CAST(${quoteLiteral(context.observedAt)} AS TIMESTAMPTZ)`;
+  const { versionFrom } = validFromSql(`${s}.${staged.updatedAt}`, `${s}.${quoteIdentifier(PREVIOUS_FROM)}`, observed);
+  const own: Record<VersionColumn, string> = {
+    _version_from: versionFrom,
+    _version_source: `CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END`,
+    _version_run_id: context.runId === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(context.runId),
+    _version_observed_at: `CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ)`,
+    _version_seq: NEXT_SEQ,
+  };
+  return {
+    names: VERSION_NAMES,
+    values: VERSION_COLUMNS.map((c, i) => `CASE WHEN ${staged.isVersion} THEN ${own[c.name]} ELSE ${stored[i]} END`),
+  };
+}
+
+/**
+ * Statements closing the versions the staged versions follow: each stored live row a version replaces is appended
+ * to the store, closed where the new version starts. Run in the transaction that writes the live rows, before
+ * those are replaced (a batch of new ids alone, a first load, needs none).
+ */
+export function closeVersionsSql(table: string, stage: string, staged: StagedVersion, context: VersionContext): string[] {
+  const live = quoteIdentifier(table);
+  const observed = `CAST(${quoteLiteral(context.observedAt)} AS TIMESTAMPTZ)`;
+  const { validFrom } = validFromSql(`s.${staged.updatedAt}`, `s.${quoteIdentifier(PREVIOUS_FROM)}`, observed);
+  const join = staged.storedRowid === undefined ? `t.id = s.${staged.id}` : `t.rowid = s.${staged.storedRowid}`;
+  return [
+    `INSERT INTO ${quoteIdentifier(historyStoreName(table))} (${INSERT_COLUMNS})
+     SELECT ${closedFromLive('t', validFrom)}
+     FROM (SELECT * FROM ${quoteIdentifier(stage)} WHERE ${staged.stored} AND ${staged.isVersion}) AS s JOIN ${live} AS t ON ${join}`,
+  ];
+}
+
+/**
+ * Mark live rows `ids` deleted at `deletedAt` (a complete sweep did not list them), each becoming a `deleted`
+ * version (run `version.runId`, committed at `version.committedAt`) with its last content: the version it was is
+ * closed into the store first. Rows already marked keep the time they first went missing. Runs in the caller's
+ * transaction; returns the rows marked.
+ */
+export async function markDeleted(
   connection: DuckDBConnection,
   table: string,
   ids: readonly string[],
   deletedAt: string,
-  runId: string | null,
-  committedAt: string,
-): Promise<void> {
-  if (ids.length === 0) return;
-  const history = quoteIdentifier(historyStoreName(table));
-  const gone = quoteIdentifier('_salesync_gone');
-  const { validFrom, basis } = validFromSql('NULL', 'h.valid_from', 'CAST($2 AS TIMESTAMPTZ)');
+  version: { runId: string | null; committedAt: string },
+): Promise<number> {
+  const { runId, committedAt } = version;
+  if (ids.length === 0) return 0;
+  const live = quoteIdentifier(table);
+  const { validFrom, versionFrom } = validFromSql('NULL', liveValidFrom('t'), 'CAST($2 AS TIMESTAMPTZ)');
+  const marked = `t._deleted_at IS NULL AND t.id IN (SELECT unnest(CAST($1 AS VARCHAR[])))`;
+  const params = [listValue([...ids]), deletedAt];
   await connection.run(
-    `CREATE OR REPLACE TEMP TABLE ${gone} AS
-     SELECT t.id, t.created_at, t.updated_at, t._properties AS properties, ${validFrom} AS valid_from, ${basis} AS basis, h._hrowid
-     FROM ${quoteIdentifier(table)} AS t LEFT JOIN (SELECT id, valid_from, rowid AS _hrowid FROM ${history} WHERE is_current) AS h ON h.id = t.id
-     WHERE t._deleted_at IS NULL AND t.id IN (SELECT unnest(CAST($1 AS VARCHAR[])))`,
-    [listValue([...ids]), deletedAt],
+    `INSERT INTO ${quoteIdentifier(historyStoreName(table))} (${INSERT_COLUMNS})
+     SELECT ${closedFromLive('t', validFrom)} FROM ${live} AS t WHERE ${marked}`,
+    params,
   );
-  await connection.run(closeVersionsSql(history, gone, 'c.properties'));
-  await connection.run(`DELETE FROM ${history} WHERE rowid IN (SELECT _hrowid FROM ${gone})`);
-  await connection.run(
-    `INSERT INTO ${history} (${INSERT_COLUMNS})
-     SELECT id, created_at, updated_at, NULL, valid_from, NULL, true, basis, 'deleted',
-            ${runId === null ? 'NULL' : quoteLiteral(runId)}, CAST(${quoteLiteral(committedAt)} AS TIMESTAMPTZ),
-            nextval(${quoteLiteral(CHANGE_SEQUENCE)}), true
-     FROM ${gone}`,
+  // The SET sees the row as it was: the new version follows the one just closed.
+  const result = await connection.run(
+    `UPDATE ${live} AS t SET _deleted_at = CAST($2 AS TIMESTAMPTZ), _version_from = ${versionFrom}, _version_source = 'deleted',
+       _version_run_id = ${runId === null ? 'NULL' : quoteLiteral(runId)}, _version_observed_at = CAST(${quoteLiteral(committedAt)} AS TIMESTAMPTZ),
+       _version_seq = ${NEXT_SEQ}
+     WHERE ${marked}`,
+    params,
   );
-  await connection.run(`DROP TABLE ${gone}`);
+  return Number(result.rowsChanged);
 }

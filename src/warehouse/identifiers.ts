@@ -5,6 +5,7 @@
 import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { sqlTypeFor, sqlTypeTag } from './column-types.js';
+import { VERSION_COLUMNS } from './history-names.js';
 
 /** Double every `"` and wrap: any string becomes one identifier, never SQL (one holding NUL: see identifierText). */
 export function quoteIdentifier(name: string): string {
@@ -24,7 +25,16 @@ export function quoteLiteral(text: string): string {
 }
 
 /** Columns every record table has; no property may take these names (compared case-insensitively). */
-export const SYSTEM_COLUMNS = ['id', 'created_at', 'updated_at', '_properties', '_synced_at', '_deleted_at', '_content_hash'] as const;
+export const SYSTEM_COLUMNS = [
+  'id',
+  'created_at',
+  'updated_at',
+  '_properties',
+  '_synced_at',
+  '_deleted_at',
+  '_content_hash',
+  ...VERSION_COLUMNS.map((c) => c.name),
+] as const;
 
 /**
  * Names no property column may take either: DuckDB's `rowid` pseudo-column, which a column so named hides

@@ -1,7 +1,6 @@
 /** SQL of reconcile sweeps and of the summaries job: what a complete sweep did not see, and what awaits summaries. */
 import { DOUBLE, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier } from './identifiers.js';
-import { recordDeletions } from './history.js';
 import type { SummariesDue, SweepCandidates } from './types.js';
 
 /**
@@ -25,27 +24,6 @@ export async function selectSweepCandidates(
   );
   const live = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${target} WHERE _deleted_at IS NULL`);
   return { ids: unseen.getRowObjects().map((r) => String(r.id)), live: Number(live.getRowObjects()[0]?.n ?? 0) };
-}
-
-/**
- * Mark `ids` deleted at `deletedAt`; rows already marked keep the time they first went missing. Each row marked gets a
- * `deleted` version in history (run `runId`, committed at `committedAt`), in the same transaction. Returns rows marked.
- */
-export async function markDeleted(
-  connection: DuckDBConnection,
-  table: string,
-  ids: readonly string[],
-  deletedAt: string,
-  version: { runId: string | null; committedAt: string },
-): Promise<number> {
-  if (ids.length === 0) return 0;
-  await recordDeletions(connection, table, ids, deletedAt, version.runId, version.committedAt);
-  const result = await connection.run(
-    `UPDATE ${quoteIdentifier(table)} SET _deleted_at = CAST($2 AS TIMESTAMPTZ)
-     WHERE _deleted_at IS NULL AND id IN (SELECT unnest(CAST($1 AS VARCHAR[])))`,
-    [listValue([...ids]), deletedAt],
-  );
-  return Number(result.rowsChanged);
 }
 
 /** Record ids as listed by a sweep that no batch wrote (records it quarantined): they exist, so they are not candidates. */

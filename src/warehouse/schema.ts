@@ -17,6 +17,7 @@ import { assignColumnNames, quoteIdentifier, SYSTEM_COLUMNS, type ColumnAssignme
 import { recordColumns, type StageColumn } from './rows.js';
 import { copyFilling, markColumnsForFill, type CopyOptions, type CopyResult } from './column-fill.js';
 import { stageRows } from './staging.js';
+import { VERSION_COLUMNS } from './history-names.js';
 import { parseInstantMicros } from '../core/time.js';
 
 /** The fixed tables' DDL files, in the order they run. */
@@ -57,6 +58,8 @@ export function recordTableDdl<C extends Pick<ColumnPlan, 'columnName' | 'sqlTyp
     '_synced_at TIMESTAMPTZ',
     '_deleted_at TIMESTAMPTZ',
     '_content_hash VARCHAR',
+    // The record's current version (history.ts): its live row is the version.
+    ...VERSION_COLUMNS.map((c) => `${c.name} ${c.sqlType}`),
   ];
   return `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(table)} (${columns.join(', ')})`;
 }
@@ -73,10 +76,13 @@ export async function tableColumns(connection: DuckDBConnection, table: string):
 
 /**
  * The table's columns that a batch of `plan` does not write: those kept after a type change (the plan holds
- * every assignment, listed now or not). Compared as DuckDB compares names, case-insensitively.
+ * every assignment, listed now or not); the version columns are the upsert's own. Compared as DuckDB compares
+ * names, case-insensitively.
  */
 export function keptColumns(columns: readonly string[], plan: readonly ColumnPlan[]): string[] {
-  const written = new Set(recordColumns(plan).map((c) => c.name.toLowerCase()));
+  const written = new Set(
+    [...recordColumns(plan).map((c) => c.name), ...VERSION_COLUMNS.map((c) => c.name)].map((name) => name.toLowerCase()),
+  );
   return columns.filter((name) => !written.has(name.toLowerCase()));
 }
 

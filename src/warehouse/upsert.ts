@@ -5,7 +5,8 @@ import type { ColumnPlan } from './types.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows, type NdjsonRows } from './rows.js';
 import { stageRows, withNdjsonSource, type StageFile } from './staging.js';
-import { recordVersionsSql, type VersionContext } from './history.js';
+import { VERSION_COLUMNS } from './history-names.js';
+import { closeVersionsSql, liveVersionValues, storedVersionColumns, type StagedVersion, type VersionContext } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
 const SUMMARY_STAGE = '_salesync_summaries';
@@ -71,7 +72,8 @@ export function nextLookup(last: { stored: number } | undefined): StoredLookup {
 
 /**
  * Stage the (already deduplicated) records beside what the table stores for each id, then, from that one
- * pass over the table: append a history version for each written row whose content changed (`recordVersionsSql`),
+ * pass over the table: close into history the stored version of each written row whose content changed
+ * (`closeVersionsSql`; the row written is the new version, `liveVersionValues`),
  * skip rows older than the stored row unless `observedWins` (a late page must not regress a row; equal timestamps
  * rewrite idempotently), and write the rest: a stored row is replaced
  * (deleted by its rowid and appended anew), a new one appended. `kept` are the table's columns not in the plan
@@ -152,6 +154,8 @@ export async function upsertRecords(
     ['_changed', `t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM ${s}.${contentHash}`],
     ['_legacy', 't.id IS NOT NULL AND t._content_hash IS NULL'],
   ];
+  // What the stage keeps of the stored row's version (null where none is stored).
+  const storedVersion = (t: string) => storedVersionColumns(t).map((c) => ({ ...c, name: quoteIdentifier(c.name) }));
   // By ids first only where rowids find the stored rows and no kept column must be carried over (both rare).
   const byIds = (options.lookup ?? 'ids') === 'ids' && !rowidHidden && kept.length === 0;
   const staging = (source: string): string[] =>
@@ -160,12 +164,14 @@ export async function upsertRecords(
           // Every staged row as if its id were new; then the rows whose id is stored, from their stored row.
           `CREATE OR REPLACE TEMP TABLE ${stage} AS
            SELECT s.*, t.id IS NOT NULL AS _stored, false AS _older, false AS _was_deleted, false AS _same,
-             true AS _changed, false AS _legacy, t._rowid AS _stored_rowid
+             true AS _changed, false AS _legacy, t._rowid AS _stored_rowid,
+             ${storedVersion('t')
+               .map((c) => `CAST(NULL AS ${c.sqlType}) AS ${c.name}`)
+               .join(', ')}
            FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}`,
-          `UPDATE ${stage} SET ${said(stage)
-            .map(([flag, sql]) => `${flag} = ${sql}`)
-            .join(', ')}
-           FROM (SELECT rowid AS _rowid, id, updated_at, _deleted_at, _content_hash FROM ${target}) AS t
+          `UPDATE ${stage} SET ${[...said(stage).map(([flag, sql]) => `${flag} = ${sql}`), ...storedVersion('t').map((c) => `${c.name} = ${c.sql}`)].join(', ')}
+           FROM (SELECT rowid AS _rowid, id, updated_at, _deleted_at, _content_hash, ${VERSION_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ')}
+                 FROM ${target}) AS t
            WHERE ${stage}._stored_rowid = t._rowid`,
         ]
       : [
@@ -173,11 +179,22 @@ export async function upsertRecords(
           // the join scans every stored row's copy of what it references, and `_properties` is most of a table.
           `CREATE OR REPLACE TEMP TABLE ${stage} AS
            SELECT s.*,${kept.map((name, i) => ` t.${quoteIdentifier(name)} AS ${keptKeys[i]},`).join('')}
-             t.id IS NOT NULL AS _stored, ${said('s')
-               .map(([flag, sql]) => `${sql} AS ${flag}`)
-               .join(', ')}${rowidHidden ? '' : ', t.rowid AS _stored_rowid'}
+             t.id IS NOT NULL AS _stored, ${[...said('s').map(([flag, sql]) => `${sql} AS ${flag}`), ...storedVersion('t').map((c) => `${c.sql} AS ${c.name}`)].join(', ')}${
+               rowidHidden ? '' : ', t.rowid AS _stored_rowid'
+             }
            FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
         ];
+  // Which staged rows are versions, and what the live rows written say of theirs.
+  const stagedVersion: StagedVersion = {
+    id,
+    createdAt,
+    updatedAt,
+    ...(rowidHidden ? {} : { storedRowid: '_stored_rowid' }),
+    isVersion: `NOT ${skipped} AND _changed`,
+    wasDeleted: '_was_deleted',
+    stored: '_stored',
+  };
+  const versionColumns = liveVersionValues('s', stagedVersion, options.versions);
   const first = await withNdjsonSource(columns, lines, async (source) => {
     const reader = await connection.runAndReadAll([...prelude, ...staging(source), counts].join(';\n'));
     return reader.getRowObjects()[0]!;
@@ -197,23 +214,10 @@ export async function upsertRecords(
            WHERE ${stage}.${id} = l.id`,
         ]),
     // History is the mirror's: a written row whose content changed (new, different, back from deleted) is a
-    // version, in this transaction, so the current version equals the live row by construction.
-    ...(options.versions === undefined || (Number(first.changed) === 0 && Number(first.legacy) === 0)
+    // version, in this transaction; the one its stored row was is closed into the store before the row is replaced.
+    ...(options.versions === undefined || (Number(first.restated) === 0 && Number(first.legacy) === 0)
       ? []
-      : recordVersionsSql(
-          table,
-          RECORD_STAGE,
-          {
-            id,
-            createdAt,
-            updatedAt,
-            ...(rowidHidden ? {} : { storedRowid: '_stored_rowid' }),
-            isVersion: `NOT ${skipped} AND _changed`,
-            wasDeleted: '_was_deleted',
-          },
-          options.versions,
-          Number(first.restated) > 0 || Number(first.legacy) > 0,
-        )),
+      : closeVersionsSql(table, RECORD_STAGE, stagedVersion, options.versions)),
     // Every listed id counts as seen, written or not: only ids never listed are candidates for deletion.
     ...(options.sweepKey === undefined
       ? []
@@ -227,7 +231,10 @@ export async function upsertRecords(
     ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
     ...(Number(first.n) === 0
       ? []
-      : [`INSERT INTO ${target} (${names.join(', ')}) SELECT ${[...keys, ...keptKeys].join(', ')} FROM ${stage} WHERE NOT ${skipped}`]),
+      : [
+          `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
+           SELECT ${[...keys, ...keptKeys, ...versionColumns.values].join(', ')} FROM ${stage} AS s WHERE NOT ${skipped}`,
+        ]),
   ];
   const drop = `DROP TABLE ${stage}`;
   if (Number(first.legacy) === 0) {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PropertyDefinition, ServiceRecord, WalkCheckpoint } from '../../src/core/types.js';
 import { openWarehouse, type PageBatch, type Warehouse } from '../../src/warehouse/index.js';
 import { expectHistoryInvariant } from '../support/history-invariant.js';
+import { VERSION_COLUMNS } from '../../src/warehouse/history-names.js';
 
 const ID = (n: number) => `D${String(n).padStart(17, '0')}`;
 const C_ID = (n: number) => `C${String(n).padStart(17, '0')}`;
@@ -33,6 +34,8 @@ function deal(n: number, updated_at: string, properties: ServiceRecord['properti
 }
 const checkpoint: WalkCheckpoint = { cursor: 'c', updatedAfter: null, startedAt: '2026-01-05T00:00:00Z', mode: 'full' };
 const batch = (records: ServiceRecord[], extra: Partial<PageBatch> = {}): PageBatch => ({ records, checkpoint, ...extra });
+/** SQL turning a live table back into an earlier release's, which had no version columns. */
+const withoutVersionColumns = (table: string) => VERSION_COLUMNS.map((c) => `ALTER TABLE ${table} DROP COLUMN ${c.name};`).join('\n');
 
 let dir: string;
 let warehouse: Warehouse;
@@ -264,6 +267,7 @@ describe('a warehouse of the previous release', () => {
     await connection.run(`
       DROP VIEW IF EXISTS deals_history_view; DROP VIEW IF EXISTS companies_history_view; DROP VIEW IF EXISTS changes;
       DROP VIEW deals_history; DROP VIEW companies_history; DROP TABLE deals_history_store; DROP TABLE companies_history_store;
+      ${withoutVersionColumns('deals')} ${withoutVersionColumns('companies')}
       CREATE TABLE deals_history (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ);
       CREATE TABLE companies_history (id VARCHAR NOT NULL, updated_at TIMESTAMPTZ NOT NULL, properties JSON, observed_at TIMESTAMPTZ);
       INSERT INTO deals_history VALUES
@@ -326,6 +330,7 @@ describe('a warehouse of the previous release', () => {
       CREATE TABLE old_history AS SELECT * FROM deals_history;
       DROP VIEW deals_history; DROP TABLE deals_history_store;
       ALTER TABLE old_history RENAME TO deals_history;
+      ${withoutVersionColumns('deals')}
     `);
     connection.closeSync();
     instance.closeSync();
@@ -334,6 +339,33 @@ describe('a warehouse of the previous release', () => {
     await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     expect(await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`)).toEqual(before);
     await expectHistoryInvariant(warehouse, ['deals']);
+    await warehouse.commitBatch('deals', batch([deal(2, '2026-01-09T00:00:00Z', { name: 'two, later' })]));
+    await expectHistoryInvariant(warehouse, ['deals']);
+    expect((await versionsOf(2)).map(([name]) => name)).toEqual([...twoBefore.map(([name]) => name), 'two, later']);
+  });
+
+  it('moves each current version of a store that kept them into its live row, every version as it was', async () => {
+    await everyKindOfChange();
+    const before = await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`);
+    const twoBefore = await versionsOf(2);
+    await warehouse.close();
+    // The release before kept current versions in the store too, their properties NULL (read from the live row).
+    const instance = await DuckDBInstance.create(join(dir, 'mirror.duckdb'));
+    const connection = await instance.connect();
+    await connection.run(`
+      CREATE TABLE old_store AS SELECT * REPLACE (CASE WHEN is_current THEN NULL ELSE properties END AS properties) FROM deals_history;
+      DROP VIEW deals_history; DROP TABLE deals_history_store;
+      ALTER TABLE old_store RENAME TO deals_history_store;
+      ${withoutVersionColumns('deals')}
+    `);
+    connection.closeSync();
+    instance.closeSync();
+
+    warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
+    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+    expect(await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`)).toEqual(before);
+    await expectHistoryInvariant(warehouse, ['deals']);
+    expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals_history_store WHERE is_current`)).toEqual([{ n: 0 }]);
     await warehouse.commitBatch('deals', batch([deal(2, '2026-01-09T00:00:00Z', { name: 'two, later' })]));
     await expectHistoryInvariant(warehouse, ['deals']);
     expect((await versionsOf(2)).map(([name]) => name)).toEqual([...twoBefore.map(([name]) => name), 'two, later']);

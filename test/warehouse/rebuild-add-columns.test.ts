@@ -17,6 +17,7 @@ import { COLUMN_FILLS_TABLE, fillPendingColumns, type CopyPage } from '../../src
 import { inTransaction } from '../../src/warehouse/connection.js';
 import { applyDefinitions, rebuildAdds, tableColumns } from '../../src/warehouse/schema.js';
 import { rebuildViews } from '../../src/warehouse/views.js';
+import { VERSION_COLUMNS } from '../../src/warehouse/history-names.js';
 import {
   bareWarehouseHolding,
   differencesFromFresh as freshDifferences,
@@ -28,7 +29,7 @@ import {
 const WIDTH = 60;
 const ROWS = 300;
 const SYNCED_AT = '2026-03-01T00:00:00Z';
-const SYSTEM_TAIL = ['_properties', '_synced_at', '_deleted_at', '_content_hash'];
+const SYSTEM_TAIL = ['_properties', '_synced_at', '_deleted_at', '_content_hash', ...VERSION_COLUMNS.map((c) => c.name)];
 
 function recordOf(row: number, day = 2, seed = row): ServiceRecord {
   return {
