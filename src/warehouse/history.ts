@@ -12,8 +12,8 @@
  */
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { historyStoreName, historyTableName, VERSION_COLUMNS, type VersionColumn } from './history-names.js';
-import { quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
-import { recordTableDdl } from './schema.js';
+import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { rebuildTable } from './schema.js';
 
 /** What produced a version. `migrated`: carried over from a warehouse written before history was SCD2. */
 export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted' | 'restored' | 'migrated';
@@ -239,35 +239,16 @@ async function adoptCurrentVersions(connection: DuckDBConnection, table: string,
   await connection.run(`COMMENT ON TABLE ${store} IS '${CLOSED_ONLY}'`);
 }
 
-/**
- * Replace `table` with a copy whose version columns come from `versions` (by id), every other stored column copied
- * by name: created as `recordTableDdl` creates a table (its property columns, kept ones included, in their order,
- * then the system columns). In the caller's transaction; the caller rebuilds the views, which DuckDB binds by name.
- */
+/** `table` rebuilt (`rebuildTable`) with its version columns from `versions` (by id), every other column as stored. */
 async function rebuildWithVersions(connection: DuckDBConnection, table: string, versions: string): Promise<void> {
-  const reader = await connection.runAndReadAll(
-    `SELECT column_name, data_type FROM duckdb_columns()
-     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
-    [table],
-  );
-  const stored = reader.getRowObjects().map((r) => ({ columnName: String(r.column_name), sqlType: String(r.data_type) }));
-  const system = new Set<string>(SYSTEM_COLUMNS);
-  const scratch = `_salesync_versions_${table}`;
-  await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(scratch)}`);
-  await connection.run(
-    recordTableDdl(
-      scratch,
-      stored.filter((c) => !system.has(c.columnName.toLowerCase())),
-    ),
-  );
-  const copied = stored.map((c) => quoteIdentifier(c.columnName)).filter((name) => !VERSION_NAMES.includes(name));
-  await connection.run(
-    `INSERT INTO ${quoteIdentifier(scratch)} (${[...copied, ...VERSION_NAMES].join(', ')})
-     SELECT ${[...copied.map((name) => `t.${name}`), ...VERSION_NAMES.map((name) => `v.${name}`)].join(', ')}
-     FROM ${quoteIdentifier(table)} AS t JOIN ${versions} AS v ON v.id = t.id`,
-  );
-  await connection.run(`DROP TABLE ${quoteIdentifier(table)}`);
-  await connection.run(`ALTER TABLE ${quoteIdentifier(scratch)} RENAME TO ${quoteIdentifier(table)}`);
+  await rebuildTable(connection, table, [], async (scratch, stored) => {
+    const copied = stored.map((c) => quoteIdentifier(c.columnName)).filter((name) => !VERSION_NAMES.includes(name));
+    await connection.run(
+      `INSERT INTO ${quoteIdentifier(scratch)} (${[...copied, ...VERSION_NAMES].join(', ')})
+       SELECT ${[...copied.map((name) => `t.${name}`), ...VERSION_NAMES.map((name) => `v.${name}`)].join(', ')}
+       FROM ${quoteIdentifier(table)} AS t JOIN ${versions} AS v ON v.id = t.id`,
+    );
+  });
 }
 
 /** The stage's columns (quoted) a version takes from a record, and how to tell which staged rows are versions. */

@@ -218,19 +218,25 @@ function rebuildTableName(table: string): string {
   return `_salesync_rebuild_${table}`;
 }
 
+/** A stored column and its type, as DuckDB names it. */
+export interface StoredColumn {
+  columnName: string;
+  sqlType: string;
+}
+
 /**
- * Replace `table` with a copy that has the `added` columns too, inside the caller's transaction: created as
- * `recordTableDdl` creates a table (the stored columns, kept ones included, with their types and in their order,
- * then the added ones, before the system columns), every row copied with the added columns filled from
- * `_properties` (`copyFilling`), the old table dropped and the copy renamed. A failure anywhere rolls back to the
- * table as it was. The caller rebuilds the views, which DuckDB binds by name.
+ * Replace `table` with a copy, inside the caller's transaction: created as `recordTableDdl` creates a table (the
+ * stored property columns, kept ones included, with their types and in their order, then `added`, before the
+ * system columns), then `fill`ed from the table (`stored` are its columns), the old table dropped and the copy
+ * renamed. A failure anywhere rolls back to the table as it was. The caller rebuilds the views, which DuckDB binds
+ * by name.
  */
-export async function rebuildWithColumns(
+export async function rebuildTable<T>(
   connection: DuckDBConnection,
   table: string,
   added: readonly ColumnPlan[],
-  copy: CopyOptions = {},
-): Promise<CopyResult> {
+  fill: (scratch: string, stored: readonly StoredColumn[]) => Promise<T>,
+): Promise<T> {
   const reader = await connection.runAndReadAll(
     `SELECT column_name, data_type FROM duckdb_columns()
      WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
@@ -242,11 +248,29 @@ export async function rebuildWithColumns(
   const scratch = rebuildTableName(table);
   await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(scratch)}`);
   await connection.run(recordTableDdl(scratch, [...properties, ...added]));
-  const copied = stored.map((c) => c.columnName);
-  const result = await copyFilling(connection, table, scratch, copied, added, copy);
+  const result = await fill(scratch, stored);
   await connection.run(`DROP TABLE ${quoteIdentifier(table)}`);
   await connection.run(`ALTER TABLE ${quoteIdentifier(scratch)} RENAME TO ${quoteIdentifier(table)}`);
   return result;
+}
+
+/** `rebuildTable` with the `added` columns too, every row copied with them filled from `_properties` (`copyFilling`). */
+export async function rebuildWithColumns(
+  connection: DuckDBConnection,
+  table: string,
+  added: readonly ColumnPlan[],
+  copy: CopyOptions = {},
+): Promise<CopyResult> {
+  return rebuildTable(connection, table, added, (scratch, stored) =>
+    copyFilling(
+      connection,
+      table,
+      scratch,
+      stored.map((c) => c.columnName),
+      added,
+      copy,
+    ),
+  );
 }
 
 async function upsertDefinitions(

@@ -59,6 +59,18 @@ const versionsOf = async (n: number) =>
     )
   ).map((v) => [v.name, v.account, v.source, v.basis, v.deleted, v.is_current, v.run_id]);
 
+/** Close the warehouse, run `sql` on its file (turning it into an earlier release's), and open it again. */
+async function reopenedAfter(sql: string): Promise<void> {
+  await warehouse.close();
+  const instance = await DuckDBInstance.create(join(dir, 'mirror.duckdb'));
+  const connection = await instance.connect();
+  await connection.run(sql);
+  connection.closeSync();
+  instance.closeSync();
+  warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
+  await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
+}
+
 /** The steps every test below starts from: one of each kind of change. */
 async function everyKindOfChange(): Promise<void> {
   await warehouse.commitBatch(
@@ -260,11 +272,8 @@ describe('a warehouse of the previous release', () => {
         deal(3, '2026-01-01T00:00:00Z', { name: 'three' }),
       ]),
     );
-    await warehouse.close();
     // What the previous release left: one row per (id, updated_at) observed, history_ahead, rows deleted and changed.
-    const instance = await DuckDBInstance.create(join(dir, 'mirror.duckdb'));
-    const connection = await instance.connect();
-    await connection.run(`
+    await reopenedAfter(`
       DROP VIEW IF EXISTS deals_history_view; DROP VIEW IF EXISTS companies_history_view; DROP VIEW IF EXISTS changes;
       DROP VIEW deals_history; DROP VIEW companies_history; DROP TABLE deals_history_store; DROP TABLE companies_history_store;
       ${withoutVersionColumns('deals')} ${withoutVersionColumns('companies')}
@@ -283,11 +292,6 @@ describe('a warehouse of the previous release', () => {
       UPDATE deals SET _properties = '{"name":"two, linked"}' WHERE id = '${ID(2)}';
       UPDATE deals SET _deleted_at = '2026-01-04T00:00:00Z' WHERE id = '${ID(3)}';
     `);
-    connection.closeSync();
-    instance.closeSync();
-
-    warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
-    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     await expectHistoryInvariant(warehouse, ['deals', 'companies']);
     const versions = await warehouse.query(
       `SELECT id, properties->>'name' AS name, source, deleted, is_current, valid_to IS NULL AS open FROM deals_history ORDER BY id, change_seq`,
@@ -322,21 +326,13 @@ describe('a warehouse of the previous release', () => {
     await everyKindOfChange();
     const before = await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`);
     const twoBefore = await versionsOf(2);
-    await warehouse.close();
     // The release before kept every version's properties in a table named deals_history.
-    const instance = await DuckDBInstance.create(join(dir, 'mirror.duckdb'));
-    const connection = await instance.connect();
-    await connection.run(`
+    await reopenedAfter(`
       CREATE TABLE old_history AS SELECT * FROM deals_history;
       DROP VIEW deals_history; DROP TABLE deals_history_store;
       ALTER TABLE old_history RENAME TO deals_history;
       ${withoutVersionColumns('deals')}
     `);
-    connection.closeSync();
-    instance.closeSync();
-
-    warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
-    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     expect(await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`)).toEqual(before);
     await expectHistoryInvariant(warehouse, ['deals']);
     await warehouse.commitBatch('deals', batch([deal(2, '2026-01-09T00:00:00Z', { name: 'two, later' })]));
@@ -348,21 +344,13 @@ describe('a warehouse of the previous release', () => {
     await everyKindOfChange();
     const before = await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`);
     const twoBefore = await versionsOf(2);
-    await warehouse.close();
     // The release before kept current versions in the store too, their properties NULL (read from the live row).
-    const instance = await DuckDBInstance.create(join(dir, 'mirror.duckdb'));
-    const connection = await instance.connect();
-    await connection.run(`
+    await reopenedAfter(`
       CREATE TABLE old_store AS SELECT * REPLACE (CASE WHEN is_current THEN NULL ELSE properties END AS properties) FROM deals_history;
       DROP VIEW deals_history; DROP TABLE deals_history_store;
       ALTER TABLE old_store RENAME TO deals_history_store;
       ${withoutVersionColumns('deals')}
     `);
-    connection.closeSync();
-    instance.closeSync();
-
-    warehouse = openWarehouse({ path: join(dir, 'mirror.duckdb'), lockTimeoutMs: 1500 });
-    await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
     expect(await warehouse.query(`SELECT * FROM deals_history ORDER BY change_seq`)).toEqual(before);
     await expectHistoryInvariant(warehouse, ['deals']);
     expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals_history_store WHERE is_current`)).toEqual([{ n: 0 }]);
