@@ -67,11 +67,28 @@ function parseElements(bytes: Buffer, spans: readonly number[]): unknown[] {
     let last = first;
     while (last + 2 < spans.length && spans[last + 3]! - spans[first]! <= GROUP_BYTES) last += 2;
     // The text between them holds only their separating commas (the scan saw to it).
-    const group = JSON.parse(`[${bytes.toString('utf8', spans[first]!, spans[last + 1]!)}]`) as unknown[];
+    const group = JSON.parse(bracketed(bytes, spans[first]!, spans[last + 1]!)) as unknown[];
     for (const value of group) values.push(value);
     first = last + 2;
   }
   return values;
+}
+
+/** Where `bracketed` copies a group's bytes, reused group after group (a larger lone element gets its own). */
+const groupBytes = Buffer.allocUnsafeSlow(GROUP_BYTES + 2);
+
+/**
+ * The text `[` + bytes [start, end) + `]`, decoded from one copy of the bytes: a text joined to its brackets would
+ * be two strings JSON.parse has to flatten into a third first (a copy of the group's text, twice its bytes when
+ * it is not Latin-1).
+ */
+function bracketed(bytes: Buffer, start: number, end: number): string {
+  const length = end - start + 2;
+  const copy = length <= groupBytes.length ? groupBytes : Buffer.allocUnsafe(length);
+  copy[0] = OPEN_ARRAY;
+  bytes.copy(copy, 1, start, end);
+  copy[length - 1] = CLOSE_ARRAY;
+  return copy.toString('utf8', 0, length);
 }
 
 /**

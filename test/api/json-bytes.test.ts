@@ -54,6 +54,16 @@ describe('parseJsonBytes', () => {
     }
   });
 
+  it('parses an element larger than a group, and the groups of pages after it, each from its own bytes', () => {
+    const large = page(300, 5) as { results: Record<string, unknown>[] };
+    large.results.splice(150, 0, { id: 'large', properties: { text: '長い'.repeat(40_000) } });
+    // Each page's groups are copied to the same place in turn: none may keep bytes of the one before.
+    for (const value of [large, page(500, 2), page(200, 9), large]) {
+      const text = JSON.stringify(value);
+      expect(parseJsonBytes(Buffer.from(text))).toEqual(JSON.parse(text));
+    }
+  });
+
   it('never decodes more than 64 KiB of a large body into one string', () => {
     const bytes = Buffer.from(JSON.stringify(page(2000)));
     const decode = vi.spyOn(Buffer.prototype, 'toString');
