@@ -74,10 +74,14 @@ describe('a batch encoded page by page', () => {
     records.push(deal(80, '9999-12-31T23:30:00-04:00', { name: 'year 10000, older' }));
     records.push(deal(81, '9999-12-31T23:30:00-04:00', { name: 'year 10000' }));
     records.push(deal(81, '9999-12-31T23:00:00-05:00', { name: 'year 10000, newer' }));
+    // Before year 1 by an offset: its canonical instant (year 0000) is not one a stamp can be read back from.
+    records.push(deal(400, '0001-01-01T00:00:00+01:00', { name: 'year 0' }));
+    records.push(deal(400, '0001-01-01T00:30:00+01:00', { name: 'year 0, newer' }));
+    records.push(deal(400, '9999-12-31T23:00:00-05:00', { name: 'year 10000, newest' }));
     const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false);
     await addPages(buffer, records, 50);
     expect(buffer.added).toBe(records.length);
-    expect(buffer.rows.rows).toBe(300);
+    expect(buffer.rows.rows).toBe(301);
     expect(buffer.close()).toBe(buffer.rows);
     await expect(buffer.add([deal(1, '2026-01-05T00:00:00Z')])).rejects.toThrow(/after the buffer was closed/);
     expect(lines(buffer.rows).sort()).toEqual(lines(encodeRecords(dedupeBatch(records, false), PLAN_A, SYNCED_AT)).sort());
