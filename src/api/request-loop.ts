@@ -8,9 +8,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
+import { BodyPool } from './body-pool.js';
 import { createKeyFeedback, keyLogField } from './key-feedback.js';
 import type { KeyPool } from './keys.js';
-import { nextStep } from './next-step.js';
+import { nextStep, type NextStep } from './next-step.js';
 import { readAnswer } from './read-answer.js';
 import type { RawResponse, RequestResult, RequestSpec } from './request.js';
 import { allKeysSetAsideError, errorForFailure } from './request-errors.js';
@@ -37,6 +38,8 @@ export interface RequestLoopDeps {
 export function createRequester(deps: RequestLoopDeps): Requester {
   const { keys, limiter, base, retry, timeoutMs, log, stats } = deps;
   const http = createHttp(timeoutMs);
+  // Shared by every request of this client: a walk reading ahead holds two bodies at once, each its own buffer.
+  const bodies = new BodyPool();
   const feedback = createKeyFeedback({ keys, limiter, log, retry });
 
   return async function request<T>(spec: RequestSpec<T>): Promise<RequestResult<T>> {
@@ -56,41 +59,47 @@ export function createRequester(deps: RequestLoopDeps): Requester {
       if (attempt > 1) stats.retries += 1;
 
       const started = performance.now();
-      const sent = await sendAttempt(http, base.prefix, spec, keys, keyId);
+      const sent = await sendAttempt(http, bodies, base.prefix, spec, keys, keyId);
       const ms = Math.round(performance.now() - started);
 
-      let failure: AttemptFailure;
-      let response: RawResponse | null = null;
-      let invalidJson = false;
-      let tooLong: ServiceWait | null = null;
-      let rejectedKeyDropped = false;
-      if ('response' in sent) {
-        response = sent.response;
-        const noted = feedback.noteAnswer(keyId, response, spec);
-        tooLong = noted.tooLong;
-        log.debug({ method, path, status: response.status, ms, attempt, ...keyLogField(keys, keyId) }, 'sales api attempt');
-        rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
-        const answer = await readAnswer(spec, response, noted.retryAfterMs);
-        if (answer.kind === 'data') return { data: answer.data, serverDate: answer.serverDate };
-        if (answer.kind === 'refused') throw answer.error;
-        ({ failure, invalidJson } = answer);
-        if (failure.kind === 'rate_limited') stats.rateLimited += 1;
-      } else {
-        failure = sent.failure;
-        // The status and headers of an answer whose body broke off still reach the limiter.
-        if (sent.answered) feedback.noteAnswer(keyId, sent.answered, spec);
-        log.debug({ method, path, error: describeOutcome(failure), ms, attempt }, 'sales api attempt');
-      }
+      let step: NextStep;
+      try {
+        let failure: AttemptFailure;
+        let response: RawResponse | null = null;
+        let invalidJson = false;
+        let tooLong: ServiceWait | null = null;
+        let rejectedKeyDropped = false;
+        if ('response' in sent) {
+          response = sent.response;
+          const noted = feedback.noteAnswer(keyId, response, spec);
+          tooLong = noted.tooLong;
+          log.debug({ method, path, status: response.status, ms, attempt, ...keyLogField(keys, keyId) }, 'sales api attempt');
+          rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
+          const answer = await readAnswer(spec, response, noted.retryAfterMs);
+          if (answer.kind === 'data') return { data: answer.data, serverDate: answer.serverDate };
+          if (answer.kind === 'refused') throw answer.error;
+          ({ failure, invalidJson } = answer);
+          if (failure.kind === 'rate_limited') stats.rateLimited += 1;
+        } else {
+          failure = sent.failure;
+          // The status and headers of an answer whose body broke off still reach the limiter.
+          if (sent.answered) feedback.noteAnswer(keyId, sent.answered, spec);
+          log.debug({ method, path, error: describeOutcome(failure), ms, attempt }, 'sales api attempt');
+        }
 
-      const step = nextStep(failure, { rejectedKeyDropped, keySetAside: tooLong !== null }, state, retry);
-      if (step.action === 'resend') continue;
-      if (step.action === 'fail') {
-        throw errorForFailure(
-          spec,
-          { failure, response, attempts: attempt, invalidJson, keyId },
-          { host: base.host, timeoutMs, maxRetryAfterMs: retry.maxRetryAfterMs },
-        );
+        step = nextStep(failure, { rejectedKeyDropped, keySetAside: tooLong !== null }, state, retry);
+        if (step.action === 'fail') {
+          throw errorForFailure(
+            spec,
+            { failure, response, attempts: attempt, invalidJson, keyId },
+            { host: base.host, timeoutMs, maxRetryAfterMs: retry.maxRetryAfterMs },
+          );
+        }
+      } finally {
+        // Read, parsed and, on a failure, built into its error: the body's buffer may take the next answer.
+        if ('response' in sent) sent.release();
       }
+      if (step.action === 'resend') continue;
       state = step.state;
       if (step.pauseKey) limiter.pause(keyId, step.delayMs);
       log.warn({ method, path, attempt, reason: step.reason, delayMs: step.delayMs }, 'sales api retry');

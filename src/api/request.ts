@@ -23,7 +23,8 @@ export interface RequestSpec<T> {
   /**
    * Sees a 2xx body's bytes before they are parsed (a walk finds the next cursor there and asks for the next page).
    * True when it sent a request: the parse then waits a turn, so that request leaves first and the parse and the
-   * check overlap its latency. A guess: whoever uses it must confirm it against the parsed body.
+   * check overlap its latency. A guess: whoever uses it must confirm it against the parsed body. The bytes are
+   * valid during the call only (see RawResponse.body).
    */
   onText?: ((body: Buffer) => boolean) | undefined;
   /**
@@ -45,5 +46,10 @@ export interface RequestResult<T> {
 export interface RawResponse {
   status: number;
   headers: Response['headers'];
+  /**
+   * A view of a buffer the client's pool lent (body-pool.ts), valid only until the request loop gives it back,
+   * once the answer has been read: another answer's bytes then overwrite it. Whatever outlives the answer (parsed
+   * values, an error's text, a cursor) is decoded from it, never a view of it.
+   */
   body: Buffer;
 }

@@ -1,15 +1,18 @@
 /**
- * One attempt on the wire: the URL built, the key's Authorization header set, one got request, and a failure to
- * get an answer mapped to an `AttemptFailure`. No retries (got's `retry.limit` is 0): the request loop owns them.
+ * One attempt on the wire: the URL built, the key's Authorization header set, one got request, its body read into
+ * a buffer of the client's pool, and a failure to get an answer mapped to an `AttemptFailure`. No retries (got's
+ * `retry.limit` is 0): the request loop owns them.
  */
-import got, { RequestError, TimeoutError, type Got, type Response } from 'got';
+import got, { RequestError, TimeoutError, type Got, type Request, type Response } from 'got';
+import type { BodyPool } from './body-pool.js';
 import type { KeyPool } from './keys.js';
 import type { RawResponse, RequestSpec } from './request.js';
 import type { AttemptFailure } from './retry.js';
 
 /** What one attempt came to: an answer (any status), or no usable answer at all. */
 export type SentAttempt =
-  | { response: RawResponse }
+  /** `release`: gives the body's buffer back to the pool, once the answer has been read (see RawResponse.body). */
+  | { response: RawResponse; release: () => void }
   /** `answered`: the status and headers of an answer whose body broke off, for the limiter to see all the same. */
   | { failure: AttemptFailure; answered?: { status: number; headers: Response['headers'] } };
 
@@ -29,9 +32,10 @@ export function createHttp(timeoutMs: number): Got {
   });
 }
 
-/** Sends `spec` once on `keyId`. Rejects only with the signal's reason, once it fired. */
+/** Sends `spec` once on `keyId`, its body read into `bodies`. Rejects only with the signal's reason, once it fired. */
 export async function sendAttempt(
   http: Got,
+  bodies: BodyPool,
   prefix: string,
   spec: RequestSpec<unknown>,
   keys: Pick<KeyPool, 'secretOf'>,
@@ -42,15 +46,14 @@ export async function sendAttempt(
     if (value !== null && value !== undefined) url.searchParams.set(name, String(value));
   }
   try {
-    const response = await http(url, {
+    // A stream, not got's buffered body: that would concatenate each answer into a fresh buffer.
+    const stream = http.stream(url, {
       method: spec.method,
-      // Bytes: a large body is parsed from them without one large string (parseJsonBytes).
-      responseType: 'buffer',
       headers: { authorization: `Bearer ${keys.secretOf(keyId)}` },
       ...(spec.body === undefined ? {} : { json: spec.body }),
       ...(spec.signal ? { signal: spec.signal } : {}),
     });
-    return { response: { status: response.statusCode, headers: response.headers, body: response.body } };
+    return await readBody(stream, bodies);
   } catch (error) {
     if (spec.signal?.aborted) throw spec.signal.reason;
     // Only the code is read: got's errors carry the request options, the Authorization header included.
@@ -62,4 +65,27 @@ export async function sendAttempt(
     const name = error instanceof Error ? error.name : typeof error;
     return { failure: { kind: 'network', networkCode: `ERR_UNEXPECTED_${name}` } };
   }
+}
+
+/** The answer on `stream`, its body in a buffer lent by `bodies`; rejects with got's error, the buffer given back. */
+function readBody(stream: Request, bodies: BodyPool): Promise<{ response: RawResponse; release: () => void }> {
+  const body = bodies.lend();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    stream.on('data', (chunk: Buffer) => body.append(chunk));
+    // `on`, not `once`: an error after the end (a socket reset) must find a listener, and leaves the body alone.
+    stream.on('error', (error) => {
+      if (settled) return;
+      settled = true;
+      body.release();
+      reject(error);
+    });
+    stream.once('end', () => {
+      settled = true;
+      // As got's promise API does once a body is read: its timeout and its listener on the signal go.
+      stream.destroy();
+      const { statusCode, headers } = stream.response!;
+      resolve({ response: { status: statusCode, headers, body: body.bytes }, release: () => body.release() });
+    });
+  });
 }
