@@ -53,6 +53,8 @@ export async function sendAttempt(
       ...(spec.body === undefined ? {} : { json: spec.body }),
       ...(spec.signal ? { signal: spec.signal } : {}),
     });
+    // got's stream leaves a request that may have a body open for one to be written: a POST without one ends here.
+    if (spec.body === undefined && spec.method !== 'GET') stream.end();
     return await readBody(stream, bodies);
   } catch (error) {
     if (spec.signal?.aborted) throw spec.signal.reason;
