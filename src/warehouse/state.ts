@@ -32,7 +32,9 @@ function literal(value: string | number | boolean | null): string {
 /**
  * Store the checkpoint. A finished walk (`completeWatermark`) moves the watermark and forgets the walk;
  * a walk whose cursor is null is finished too (a backfill, or a pass followed by another: the watermark does not move).
- * The statement, values inlined: the commit of a batch runs it in the script that stages the batch.
+ * The statements, values inlined: the commit of a batch runs them in the script that stages the batch. An UPDATE,
+ * and an INSERT when the row is missing (the first checkpoint): one `ON CONFLICT DO UPDATE` cost twice as much in
+ * every commit.
  */
 export function checkpointSql(
   resource: string,
@@ -43,20 +45,30 @@ export function checkpointSql(
   const walkOpen = checkpoint.cursor !== null && completeWatermark === undefined;
   const open = <T extends string | number | boolean | null>(value: T): string => literal(walkOpen ? value : null);
   const complete = completeWatermark !== undefined;
-  return `INSERT INTO sync_state (resource, watermark, walk_cursor, walk_updated_after, walk_started_at, walk_mode, last_completed_at, updated_at,
-       walk_pass, walk_pass_started_at, walk_dirty, walk_max_updated_at, walk_local_clock)
-     VALUES (${literal(resource)}, ${literal(completeWatermark ?? null)}, ${open(checkpoint.cursor)}, ${open(checkpoint.updatedAfter)},
-       ${open(checkpoint.startedAt)}, ${open(checkpoint.mode)}, ${literal(complete ? now : null)}, CAST(${literal(now)} AS TIMESTAMPTZ),
-       ${open(checkpoint.pass ?? 1)}, ${open(checkpoint.passStartedAt ?? checkpoint.startedAt)}, ${open(checkpoint.dirty ?? false)},
-       ${open(checkpoint.maxUpdatedAt ?? null)}, ${open(checkpoint.localClock ?? false)})
-     ON CONFLICT (resource) DO UPDATE SET
-       watermark = ${complete ? 'excluded.watermark' : 'sync_state.watermark'},
-       walk_cursor = excluded.walk_cursor, walk_updated_after = excluded.walk_updated_after,
-       walk_started_at = excluded.walk_started_at, walk_mode = excluded.walk_mode,
-       walk_pass = excluded.walk_pass, walk_pass_started_at = excluded.walk_pass_started_at, walk_dirty = excluded.walk_dirty,
-       walk_max_updated_at = excluded.walk_max_updated_at, walk_local_clock = excluded.walk_local_clock,
-       last_completed_at = ${complete ? 'excluded.last_completed_at' : 'sync_state.last_completed_at'},
-       updated_at = excluded.updated_at`;
+  const walk: Record<(typeof WALK_COLUMNS)[number], string> = {
+    walk_cursor: open(checkpoint.cursor),
+    walk_updated_after: open(checkpoint.updatedAfter),
+    walk_started_at: open(checkpoint.startedAt),
+    walk_mode: open(checkpoint.mode),
+    walk_pass: open(checkpoint.pass ?? 1),
+    walk_pass_started_at: open(checkpoint.passStartedAt ?? checkpoint.startedAt),
+    walk_dirty: open(checkpoint.dirty ?? false),
+    walk_max_updated_at: open(checkpoint.maxUpdatedAt ?? null),
+    walk_local_clock: open(checkpoint.localClock ?? false),
+  };
+  // A walk under way leaves the watermark and the last completion as they are.
+  const values: Record<string, string> = {
+    ...(complete ? { watermark: literal(completeWatermark), last_completed_at: literal(now) } : {}),
+    ...walk,
+    updated_at: `CAST(${literal(now)} AS TIMESTAMPTZ)`,
+  };
+  const key = literal(resource);
+  const columns = Object.keys(values);
+  return [
+    `UPDATE sync_state SET ${columns.map((c) => `${c} = ${values[c]}`).join(', ')} WHERE resource = ${key}`,
+    `INSERT INTO sync_state (resource, ${columns.join(', ')})
+     SELECT ${key}, ${columns.map((c) => values[c]).join(', ')} WHERE NOT EXISTS (SELECT 1 FROM sync_state WHERE resource = ${key})`,
+  ].join(';\n');
 }
 
 /**
