@@ -159,29 +159,6 @@ function cellJson(value: PropertyValue, valueJson: string, sqlType: SqlType): st
 }
 
 /**
- * What JSON.stringify escapes in a string: the quote, the backslash, controls below U+0020 and lone surrogates
- * (with them the other controls, `\p{Cc}`, which then take JSON.stringify's own way).
- */
-const NEEDS_ESCAPE = /["\\\p{Cc}\ud800-\udfff]/u;
-
-/**
- * JSON.stringify(value) of a property value, without its call for a string that needs no escape, a number or a
- * boolean: a call costs more than the text it makes for most values.
- */
-function valueJson(value: PropertyValue): string {
-  switch (typeof value) {
-    case 'string':
-      return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
-    case 'number':
-      // JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null.
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-  }
-  return JSON.stringify(value);
-}
-
-/**
  * Records of a list share key lists: what each one costs (`KeyShape`) is worked out once per batch, found again by
  * walking its names (`ShapeNode`). Past this many names held, the shapes are forgotten and worked out anew.
  */
@@ -297,7 +274,7 @@ export function recordEncoder(
     let raw = '{';
     for (let i = 0; i < names.length; i += 1) {
       const value = values[names[i]!]!;
-      const text = valueJson(value);
+      const text = JSON.stringify(value);
       texts[i] = text;
       raw += shape.rawKeys[i]! + text;
       if (value !== null && typeof value === 'object') nested = true;
