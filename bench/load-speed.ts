@@ -82,25 +82,42 @@ function servicePages(rows: number): { pages: Buffer[]; touchedPages: Buffer[]; 
   return { pages: paged(records), touchedPages: paged(touched(records)), definitions: truth.properties.deals as PropertyDefinition[] };
 }
 
-/**
- * Our commit path (pages through the walk's batching, each batch the warehouse's commitBatch in its own
- * transaction with a checkpoint) against DuckDB itself committing the very same batches with their history rows,
- * and against DuckDB's own one-shot load of the same rows into a fresh table: the physical limit of the file.
- */
-export async function benchLoadSpeed(options: {
+/** How `benchLoadSpeed` measures: the sync's settings, and how many rounds. */
+export interface LoadSpeedOptions {
   rows: number;
   /** The sync's SALESYNC_FLUSH_ROWS. */
   batchRows: number;
   /** The warehouse settings a sync would open the file with (SALESYNC_DUCKDB_MEMORY, SALESYNC_LINGER). */
   memoryLimit: string;
   lingerMs: number;
-}): Promise<LoadSpeedResult> {
+  /**
+   * Rounds, each our commit path then DuckDB's baselines of the very batches it committed: a figure and its
+   * baseline measured side by side, round after round, so a machine that slows for a minute slows both.
+   * @defaultValue 1
+   */
+  rounds?: number;
+}
+
+/**
+ * Our commit path (pages through the walk's batching, each batch the warehouse's commitBatch in its own
+ * transaction with a checkpoint) against DuckDB itself committing the very same batches with their history rows,
+ * and against DuckDB's own one-shot load of the same rows into a fresh table: the physical limit of the file.
+ * One result per round (`LoadSpeedOptions.rounds`), the same service pages in each.
+ */
+export async function benchLoadSpeed(options: LoadSpeedOptions): Promise<LoadSpeedResult[]> {
+  // The rows as the service would send them: pages of JSON bytes, parsed one at a time as the API client hands
+  // them over. The simulator and its records are gone before anything is timed: a heap holding every record
+  // makes each collection slower than a sync's, whose records die with their batch.
+  const service = servicePages(options.rows);
+  const results: LoadSpeedResult[] = [];
+  for (let round = 0; round < (options.rounds ?? 1); round += 1) results.push(await loadSpeedRound(options, service));
+  return results;
+}
+
+async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typeof servicePages>): Promise<LoadSpeedResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-load-'));
   try {
-    // The rows as the service would send them: pages of JSON bytes, parsed one at a time as the API client hands
-    // them over. The simulator and its records are gone before anything is timed: a heap holding every record
-    // makes each collection slower than a sync's, whose records die with their batch.
-    const { pages, touchedPages, definitions } = servicePages(options.rows);
+    const { pages, touchedPages, definitions } = service;
     const path = join(dir, 'warehouse.duckdb');
     // Opened as a sync opens it (the file lingers between commits, the same memory limit).
     const warehouse = openWarehouse({
