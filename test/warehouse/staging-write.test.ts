@@ -257,6 +257,51 @@ describe("a batch's chunks carved from a pool of buffers", () => {
     }
   });
 
+  it('shared by batches in flight at once, each spilling or not, with short and slow writes and dropped lines, stage exactly their own lines', async () => {
+    // A fixed sequence of choices (a linear congruential generator), so a failure replays.
+    let state = 7;
+    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const turn = () => new Promise((resolve) => (next() < 0.5 ? setImmediate(resolve) : setTimeout(resolve, Math.floor(next() * 3))));
+    const words = ['基幹システム刷新', 'データ分析', 'é', '😀', 'note: follow up'];
+    const text = () => Array.from({ length: 1 + Math.floor(next() * 30) }, () => words[Math.floor(next() * words.length)]).join(' ');
+    // A disk that answers late and sometimes writes only the first chunk of a call.
+    const slowDisk = async (fd: number, chunks: readonly Buffer[]) => {
+      await turn();
+      const taken = next() < 0.3 ? chunks.slice(0, 1) : chunks;
+      return { bytesWritten: taken.reduce((n, c) => n + writeSync(fd, c), 0) };
+    };
+    const pool = new SlabPool(16 * 1024, 8);
+    const batch = async (name: string): Promise<{ staged: string[]; kept: string[] }> => {
+      const spill = next() < 0.6 ? { bytes: 2000 + Math.floor(next() * 30_000), open: () => openSpillFile(slowDisk) } : undefined;
+      const rows = new NdjsonRows(spill, pool);
+      const pushed: (string | null)[] = [];
+      const count = 50 + Math.floor(next() * 600);
+      for (let i = 0; i < count; i += 1) {
+        const l = JSON.stringify({ batch: name, n: i, text: text() });
+        pushed.push(l);
+        rows.push(l);
+        // A later version of an earlier record: its line dropped, spilled or not.
+        if (i > 0 && next() < 0.05) {
+          const dropped = Math.floor(next() * i);
+          rows.drop(dropped);
+          pushed[dropped] = null;
+        }
+        if (next() < 0.03) await turn();
+      }
+      const file = await writeStageFile(rows);
+      try {
+        return { staged: await readStageLines(file), kept: pushed.filter((l) => l !== null) };
+      } finally {
+        await removeStageFile(file);
+      }
+    };
+    for (let round = 0; round < 12; round += 1) {
+      for (const { staged, kept } of await Promise.all(['a', 'b', 'c', 'd'].map((b) => batch(`${round}${b}`))))
+        expect(staged).toEqual(kept);
+    }
+    expect(pool.idle).toBeGreaterThan(0);
+  });
+
   it('of a batch let go unwritten (abandoned) stay out of the pool', () => {
     const pool = new SlabPool(4096);
     const rows = new NdjsonRows(undefined, pool);
