@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -34,6 +34,12 @@ export interface LoadSpeedResult {
   upsertBatches: number[];
   /** Rows/s of DuckDB's own `INSERT INTO … SELECT * FROM read_json(…)` of the same rows into a fresh table. */
   duckdbRowsPerSec: number;
+  /**
+   * Rows/s of DuckDB loading the service's page bodies themselves in one statement at the writer's threads (the
+   * records unnested, a few typed cells and the properties' hash in SQL; `pageBodiesLoad`): what a first load that
+   * handed DuckDB the pages whole could reach.
+   */
+  duckdbPageBodiesRowsPerSec: number;
   /** DuckDB threads the warehouse's writer runs (`writerThreads`), which the batched loads below run too. */
   writerThreads: number;
   /**
@@ -96,6 +102,39 @@ export interface LoadSpeedOptions {
    * @defaultValue 1
    */
   rounds?: number;
+}
+
+/**
+ * Rows/s of DuckDB loading `pages` (list bodies as the service sends them) into a fresh table in one statement on
+ * `threads` threads at its default memory limit: each record unnested from `results`, four typed cells cast from
+ * its properties' JSON, the properties kept as JSON with their `sha256`. Timed to the checkpoint.
+ */
+async function pageBodiesLoad(dir: string, pages: readonly Buffer[], threads: number): Promise<number> {
+  const pagesDir = join(dir, 'pages');
+  await mkdir(pagesDir, { recursive: true });
+  for (const [i, page] of pages.entries()) await writeFile(join(pagesDir, `${String(i).padStart(6, '0')}.json`), page);
+  const instance = await DuckDBInstance.create(join(dir, 'page-bodies.duckdb'), { threads: String(threads) });
+  const c = await instance.connect();
+  try {
+    const records = `read_json(${lit(join(pagesDir, '*.json'))}, format = 'auto',
+      columns = {results: 'STRUCT(id VARCHAR, created_at VARCHAR, updated_at VARCHAR, properties JSON)[]'})`;
+    const t0 = performance.now();
+    await c.run(
+      `CREATE TABLE deals AS SELECT r.id, CAST(r.created_at AS TIMESTAMPTZ) AS created_at, CAST(r.updated_at AS TIMESTAMPTZ) AS updated_at,
+         r.properties->>'name' AS name, TRY_CAST(r.properties->>'amount' AS DOUBLE) AS amount,
+         TRY_CAST(r.properties->>'close_date' AS DATE) AS close_date, r.properties->>'stage' AS stage,
+         r.properties AS _properties, sha256(CAST(r.properties AS VARCHAR)) AS _content_hash
+       FROM (SELECT unnest(results) AS r FROM ${records})`,
+    );
+    await c.run('CHECKPOINT');
+    const seconds = (performance.now() - t0) / 1000;
+    const loaded = Number((await c.runAndReadAll('SELECT count(*) AS n FROM deals')).getRowObjects()[0]!.n);
+    return loaded / seconds;
+  } finally {
+    c.closeSync();
+    instance.closeSync();
+    await rm(pagesDir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -245,6 +284,7 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
       upsertBatches: upsert.batches,
       writerThreads: asWarehouse.threads,
       duckdbRowsPerSec: await load('baseline.duckdb', { ...firstLoadBatches, batches: [ndjson] }, false, null),
+      duckdbPageBodiesRowsPerSec: await pageBodiesLoad(dir, pages, asWarehouse.threads),
       duckdbBatchedRowsPerSec: await load('batched.duckdb', firstLoadBatches, false, asWarehouse),
       duckdbBatchedWithHistoryRowsPerSec: await load('batched-history.duckdb', firstLoadBatches, true, asWarehouse),
       duckdbBatchedWithHistoryAllCoresRowsPerSec: await load('batched-history-all.duckdb', firstLoadBatches, true, allCores),

@@ -45,6 +45,8 @@ export interface SyncChildResult {
   maxRssMb: number;
   /** Peak JS heap used, sampled every 100 ms. */
   maxHeapMb: number;
+  /** The largest old space left right after a full collection: what the sync's JS keeps alive. */
+  liveOldSpaceMb?: number;
   errors: string[];
 }
 

@@ -1,5 +1,7 @@
 // One sync in its own process, reporting what it cost: the peak RSS of this process is the sync's alone.
 // Reads the service address, key and warehouse from the environment like the CLI; prints one JSON line.
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { RESOURCE_NAMES } from '../src/core/resources.js';
@@ -15,6 +17,16 @@ let maxHeapMb = 0;
 const sampler = setInterval(() => {
   maxHeapMb = Math.max(maxHeapMb, process.memoryUsage().heapUsed / 2 ** 20);
 }, 100);
+// The old space right after each full collection: what the sync keeps alive, where the peak above also holds
+// garbage V8 has not collected yet.
+let liveOldSpaceMb = 0;
+const collections = new PerformanceObserver((list) => {
+  if (!list.getEntries().some((e) => (e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR))
+    return;
+  const old = getHeapSpaceStatistics().find((s) => s.space_name === 'old_space');
+  if (old) liveOldSpaceMb = Math.max(liveOldSpaceMb, old.space_used_size / 2 ** 20);
+});
+collections.observe({ entryTypes: ['gc'] });
 const report = await runSync(env.deps, env.settings, {
   resources: RESOURCE_NAMES,
   mode: 'incremental',
@@ -22,6 +34,7 @@ const report = await runSync(env.deps, env.settings, {
 });
 await env.close();
 clearInterval(sampler);
+collections.disconnect();
 const elapsedMs = performance.now() - started;
 // This process's CPU (all its threads, DuckDB's included), in microseconds: the sync's cost beside its wall time.
 const cpu = process.cpuUsage(cpuAtStart);
@@ -40,6 +53,7 @@ process.stdout.write(
     // resourceUsage().maxRSS is in kilobytes.
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     maxHeapMb,
+    liveOldSpaceMb,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code}`),
   })}\n`,

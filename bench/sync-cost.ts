@@ -39,6 +39,8 @@ export interface MemoryResult {
   records: number;
   maxRssMb: number;
   maxHeapMb: number;
+  /** See ChildSyncResult.liveOldSpaceMb. */
+  liveOldSpaceMb: number;
   elapsedMs: number;
   /** CPU the sync process used (user + system, every thread), in seconds. */
   cpuSeconds: number;
@@ -76,6 +78,7 @@ export async function benchMemory(
       records: result.records,
       maxRssMb: result.maxRssMb,
       maxHeapMb: result.maxHeapMb,
+      liveOldSpaceMb: result.liveOldSpaceMb ?? Number.NaN,
       elapsedMs: result.elapsedMs,
       cpuSeconds: result.cpuSeconds ?? Number.NaN,
       duckdbAloneMaxRssMb: alone.maxRssMb,
