@@ -137,20 +137,44 @@ async function pageBodiesLoad(dir: string, pages: readonly Buffer[], threads: nu
   }
 }
 
+/** A round's step: its failure says which step failed (a DuckDB error alone names no statement). */
+async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+/** The rounds that completed, and why each of the others failed (`round N, step: message`). */
+export interface LoadSpeedRounds {
+  results: LoadSpeedResult[];
+  failures: string[];
+}
+
 /**
  * Our commit path (pages through the walk's batching, each batch the warehouse's commitBatch in its own
  * transaction with a checkpoint) against DuckDB itself committing the very same batches with their history rows,
  * and against DuckDB's own one-shot load of the same rows into a fresh table: the physical limit of the file.
  * One result per round (`LoadSpeedOptions.rounds`), the same service pages in each.
  */
-export async function benchLoadSpeed(options: LoadSpeedOptions): Promise<LoadSpeedResult[]> {
+export async function benchLoadSpeed(options: LoadSpeedOptions): Promise<LoadSpeedRounds> {
   // The rows as the service would send them: pages of JSON bytes, parsed one at a time as the API client hands
   // them over. The simulator and its records are gone before anything is timed: a heap holding every record
   // makes each collection slower than a sync's, whose records die with their batch.
   const service = servicePages(options.rows);
-  const results: LoadSpeedResult[] = [];
-  for (let round = 0; round < (options.rounds ?? 1); round += 1) results.push(await loadSpeedRound(options, service));
-  return results;
+  // A round that fails is reported beside the others rather than losing them (a rare DuckDB error in one of the
+  // baselines' statements once ended a whole bench run); a section with no round left fails.
+  const rounds: LoadSpeedRounds = { results: [], failures: [] };
+  for (let round = 0; round < (options.rounds ?? 1); round += 1) {
+    try {
+      rounds.results.push(await loadSpeedRound(options, service));
+    } catch (error) {
+      rounds.failures.push(`round ${round + 1}, ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (rounds.results.length === 0) throw new Error(`every round failed: ${rounds.failures.join('; ')}`);
+  return rounds;
 }
 
 async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typeof servicePages>): Promise<LoadSpeedResult> {
@@ -214,8 +238,8 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
     let firstLoad: { rowsPerSec: number; batches: number[] };
     let upsert: { rowsPerSec: number; batches: number[] };
     try {
-      firstLoad = await commitAll(pages);
-      upsert = await commitAll(touchedPages);
+      firstLoad = await step('our first load', () => commitAll(pages));
+      upsert = await step('our upsert', () => commitAll(touchedPages));
     } finally {
       // After a failed commit too: a file left lingering open would still be writing while the directory goes.
       await warehouse.close();
@@ -226,17 +250,28 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
     const ndjson = join(dir, 'deals.ndjson');
     const source = await DuckDBInstance.create(path);
     const sourceConnection = await source.connect();
-    // A commit path that wrote less than it was given would read as fast: every record once, two versions each.
-    await assertHolds(
-      connectionQuery(sourceConnection),
-      { deals: options.rows, deals_history: { rows: 2 * options.rows, ids: options.rows } },
-      `the commit path, given ${options.rows} records loaded then changed,`,
-    );
-    await sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`);
-    const firstLoadBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'batches'), firstLoad.batches);
-    const upsertBatches = await exportBatches(sourceConnection, 'deals', join(dir, 'upsert-batches'), upsert.batches);
-    sourceConnection.closeSync();
-    source.closeSync();
+    let firstLoadBatches: BatchedTable;
+    let upsertBatches: BatchedTable;
+    try {
+      // A commit path that wrote less than it was given would read as fast: every record once, two versions each.
+      await step('the check of what the commit path wrote', () =>
+        assertHolds(
+          connectionQuery(sourceConnection),
+          { deals: options.rows, deals_history: { rows: 2 * options.rows, ids: options.rows } },
+          `the commit path, given ${options.rows} records loaded then changed,`,
+        ),
+      );
+      await step('the export of its rows as NDJSON', () => sourceConnection.run(`COPY deals TO ${lit(ndjson)} (FORMAT json)`));
+      firstLoadBatches = await step('the export of its first-load batches', () =>
+        exportBatches(sourceConnection, 'deals', join(dir, 'batches'), firstLoad.batches),
+      );
+      upsertBatches = await step('the export of its upsert batches', () =>
+        exportBatches(sourceConnection, 'deals', join(dir, 'upsert-batches'), upsert.batches),
+      );
+    } finally {
+      sourceConnection.closeSync();
+      source.closeSync();
+    }
 
     // Timed from the first statement to the last checkpoint, in a fresh file: DuckDB's own defaults for the
     // one-shot load (the physical limit); for the batches, the settings the warehouse opens its file with (memory
@@ -283,17 +318,19 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
       firstLoadBatches: firstLoad.batches,
       upsertBatches: upsert.batches,
       writerThreads: asWarehouse.threads,
-      duckdbRowsPerSec: await load('baseline.duckdb', { ...firstLoadBatches, batches: [ndjson] }, false, null),
-      duckdbPageBodiesRowsPerSec: await pageBodiesLoad(dir, pages, asWarehouse.threads),
-      duckdbBatchedRowsPerSec: await load('batched.duckdb', firstLoadBatches, false, asWarehouse),
-      duckdbBatchedWithHistoryRowsPerSec: await load('batched-history.duckdb', firstLoadBatches, true, asWarehouse),
-      duckdbBatchedWithHistoryAllCoresRowsPerSec: await load('batched-history-all.duckdb', firstLoadBatches, true, allCores),
-      duckdbUpsertBatchesWithHistoryRowsPerSec: await load(
-        'upsert-batches-history.duckdb',
-        upsertBatches,
-        true,
-        asWarehouse,
-        firstLoadBatches,
+      duckdbRowsPerSec: await step("DuckDB's one-shot load", () =>
+        load('baseline.duckdb', { ...firstLoadBatches, batches: [ndjson] }, false, null),
+      ),
+      duckdbPageBodiesRowsPerSec: await step("DuckDB's load of the page bodies", () => pageBodiesLoad(dir, pages, asWarehouse.threads)),
+      duckdbBatchedRowsPerSec: await step("DuckDB's batches", () => load('batched.duckdb', firstLoadBatches, false, asWarehouse)),
+      duckdbBatchedWithHistoryRowsPerSec: await step("DuckDB's batches with history", () =>
+        load('batched-history.duckdb', firstLoadBatches, true, asWarehouse),
+      ),
+      duckdbBatchedWithHistoryAllCoresRowsPerSec: await step("DuckDB's batches with history on all cores", () =>
+        load('batched-history-all.duckdb', firstLoadBatches, true, allCores),
+      ),
+      duckdbUpsertBatchesWithHistoryRowsPerSec: await step("DuckDB's upsert batches", () =>
+        load('upsert-batches-history.duckdb', upsertBatches, true, asWarehouse, firstLoadBatches),
       ),
       firstLoadRowsPerSec: firstLoad.rowsPerSec,
       upsertRowsPerSec: upsert.rowsPerSec,

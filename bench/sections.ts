@@ -50,8 +50,33 @@ const config = loadConfig(process.env);
 // Without SALESYNC_DUCKDB_MEMORY a sync sizes DuckDB's limit to its widest table: the bench's tables are narrow, so
 // that is the base limit, which DuckDB alone gets too.
 const memoryLimit = config.warehouseMemoryLimit ?? automaticMemoryLimit(0);
+/** Sections that failed: each is a row of its own, the run goes on, and it exits 1 once every section ran. */
+let failedSections = 0;
 
-if (wanted('efficiency')) {
+/**
+ * Run section `name` when wanted: a section that throws becomes a failed row saying why, and the sections after it
+ * still run (one DuckDB error in a baseline once ended a whole run, every figure before it lost).
+ */
+async function section(name: string, run: () => Promise<void>): Promise<void> {
+  if (!wanted(name)) return;
+  try {
+    await run();
+  } catch (error) {
+    failedSections += 1;
+    const message = error instanceof Error ? error.message : String(error);
+    say(`${name}: failed: ${message}`);
+    rows.push({
+      section: name,
+      measure: `${name} section`,
+      value: Number.NaN,
+      goal: 'completes',
+      met: false,
+      detail: `failed: ${message}`,
+    });
+  }
+}
+
+await section('efficiency', async () => {
   say('request efficiency: full and incremental sync against the minimum the interface allows ...');
   for (const r of await benchRequestEfficiency({
     size: { deals: n(20_000), companies: n(5_000), contacts: n(20_000), contactActivities: n(5_000), meetingLogs: 400, users: 40 },
@@ -66,9 +91,9 @@ if (wanted('efficiency')) {
       detail: `${r.requests} requests, minimum ${r.minimum} for ${r.records} records`,
     });
   }
-}
+});
 
-if (wanted('limiter')) {
+await section('limiter', async () => {
   say(
     'rate-limit use: 1 process, 3 processes sharing a key through Redis, a pool of 3 keys, a backfill alone and a sync beside a backfill through Redis (about 6 min) ...',
   );
@@ -99,13 +124,13 @@ if (wanted('limiter')) {
     const met = r.rateRatio >= 0.95 && r.rateLimited === 0;
     rows.push({ section: 'limiter', measure: `requests/min ÷ limit, ${who}`, value: r.rateRatio, goal: '≥ 0.95, no 429', met, detail });
   }
-}
+});
 
-if (wanted('load')) {
+await section('load', async () => {
   say(
     `load speed: our commit path against DuckDB committing the same batches, and against DuckDB's one-shot load (${LOAD_ROUNDS} rounds) ...`,
   );
-  const rounds = await benchLoadSpeed({
+  const { results: rounds, failures } = await benchLoadSpeed({
     rows: n(200_000),
     batchRows: config.flushRows,
     memoryLimit,
@@ -157,18 +182,19 @@ if (wanted('load')) {
     const middle = medianIndex(ratios);
     const ratio = ratios[middle]!;
     const all = rounds.length > 1 ? `; rounds ${ratios.map((x) => x.toFixed(3)).join(' / ')}, the median's figures` : '';
+    const failed = failures.length === 0 ? '' : `; failed: ${failures.join('; ')}`;
     rows.push({
       section: 'load',
       measure: v.measure,
       value: fixed(ratio),
       goal: v.goal === null ? 'measured' : `≥ ${v.goal}`,
       met: v.goal === null ? Number.isFinite(ratio) : ratio >= v.goal,
-      detail: `${v.detail(rounds[middle]!)}${all}`,
+      detail: `${v.detail(rounds[middle]!)}${all}${failed}`,
     });
   }
-}
+});
 
-if (wanted('memory')) {
+await section('memory', async () => {
   for (const records of [n(100_000), n(1_000_000)]) {
     say(`memory: peak RSS of a full sync of ${records} records ...`);
     const r = await benchMemory(records, { flushRows: config.flushRows, memoryLimit });
@@ -191,9 +217,9 @@ if (wanted('memory')) {
       detail: `${r.cpuSeconds.toFixed(1)} s of CPU in ${(r.elapsedMs / 1000).toFixed(0)} s, every thread of the sync process (DuckDB's included)`,
     });
   }
-}
+});
 
-if (wanted('e2e')) {
+await section('e2e', async () => {
   const records = n(1_000_000);
   say(`end to end: full sync of ${records} records with 50 ms latency ...`);
   // Meant for an otherwise idle machine (a busy one slows the writer): the sections before it settle first (up to
@@ -214,9 +240,9 @@ if (wanted('e2e')) {
       ` with its pages (got alone: ${r.bareMsPerPage.toFixed(1)} ms a page here); load average ${loadAtStart.toFixed(2)} at the start` +
       ` on ${cpus().length} cores (${loadAtStart < IDLE_LOAD ? 'idle' : 'NOT idle'})`,
   });
-}
+});
 
-if (wanted('publish')) {
+await section('publish', async () => {
   const records = n(1_000_000);
   say(`publish: time spent publishing WAREHOUSE_PATH ÷ sync time, first sync of ${records} records and an incremental sync of 1 % ...`);
   // Spread over the resources as the memory section's syncs are.
@@ -230,9 +256,9 @@ if (wanted('publish')) {
       detail: `${r.publishes} publishes of ${(r.bytes / 2 ** 20).toFixed(0)} MB in ${(r.publishMs / 1000).toFixed(1)} s of a ${(r.syncMs / 1000).toFixed(1)} s sync of ${r.records} records`,
     });
   }
-}
+});
 
-if (wanted('wide')) {
+await section('wide', async () => {
   const width = 2000;
   const records = n(20_000);
   say(`wide: ${width} properties on ${records} deals, synced at full width, then added at once to stored rows ...`);
@@ -259,7 +285,7 @@ if (wanted('wide')) {
       ? `peak RSS ${added.peakRssMb} MB (after adding: ${added.peakRssMbAfter.addColumns} MB); query ${seconds(added.queryMs)} s, export ${seconds(added.exportMs)} s`
       : `failed: ${added.error}`,
   });
-}
+});
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 process.stdout.write(`\nsalesync benchmarks (scale ${scale}) on ${machine}\n\n`);
@@ -273,3 +299,4 @@ const out = join(projectRoot(import.meta.url), 'bench', 'results');
 await mkdir(out, { recursive: true });
 await writeFile(join(out, 'bench.json'), `${JSON.stringify({ machine, scale, at: new Date().toISOString(), rows }, null, 2)}\n`);
 process.stdout.write(`\nwritten to bench/results/bench.json\n`);
+if (failedSections > 0) process.exitCode = 1;
