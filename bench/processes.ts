@@ -47,7 +47,17 @@ export interface SyncChildResult {
   maxHeapMb: number;
   /** The largest old space left right after a full collection: what the sync's JS keeps alive. */
   liveOldSpaceMb?: number;
+  /** What the RSS was made of at its highest 100 ms sample. */
+  atPeak?: PeakParts | null;
   errors: string[];
+}
+
+/** A sample of a process's memory, in MB: its RSS, of it the mapped files (null: unknown), V8's heap, external memory. */
+export interface PeakParts {
+  rssMb: number;
+  fileMb: number | null;
+  v8HeapMb: number;
+  externalMb: number;
 }
 
 /** Process settings a sync child inherits from the bench's environment beside SALESYNC_*. */

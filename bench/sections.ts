@@ -11,6 +11,7 @@ import { benchLimiter, DEFAULT_LIMITER_FLAGS, describeLanes } from './limiter.js
 import { benchLoadSpeed, type LoadSpeedResult } from './load-speed.js';
 import { benchRequestEfficiency } from './request-efficiency.js';
 import { benchEndToEnd, benchMemory, spreadSize } from './sync-cost.js';
+import type { PeakParts } from './processes.js';
 import { benchPublishCost } from './publish-cost.js';
 import { benchWideOrganization } from './wide-tables.js';
 
@@ -194,6 +195,15 @@ await section('load', async () => {
   }
 });
 
+/** What a sync's RSS was made of at its highest sample, for the memory rows' detail (empty when not sampled). */
+const peakParts = (p: PeakParts | null): string => {
+  if (p === null) return '';
+  const mb = (x: number) => Math.round(x);
+  const rest = p.rssMb - (p.fileMb ?? 0) - p.v8HeapMb - p.externalMb;
+  const files = p.fileMb === null ? '' : `${mb(p.fileMb)} MB mapped files (code), `;
+  return `at the highest RSS sampled (${mb(p.rssMb)} MB): ${files}V8's heap ${mb(p.v8HeapMb)} MB, external ${mb(p.externalMb)} MB, the rest (${p.fileMb === null ? 'code, ' : ''}DuckDB, glibc, stacks) ${mb(rest)} MB; `;
+};
+
 await section('memory', async () => {
   for (const records of [n(100_000), n(1_000_000)]) {
     say(`memory: peak RSS of a full sync of ${records} records ...`);
@@ -204,7 +214,7 @@ await section('memory', async () => {
       value: Math.round(r.maxRssMb),
       goal: '≤ 400, flat',
       met: r.maxRssMb <= 400,
-      detail: `JS heap peak ${Math.round(r.maxHeapMb)} MB (old space at most ${Math.round(r.liveOldSpaceMb)} MB after a full collection); ${(r.elapsedMs / 1000).toFixed(0)} s; DuckDB alone, the same rows in the same committed batches with history: ${Math.round(r.duckdbAloneMaxRssMb)} MB`,
+      detail: `JS heap peak ${Math.round(r.maxHeapMb)} MB (old space at most ${Math.round(r.liveOldSpaceMb)} MB after a full collection); ${peakParts(r.atPeak)}${(r.elapsedMs / 1000).toFixed(0)} s; DuckDB alone, the same rows in the same committed batches with history: ${Math.round(r.duckdbAloneMaxRssMb)} MB`,
     });
     // What a sync costs the machine, whatever the service's latency: the same run's CPU, per 100k records.
     const cpuPer100k = (r.cpuSeconds / r.records) * 100_000;

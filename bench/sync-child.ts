@@ -1,5 +1,6 @@
 // One sync in its own process, reporting what it cost: the peak RSS of this process is the sync's alone.
 // Reads the service address, key and warehouse from the environment like the CLI; prints one JSON line.
+import { readFileSync } from 'node:fs';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { pino } from 'pino';
@@ -7,15 +8,34 @@ import { loadConfig } from '../src/config.js';
 import { RESOURCE_NAMES } from '../src/core/resources.js';
 import { walkLength } from '../devtools/walk-schedule.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
+import type { PeakParts } from './processes.js';
+
+/** The RSS of mapped files (`RssFile` in /proc/self/status), in MB; null where the OS has no such file. */
+function rssFileMb(): number | null {
+  try {
+    const kb = /^RssFile:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) / 1024;
+  } catch {
+    return null;
+  }
+}
 
 const config = loadConfig(process.env);
 const env = createSyncEnvironment(config, { logger: pino({ level: 'warn' }) });
 const started = performance.now();
 const cpuAtStart = process.cpuUsage();
-// Peak JS heap beside peak RSS: what the sync holds, as opposed to DuckDB's native memory.
+// Peak JS heap beside peak RSS: what the sync holds, as opposed to DuckDB's native memory. And what the RSS was made
+// of at its highest sample: the mapped files (code), V8's heap, Node's external memory; the rest is DuckDB's,
+// glibc's and the threads' stacks.
 let maxHeapMb = 0;
+let atPeak: PeakParts | null = null;
 const sampler = setInterval(() => {
-  maxHeapMb = Math.max(maxHeapMb, process.memoryUsage().heapUsed / 2 ** 20);
+  const usage = process.memoryUsage();
+  maxHeapMb = Math.max(maxHeapMb, usage.heapUsed / 2 ** 20);
+  const rssMb = usage.rss / 2 ** 20;
+  if (atPeak === null || rssMb > atPeak.rssMb) {
+    atPeak = { rssMb, fileMb: rssFileMb(), v8HeapMb: usage.heapTotal / 2 ** 20, externalMb: usage.external / 2 ** 20 };
+  }
 }, 100);
 // The old space right after each full collection: what the sync keeps alive, where the peak above also holds
 // garbage V8 has not collected yet.
@@ -54,6 +74,7 @@ process.stdout.write(
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     maxHeapMb,
     liveOldSpaceMb,
+    atPeak,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code}`),
   })}\n`,

@@ -6,7 +6,7 @@ import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { exportBatches, type BatchedTable } from './duckdb-batched.js';
 import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
-import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type SyncChildResult } from './processes.js';
+import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type PeakParts, type SyncChildResult } from './processes.js';
 import { laneCeiling } from '../devtools/walk-schedule.js';
 import { bareMsPerPage } from './bare-walks.js';
 
@@ -39,8 +39,10 @@ export interface MemoryResult {
   records: number;
   maxRssMb: number;
   maxHeapMb: number;
-  /** See ChildSyncResult.liveOldSpaceMb. */
+  /** See SyncChildResult.liveOldSpaceMb. */
   liveOldSpaceMb: number;
+  /** See SyncChildResult.atPeak. */
+  atPeak: PeakParts | null;
   elapsedMs: number;
   /** CPU the sync process used (user + system, every thread), in seconds. */
   cpuSeconds: number;
@@ -79,6 +81,7 @@ export async function benchMemory(
       maxRssMb: result.maxRssMb,
       maxHeapMb: result.maxHeapMb,
       liveOldSpaceMb: result.liveOldSpaceMb ?? Number.NaN,
+      atPeak: result.atPeak ?? null,
       elapsedMs: result.elapsedMs,
       cpuSeconds: result.cpuSeconds ?? Number.NaN,
       duckdbAloneMaxRssMb: alone.maxRssMb,
