@@ -2,7 +2,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/core/paths.js';
 import { formatTable } from '../src/cli/table.js';
 import { loadConfig } from '../src/config.js';
@@ -14,6 +13,7 @@ import { benchEndToEnd, benchMemory, spreadSize } from './sync-cost.js';
 import type { PeakParts } from './processes.js';
 import { benchPublishCost } from './publish-cost.js';
 import { benchWideOrganization } from './wide-tables.js';
+import { BENCH_USAGE, BenchUsageError, parseBenchOptions, type BenchOptions, type BenchSection } from '../devtools/bench-options.js';
 
 export interface Row {
   section: string;
@@ -24,10 +24,9 @@ export interface Row {
   detail: string;
 }
 
-const { values } = parseArgs({ options: { scale: { type: 'string', default: '1' }, only: { type: 'string' } } });
-const scale = Number(values.scale);
-const only = values.only ? new Set(values.only.split(',')) : null;
-const wanted = (name: string) => only === null || only.has(name);
+const options = benchOptions(process.argv.slice(2));
+const { scale, only } = options;
+const wanted = (name: BenchSection) => only === null || only.has(name);
 const n = (count: number) => Math.max(1000, Math.round(count * scale));
 const rows: Row[] = [];
 // Three decimals: a ratio that misses its goal by less than 0.005 must not print as the goal itself (0.896 as 0.9).
@@ -51,6 +50,21 @@ const config = loadConfig(process.env);
 // Without SALESYNC_DUCKDB_MEMORY a sync sizes DuckDB's limit to its widest table: the bench's tables are narrow, so
 // that is the base limit, which DuckDB alone gets too.
 const memoryLimit = config.warehouseMemoryLimit ?? automaticMemoryLimit(0);
+/** The flags, or a one-line error and exit 2 before any section starts (the usage and exit 0 for --help). */
+function benchOptions(args: readonly string[]): BenchOptions {
+  try {
+    const parsed = parseBenchOptions(args);
+    if (parsed.help) {
+      process.stdout.write(BENCH_USAGE);
+      process.exit(0);
+    }
+    return parsed;
+  } catch (error) {
+    if (!(error instanceof BenchUsageError)) throw error;
+    process.stderr.write(`bench: ${error.message} [${error.code}]\n`);
+    process.exit(2);
+  }
+}
 /** Sections that failed: each is a row of its own, the run goes on, and it exits 1 once every section ran. */
 let failedSections = 0;
 
@@ -58,7 +72,7 @@ let failedSections = 0;
  * Run section `name` when wanted: a section that throws becomes a failed row saying why, and the sections after it
  * still run (one DuckDB error in a baseline once ended a whole run, every figure before it lost).
  */
-async function section(name: string, run: () => Promise<void>): Promise<void> {
+async function section(name: BenchSection, run: () => Promise<void>): Promise<void> {
   if (!wanted(name)) return;
   try {
     await run();
