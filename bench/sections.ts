@@ -24,8 +24,23 @@ export interface Row {
   detail: string;
 }
 
-const options = benchOptions(process.argv.slice(2));
-const { scale, only } = options;
+/** The flags, or a one-line error and exit 2 before any section starts (the usage and exit 0 for --help). */
+function benchOptions(args: readonly string[]): BenchOptions {
+  try {
+    const parsed = parseBenchOptions(args);
+    if (parsed.help) {
+      process.stdout.write(BENCH_USAGE);
+      process.exit(0);
+    }
+    return parsed;
+  } catch (error) {
+    if (!(error instanceof BenchUsageError)) throw error;
+    process.stderr.write(`bench: ${error.code}: ${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+const { scale, only } = benchOptions(process.argv.slice(2));
 const wanted = (name: BenchSection) => only === null || only.has(name);
 const n = (count: number) => Math.max(1000, Math.round(count * scale));
 const rows: Row[] = [];
@@ -50,21 +65,6 @@ const config = loadConfig(process.env);
 // Without SALESYNC_DUCKDB_MEMORY a sync sizes DuckDB's limit to its widest table: the bench's tables are narrow, so
 // that is the base limit, which DuckDB alone gets too.
 const memoryLimit = config.warehouseMemoryLimit ?? automaticMemoryLimit(0);
-/** The flags, or a one-line error and exit 2 before any section starts (the usage and exit 0 for --help). */
-function benchOptions(args: readonly string[]): BenchOptions {
-  try {
-    const parsed = parseBenchOptions(args);
-    if (parsed.help) {
-      process.stdout.write(BENCH_USAGE);
-      process.exit(0);
-    }
-    return parsed;
-  } catch (error) {
-    if (!(error instanceof BenchUsageError)) throw error;
-    process.stderr.write(`bench: ${error.message} [${error.code}]\n`);
-    process.exit(2);
-  }
-}
 /** Sections that failed: each is a row of its own, the run goes on, and it exits 1 once every section ran. */
 let failedSections = 0;
 
