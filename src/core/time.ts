@@ -39,8 +39,13 @@ function validDate(year: number, month: number, day: number): boolean {
   return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
-/** The fields of an ISO 8601 date-time, validated; null when the text is not one. No offset means UTC. */
-function matchInstant(text: string): {
+const digit = (text: string, i: number): number => text.charCodeAt(i) - 48;
+const twoDigits = (text: string, i: number): number => digit(text, i) * 10 + digit(text, i + 1);
+/** Where `YYYY-MM-DDTHH:MM:SS` has its digits. */
+const FIELD_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+
+/** An ISO 8601 date-time's fields (`seconds` of the day, `fraction` six digits), as `matchInstant` reads them. */
+interface InstantFields {
   year: number;
   month: number;
   day: number;
@@ -49,7 +54,66 @@ function matchInstant(text: string): {
   offsetMinutes: number;
   zulu: boolean;
   fracDigits: number;
-} | null {
+}
+
+const isDigitCode = (code: number): boolean => code >= 48 && code <= 57;
+
+/**
+ * The fields of `YYYY-MM-DDTHH:MM:SS`, an optional `.` and digits, then `Z` or `±HH:MM` (the service's own forms),
+ * read by position; null for any other text or an out-of-range field, which the pattern then reads (and
+ * rejects). Up to two a record: the pattern's match allocated a dozen strings each time.
+ */
+function fixedFormInstant(text: string): InstantFields | null {
+  const n = text.length;
+  if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84) return null;
+  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
+  for (const i of FIELD_DIGITS) if (!isDigitCode(text.charCodeAt(i))) return null;
+  let end = 19;
+  let fraction = '000000';
+  if (text.charCodeAt(19) === 46) {
+    end = 20;
+    while (end < n && isDigitCode(text.charCodeAt(end))) end += 1;
+    if (end === 20) return null;
+    fraction = end - 20 >= 6 ? text.slice(20, 26) : text.slice(20, end).padEnd(6, '0');
+  }
+  const mark = text.charCodeAt(end);
+  let offsetMinutes = 0;
+  if (mark === 90) {
+    if (end + 1 !== n) return null;
+  } else if (mark === 43 || mark === 45) {
+    if (end + 6 !== n || text.charCodeAt(end + 3) !== 58) return null;
+    const digits = [end + 1, end + 2, end + 4, end + 5].every((i) => isDigitCode(text.charCodeAt(i)));
+    if (!digits) return null;
+    const oh = twoDigits(text, end + 1);
+    const om = twoDigits(text, end + 4);
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (mark === 45 ? -1 : 1) * (oh * 60 + om);
+  } else {
+    return null;
+  }
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
+  return {
+    year,
+    month,
+    day,
+    seconds: hour * 3600 + minute * 60 + second,
+    fraction,
+    offsetMinutes,
+    zulu: mark === 90,
+    fracDigits: end === 19 ? 0 : end - 20,
+  };
+}
+
+/** The fields of an ISO 8601 date-time, validated; null when the text is not one. No offset means UTC. */
+function matchInstant(text: string): InstantFields | null {
+  const fixed = fixedFormInstant(text);
+  if (fixed) return fixed;
   const m = INSTANT.exec(text);
   if (!m) return null;
   const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
@@ -109,9 +173,6 @@ export function microsToIso(micros: bigint): string {
 
 /** `00` … `99`: two-digit fields without a padStart per field. */
 const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
-
-const digit = (text: string, i: number): number => text.charCodeAt(i) - 48;
-const twoDigits = (text: string, i: number): number => digit(text, i) * 10 + digit(text, i + 1);
 
 /** Where a canonical instant, and a `YYYY-MM-DD` date, have their digits. */
 const CANONICAL_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25];

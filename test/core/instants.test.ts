@@ -106,6 +106,39 @@ describe('canonicalInstant', () => {
     }
   });
 
+  it("reads the service's fixed forms by position exactly as the pattern reads them, out-of-range fields and near misses included", () => {
+    let state = 777; // seeded, so a failure replays
+    const random = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return Math.floor((state / 2 ** 32) * n);
+    };
+    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    const texts = ['2024-02-29T23:59:59.123456789+23:59', '2024-02-30T00:00:00Z', '2024-01-01T00:00:60Z', '0000-01-01T00:00:00Z'];
+    for (let i = 0; i < 5000; i++) {
+      const frac = [
+        '',
+        '.',
+        '.' +
+          String(random(1e9))
+            .padStart(9, '0')
+            .slice(0, 1 + random(9)),
+      ][random(3)];
+      const offset = ['Z', `+${pad(random(26))}:${pad(random(61))}`, `-${pad(random(26))}:${pad(random(61))}`, '+09:0', 'Z ', '', '+0900'][
+        random(7)
+      ];
+      const year = [0, 1, 999, 1000, 1969, 2024, 9999, random(10_000)][random(8)]!;
+      texts.push(
+        `${pad(year, 4)}-${pad(random(14))}-${pad(random(33))}T${pad(random(26))}:${pad(random(61))}:${pad(random(62))}${frac}${offset}`,
+      );
+    }
+    for (const text of texts) {
+      // A lower-case `t` is the same instant to the pattern, and never read by position.
+      const byPattern = text.replace('T', 't');
+      expect(canonicalInstant(text), text).toBe(canonicalInstant(byPattern));
+      expect(parseInstantMicros(text), text).toBe(parseInstantMicros(byPattern));
+    }
+  });
+
   it('returns a canonical instant unchanged', () => {
     expect(canonicalInstant('2025-06-01T00:00:00.123456Z')).toBe('2025-06-01T00:00:00.123456Z');
   });
