@@ -91,23 +91,19 @@ function fixedFormInstant(text: string): InstantFields | null {
   } else {
     return null;
   }
-  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
-  const month = twoDigits(text, 5);
-  const day = twoDigits(text, 8);
-  const hour = twoDigits(text, 11);
-  const minute = twoDigits(text, 14);
-  const second = twoDigits(text, 17);
+  const clock = [twoDigits(text, 11), twoDigits(text, 14), twoDigits(text, 17)] as const;
+  const date = [twoDigits(text, 0) * 100 + twoDigits(text, 2), twoDigits(text, 5), twoDigits(text, 8)] as const;
+  return inRange(date, clock, { fraction, offsetMinutes, zulu: mark === 90, fracDigits: end === 19 ? 0 : end - 20 });
+}
+
+/** The fields of a date and a time of day, or null where either is out of range (a leap second included). */
+function inRange(
+  [year, month, day]: readonly [number, number, number],
+  [hour, minute, second]: readonly [number, number, number],
+  rest: Pick<InstantFields, 'fraction' | 'offsetMinutes' | 'zulu' | 'fracDigits'>,
+): InstantFields | null {
   if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
-  return {
-    year,
-    month,
-    day,
-    seconds: hour * 3600 + minute * 60 + second,
-    fraction,
-    offsetMinutes,
-    zulu: mark === 90,
-    fracDigits: end === 19 ? 0 : end - 20,
-  };
+  return { year, month, day, seconds: hour * 3600 + minute * 60 + second, ...rest };
 }
 
 /** The fields of an ISO 8601 date-time, validated; null when the text is not one. No offset means UTC. */
@@ -117,13 +113,6 @@ function matchInstant(text: string): InstantFields | null {
   const m = INSTANT.exec(text);
   if (!m) return null;
   const [, ys, mos, ds, hs, mis, ss, frac, zulu, sign, ohs, oms] = m;
-  const year = Number(ys);
-  const month = Number(mos);
-  const day = Number(ds);
-  const hour = Number(hs);
-  const minute = Number(mis);
-  const second = ss === undefined ? 0 : Number(ss);
-  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
   let offsetMinutes = 0;
   if (zulu === undefined && sign !== undefined) {
     const oh = Number(ohs);
@@ -132,16 +121,12 @@ function matchInstant(text: string): InstantFields | null {
     offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
   }
   const fraction = (frac ?? '').slice(0, 6).padEnd(6, '0');
-  return {
-    year,
-    month,
-    day,
-    seconds: hour * 3600 + minute * 60 + second,
+  return inRange([Number(ys), Number(mos), Number(ds)], [Number(hs), Number(mis), ss === undefined ? 0 : Number(ss)], {
     fraction,
     offsetMinutes,
     zulu: zulu === 'Z',
     fracDigits: frac?.length ?? 0,
-  };
+  });
 }
 
 /**

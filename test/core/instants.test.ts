@@ -65,14 +65,25 @@ describe('parseDateDays', () => {
   });
 });
 
+/** Integers below `n`, the same ones for the same seed, so a failure replays. */
+function seededRandom(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return Math.floor((state / 2 ** 32) * n);
+  };
+}
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+/** `.` and one to nine digits. */
+const fractionOf = (random: (n: number) => number) =>
+  '.' +
+  String(random(1e9))
+    .padStart(9, '0')
+    .slice(0, 1 + random(9));
+
 describe('canonicalInstant', () => {
   it('agrees with the exact bigint path on every shape of input (offsets, precision, edge years)', () => {
-    let state = 12345; // seeded, so a failure replays
-    const random = (n: number) => {
-      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-      return Math.floor((state / 2 ** 32) * n);
-    };
-    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    const random = seededRandom(12345);
     const samples = [
       '0001-01-01T00:00:00Z',
       '0999-12-31T23:59:59.9999999-01:00',
@@ -86,13 +97,7 @@ describe('canonicalInstant', () => {
       '2024-01-01T00:00:00+24:00',
     ];
     for (let i = 0; i < 2000; i++) {
-      const frac = [
-        '',
-        '.' +
-          String(random(1e9))
-            .padStart(9, '0')
-            .slice(0, 1 + random(9)),
-      ][random(2)];
+      const frac = ['', fractionOf(random)][random(2)];
       const offset = ['Z', '', `+${pad(random(15))}:${pad(random(60))}`, `-${pad(random(13))}${pad(random(60))}`, `+${pad(random(15))}`][
         random(5)
       ];
@@ -107,22 +112,10 @@ describe('canonicalInstant', () => {
   });
 
   it("reads the service's fixed forms by position exactly as the pattern reads them, out-of-range fields and near misses included", () => {
-    let state = 777; // seeded, so a failure replays
-    const random = (n: number) => {
-      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-      return Math.floor((state / 2 ** 32) * n);
-    };
-    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    const random = seededRandom(777);
     const texts = ['2024-02-29T23:59:59.123456789+23:59', '2024-02-30T00:00:00Z', '2024-01-01T00:00:60Z', '0000-01-01T00:00:00Z'];
     for (let i = 0; i < 5000; i++) {
-      const frac = [
-        '',
-        '.',
-        '.' +
-          String(random(1e9))
-            .padStart(9, '0')
-            .slice(0, 1 + random(9)),
-      ][random(3)];
+      const frac = ['', '.', fractionOf(random)][random(3)];
       const offset = ['Z', `+${pad(random(26))}:${pad(random(61))}`, `-${pad(random(26))}:${pad(random(61))}`, '+09:0', 'Z ', '', '+0900'][
         random(7)
       ];
