@@ -6,8 +6,7 @@ import { dashboardOptions } from '../../jobs/worker.js';
 import { loadConfig } from '../../src/config.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { useTestRedis } from '../support/use-redis.js';
-import { cliEnv, startCli, waitFor } from './helpers.js';
-import { freePort } from '../support/ports.js';
+import { cliEnv, startWorkerOnFreePorts, waitFor } from './helpers.js';
 
 /** Issue 20, part 2: safe by default. Loopback only, read-only, and a login when one is configured. */
 const redis = useTestRedis();
@@ -60,19 +59,12 @@ function listeningAddresses(pid: number): Array<{ address: string; port: number 
 describe('safe by default', () => {
   it('a worker started with default flags listens on no address other than loopback, and serves the health gauges there', async () => {
     await harness.sync({ resources: ['deals'] });
-    const [dashboardPort, metricsPort] = [await freePort(), await freePort()];
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-loopback`, {
-      SALESYNC_DASHBOARD_PORT: String(dashboardPort),
-      SALESYNC_METRICS_PORT: String(metricsPort),
-    });
-    const worker = startCli(['worker'], env);
+    const { worker, dashboardPort, metricsPort } = await startWorkerOnFreePorts(
+      () => cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-loopback`),
+      30_000,
+    );
     try {
-      await waitFor(
-        async () => worker.output(),
-        (o) => o.includes('worker started'),
-        30_000,
-        'the worker to start',
-      );
+      expect(worker.output()).toContain('worker started');
       const listening = listeningAddresses(worker.child.pid!);
       expect(listening.map((l) => l.port).sort()).toEqual([dashboardPort, metricsPort].sort());
       for (const { address } of listening) expect(address, JSON.stringify(listening)).toMatch(/^(127\.\d+\.\d+\.\d+|0:0:0:0:0:0:0:1)$/);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { projectRoot } from '../../src/core/paths.js';
 import { DEFAULT_KEYS } from '../../src/simulator/index.js';
+import { freePort } from '../support/ports.js';
 
 const cli = join(projectRoot(import.meta.url), 'dist/src/cli/main.js');
 
@@ -65,6 +66,40 @@ export async function waitFor<T>(
     if (done(value)) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value)}`);
     await sleep(intervalMs);
+  }
+}
+
+/** A worker's dashboard and metrics ports. */
+export interface WorkerPorts {
+  dashboardPort: number;
+  metricsPort: number;
+}
+
+/**
+ * `salesync worker` on two ports nothing listened on a moment before, once it says it started. A port is free
+ * only until someone binds it: another process (a test beside this one, an outgoing connection's local port) may
+ * take it before the worker does, which the worker refuses as port_in_use; then it starts again on two others.
+ */
+export async function startWorkerOnFreePorts(
+  env: (ports: WorkerPorts) => Record<string, string>,
+  timeoutMs: number,
+): Promise<{ worker: CliProcess } & WorkerPorts> {
+  for (let attempt = 1; ; attempt += 1) {
+    const ports = { dashboardPort: await freePort(), metricsPort: await freePort() };
+    const worker = startCli(['worker'], {
+      ...env(ports),
+      SALESYNC_DASHBOARD_PORT: String(ports.dashboardPort),
+      SALESYNC_METRICS_PORT: String(ports.metricsPort),
+    });
+    const output = await waitFor(
+      async () => worker.output(),
+      (o) => o.includes('worker started') || o.includes('port_in_use'),
+      timeoutMs,
+      'the worker to start',
+    );
+    if (!output.includes('port_in_use') || attempt === 3) return { worker, ...ports };
+    worker.child.kill('SIGTERM');
+    await worker.exited;
   }
 }
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
-import { cliEnv, runCli, startCli, waitFor } from './helpers.js';
-import { freePort } from '../support/ports.js';
+import { cliEnv, runCli, startWorkerOnFreePorts, waitFor } from './helpers.js';
 
 let redis: TestRedis;
 let harness: Harness;
@@ -20,19 +19,10 @@ afterAll(async () => {
 
 describe('worker visibility', () => {
   it('serves Prometheus metrics that count the records its jobs wrote, and the bull-board dashboard', async () => {
-    const [dashboardPort, metricsPort] = [await freePort(), await freePort()];
-    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-obs`, {
-      SALESYNC_DASHBOARD_PORT: String(dashboardPort),
-      SALESYNC_METRICS_PORT: String(metricsPort),
-    });
-    const worker = startCli(['worker'], env);
+    const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-obs`);
+    const { worker, dashboardPort, metricsPort } = await startWorkerOnFreePorts(() => env, 20_000);
     try {
-      await waitFor(
-        async () => worker.output(),
-        (o) => o.includes('worker started'),
-        20_000,
-        'the worker to start',
-      );
+      expect(worker.output()).toContain('worker started');
       const queued = await runCli(['backfill', 'deals'], env);
       expect(queued.code, queued.output).toBe(0);
 
