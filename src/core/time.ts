@@ -166,6 +166,7 @@ const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
 /**
  * Whether `text` is already canonical (`YYYY-MM-DDTHH:MM:SS.ffffffZ`, a valid date and time): most instants a
  * sync meets are (the service's own form), and checking them by character costs a fraction of the pattern match.
+ * Kept apart from `fixedFormInstant`, which builds the fields: read through it, a canonical instant took twice as long.
  */
 function isCanonicalInstant(text: string): boolean {
   if (text.length !== 27 || text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':') return false;

@@ -60,7 +60,7 @@ describe('safe by default', () => {
   it('a worker started with default flags listens on no address other than loopback, and serves the health gauges there', async () => {
     await harness.sync({ resources: ['deals'] });
     const { worker, dashboardPort, metricsPort } = await startWorkerOnFreePorts(
-      () => cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-loopback`),
+      cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-loopback`),
       30_000,
     );
     try {

@@ -81,13 +81,13 @@ export interface WorkerPorts {
  * take it before the worker does, which the worker refuses as port_in_use; then it starts again on two others.
  */
 export async function startWorkerOnFreePorts(
-  env: (ports: WorkerPorts) => Record<string, string>,
+  env: Record<string, string>,
   timeoutMs: number,
 ): Promise<{ worker: CliProcess } & WorkerPorts> {
   for (let attempt = 1; ; attempt += 1) {
     const ports = { dashboardPort: await freePort(), metricsPort: await freePort() };
     const worker = startCli(['worker'], {
-      ...env(ports),
+      ...env,
       SALESYNC_DASHBOARD_PORT: String(ports.dashboardPort),
       SALESYNC_METRICS_PORT: String(ports.metricsPort),
     });

@@ -20,7 +20,7 @@ afterAll(async () => {
 describe('worker visibility', () => {
   it('serves Prometheus metrics that count the records its jobs wrote, and the bull-board dashboard', async () => {
     const env = cliEnv(harness.url, harness.config.warehousePath, redis.url, `${redis.prefix}-obs`);
-    const { worker, dashboardPort, metricsPort } = await startWorkerOnFreePorts(() => env, 20_000);
+    const { worker, dashboardPort, metricsPort } = await startWorkerOnFreePorts(env, 20_000);
     try {
       expect(worker.output()).toContain('worker started');
       const queued = await runCli(['backfill', 'deals'], env);
