@@ -109,8 +109,14 @@ function messageOf(error: unknown): string {
 /** The OS's words for a full disk, a quota or a file-size limit (ENOSPC, EDQUOT, EFBIG), as DuckDB passes them on. */
 const DISK_FULL = /No space left on device|Disk quota exceeded|File too large|\b(?:ENOSPC|EDQUOT|EFBIG)\b/i;
 
+/**
+ * DuckDB's words when a spill would pass `max_temp_directory_size`, which by default is the space left on the disk of
+ * its temp directory (beside the warehouse): "failed to offload data block of size 256.0 KiB (0 bytes/18.0 KiB used)".
+ */
+const TEMP_SPACE_EXHAUSTED = /^Out of Memory Error: failed to offload data block[^\n]*/m;
+
 export function isDiskFull(message: string): boolean {
-  return DISK_FULL.test(message);
+  return DISK_FULL.test(message) || TEMP_SPACE_EXHAUSTED.test(message);
 }
 
 /**
@@ -129,9 +135,13 @@ const OUT_OF_MEMORY =
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
   if (isDiskFull(message)) {
+    const spill = TEMP_SPACE_EXHAUSTED.exec(message);
+    const cause = spill
+      ? `has no space left for DuckDB's temporary files (${what}: ${spill[0]})`
+      : `is full, or a quota or file-size limit was reached (${what}: ${message})`;
     return new SalesyncError(
       'warehouse_disk_full',
-      `The disk holding the warehouse ${path} is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
+      `The disk holding the warehouse ${path} ${cause}. ` +
         'Every commit before this one is kept: free space or raise the limit, then run again; walks resume from their last checkpoint.',
       { disposition: 'retriable', cause: error, context: { path, operation: what } },
     );

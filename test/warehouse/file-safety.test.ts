@@ -78,6 +78,17 @@ describe('a full disk', () => {
     expect(error.message).not.toContain('\n');
   });
 
+  it("reads a spill that DuckDB's temp directory has no room for as a full disk, not as memory", () => {
+    const message = 'Out of Memory Error: failed to offload data block of size 256.0 KiB (0 bytes/18.0 KiB used).';
+    const error = warehouseFailure('/d/w.duckdb', 'commitBatch', new Error(message));
+    expect(error.code).toBe('warehouse_disk_full');
+    expect(error.disposition).toBe('retriable');
+    expect(error.message).toContain("no space left for DuckDB's temporary files");
+    expect(error.message).toContain('failed to offload data block of size 256.0 KiB');
+    expect(error.message).toMatch(/free space or raise the limit/);
+    expect(error.message).not.toContain('SALESYNC_DUCKDB_MEMORY');
+  });
+
   it("names an exhausted DuckDB memory limit in one line with our setting, not DuckDB's SQL advice", () => {
     const message =
       'Out of Memory Error: failed to allocate data of size 32.0 MiB (42.4 MiB/61.0 MiB used)\n\nPossible solutions:\n* Reducing the number of threads (SET threads=X)';
