@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { pino } from 'pino';
@@ -311,7 +311,8 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
       return rowsPerSec;
     };
     const asWarehouse = { memoryLimit: options.memoryLimit, threads: Number(WRITER_SETTINGS.threads) };
-    const allCores = { memoryLimit: options.memoryLimit };
+    // Each reader thread past the first needs a read_json buffer (16 MB records, doubled) of its own.
+    const allCores = { memoryLimit: `${parseInt(options.memoryLimit, 10) + 32 * (cpus().length - 1)}MB` };
     return {
       rows: options.rows,
       batchRows: options.batchRows,

@@ -152,7 +152,7 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
     return new SalesyncError(
       'warehouse_out_of_memory',
       `The warehouse ${path} needed more memory than DuckDB's limit (${what}: ${outOfMemory[0]}). ` +
-        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (unset, each batch gets 128MB, or 96 MB plus 1 MB per column of its table when that is more), then run again; walks resume from their last checkpoint.',
+        'Every commit before this one is kept: raise SALESYNC_DUCKDB_MEMORY (unset, each batch gets 96MB, or 64 MB plus 17/16 MB per column of its table when that is more), then run again; walks resume from their last checkpoint.',
       { cause: error, context: { path, operation: what } },
     );
   }

@@ -58,7 +58,7 @@ import { clearSeen, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidat
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
-import { automaticMemoryLimit, BASE_MEMORY_LIMIT_MB, READ_MEMORY_LIMIT_MB } from './memory-limit.js';
+import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, READ_MEMORY_LIMIT_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
 import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
@@ -196,7 +196,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     path,
     lockTimeoutMs,
     ...(logger ? { logger } : {}),
-    memoryLimit: options.memoryLimit ?? `${BASE_MEMORY_LIMIT_MB}MB`,
+    memoryLimit: options.memoryLimit ?? `${OPEN_MEMORY_LIMIT_MB}MB`,
     onWriteOpen: async (connection: DuckDBConnection) => {
       schemaSql ??= fixedSchemaSql();
       await ensureFixedSchema(connection, schemaSql);

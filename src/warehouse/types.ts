@@ -316,7 +316,7 @@ export interface WarehouseOptions {
   batchSpillBytes?: number;
   /**
    * DuckDB's `memory_limit` for this process's sessions (e.g. `200MB`): past it, DuckDB evicts cached blocks
-   * and spills to temporary files rather than growing. @defaultValue 128MB for commits (256MB for queries and exports), raised for a
+   * and spills to temporary files rather than growing. @defaultValue 96MB for commits (256MB for queries and exports), raised for a
    * batch into a table of many property columns or holding a record over 16 MiB (`automaticMemoryLimit`)
    */
   memoryLimit?: string;

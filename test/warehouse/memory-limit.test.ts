@@ -13,26 +13,26 @@ import { wideDefinitions, wideRecord } from '../../devtools/wide-records.js';
 describe('automaticMemoryLimit', () => {
   const MiB = 2 ** 20;
 
-  it("is 128MB for tables of up to 32 columns and records within read_json's default 16 MiB", () => {
-    expect(automaticMemoryLimit(0)).toBe('128MB');
-    expect(automaticMemoryLimit(30, 16 * MiB)).toBe('128MB');
-    expect(automaticMemoryLimit(32, 16 * MiB)).toBe('128MB');
+  it("is 96MB for tables of up to 30 columns and records within read_json's default 16 MiB", () => {
+    expect(automaticMemoryLimit(0)).toBe('96MB');
+    expect(automaticMemoryLimit(30, 16 * MiB)).toBe('96MB');
   });
 
-  it('grows by 1 MB per column past that', () => {
-    expect(automaticMemoryLimit(33)).toBe('129MB');
-    expect(automaticMemoryLimit(160)).toBe('256MB');
-    expect(automaticMemoryLimit(161)).toBe('257MB');
-    expect(automaticMemoryLimit(267)).toBe('363MB');
-    expect(automaticMemoryLimit(607, 16 * MiB)).toBe('703MB');
+  it('grows by 17/16 MB per column past that (64 MB and 17/16 MB a column)', () => {
+    expect(automaticMemoryLimit(31)).toBe('97MB');
+    expect(automaticMemoryLimit(32, 16 * MiB)).toBe('98MB');
+    expect(automaticMemoryLimit(160)).toBe('234MB');
+    expect(automaticMemoryLimit(161)).toBe('236MB');
+    expect(automaticMemoryLimit(267)).toBe('348MB');
+    expect(automaticMemoryLimit(607, 16 * MiB)).toBe('709MB');
   });
 
   it('never goes below the floor given (reads of whole tables get 256MB however narrow the tables)', () => {
     expect(automaticMemoryLimit(30, 0, READ_MEMORY_LIMIT_MB)).toBe('256MB');
-    expect(automaticMemoryLimit(607, 0, READ_MEMORY_LIMIT_MB)).toBe('703MB');
+    expect(automaticMemoryLimit(607, 0, READ_MEMORY_LIMIT_MB)).toBe('709MB');
   });
 
-  it('grows by 9 MB per MB of read_json object size past its default', () => {
+  it("gives a record past read_json's default object size 96 MB, 1 MB a column and 9 MB per MB past the default", () => {
     expect(automaticMemoryLimit(8, 36 * MiB + 1)).toBe('285MB');
     expect(automaticMemoryLimit(8, 72 * MiB + 1)).toBe('609MB');
   });

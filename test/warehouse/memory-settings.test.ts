@@ -64,7 +64,7 @@ describe('DuckDB settings at open', () => {
 });
 
 describe('memory limits by what a session does', () => {
-  it('a query reads at 256MB while commits of a narrow table run at 128MB (a wide view needs more than a commit)', async () => {
+  it('a query reads at 256MB while commits of a narrow table run at 96MB (a wide view needs more than a commit)', async () => {
     const { openWarehouse } = await import('../../src/warehouse/index.js');
     const warehouse = openWarehouse({ path: join(dir, 'w.duckdb'), lockTimeoutMs: 1000 });
     try {
@@ -73,7 +73,7 @@ describe('memory limits by what a session does', () => {
         checkpoint: { cursor: null, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
       });
       const [row] = await warehouse.query(`SELECT current_setting('memory_limit') AS m`);
-      // DuckDB counts MB in thousands and prints MiB: 256MB is 244.1 MiB (128MB would be 122.0 MiB).
+      // DuckDB counts MB in thousands and prints MiB: 256MB is 244.1 MiB (96MB would be 91.5 MiB).
       expect(row!.m).toBe('244.1 MiB');
     } finally {
       await warehouse.close();
