@@ -142,7 +142,9 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    // The first line: DuckDB goes on with SQL-level "Possible solutions", which would fill the bench row.
+    const message = (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
+    throw new Error(`${name}: ${message}`, { cause: error });
   }
 }
 

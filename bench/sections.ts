@@ -115,15 +115,17 @@ await section('limiter', async () => {
   for (const r of await benchLimiter(DEFAULT_LIMITER_FLAGS)) {
     const detail = `${r.rateLimited} × 429; busiest 60 s ${r.maxWindowRatio} × ${r.limitPerMinute}/min; ${r.requests} requests in ${r.seconds} s`;
     if (r.lanes?.includes('sync') && r.lanes.includes('backfill')) {
-      // Beside a backfill that wants everything, the schedule keeps at least what the backfill's share leaves.
-      const reserved = fixed(1 - (r.backfillShare ?? 0));
+      // Beside a backfill that wants everything, the schedule keeps what the backfill's share leaves: its reserve,
+      // used as fully as the limit is in the rows above (0.95), since the two lanes split the limiter's whole use.
+      const reserved = 1 - (r.backfillShare ?? 0);
       const sync = r.laneRateRatio?.sync ?? 0;
-      const met = sync >= reserved && r.rateLimited === 0;
+      const value = fixed(sync / reserved);
+      const met = value >= 0.95 && r.rateLimited === 0;
       rows.push({
         section: 'limiter',
-        measure: 'sync requests/min ÷ limit, sync beside a flat-out backfill on a key (Redis)',
-        value: sync,
-        goal: `≥ ${reserved} (1 − backfill share), no 429`,
+        measure: `sync requests/min ÷ its reserve (${fixed(reserved)} × limit), sync beside a flat-out backfill on a key (Redis)`,
+        value,
+        goal: '≥ 0.95, no 429',
         met,
         detail: `${describeLanes(r)}, together ${r.rateRatio}; ${detail}`,
       });
