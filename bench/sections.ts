@@ -40,7 +40,7 @@ function benchOptions(args: readonly string[]): BenchOptions {
   }
 }
 
-const { scale, only } = benchOptions(process.argv.slice(2));
+const { scale, only, rssSeries } = benchOptions(process.argv.slice(2));
 const wanted = (name: BenchSection) => only === null || only.has(name);
 const n = (count: number) => Math.max(1000, Math.round(count * scale));
 const rows: Row[] = [];
@@ -221,9 +221,11 @@ const peakParts = (p: PeakParts | null): string => {
 };
 
 await section('memory', async () => {
+  if (rssSeries !== null) await mkdir(rssSeries, { recursive: true });
   for (const records of [n(100_000), n(1_000_000)]) {
     say(`memory: peak RSS of a full sync of ${records} records ...`);
-    const r = await benchMemory(records, { flushRows: config.flushRows, memoryLimit });
+    const seriesFile = rssSeries === null ? undefined : join(rssSeries, `sync-${records}.tsv`);
+    const r = await benchMemory(records, { flushRows: config.flushRows, memoryLimit }, seriesFile);
     rows.push({
       section: 'memory',
       measure: `peak RSS (MB), full sync of ${r.records} records`,

@@ -1,6 +1,6 @@
 // One sync in its own process, reporting what it cost: the peak RSS of this process is the sync's alone.
 // Reads the service address, key and warehouse from the environment like the CLI; prints one JSON line.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { pino } from 'pino';
@@ -29,14 +29,24 @@ const cpuAtStart = process.cpuUsage();
 // glibc's and the threads' stacks.
 let maxHeapMb = 0;
 let atPeak: PeakParts | null = null;
-const sampler = setInterval(() => {
-  const usage = process.memoryUsage();
-  maxHeapMb = Math.max(maxHeapMb, usage.heapUsed / 2 ** 20);
-  const rssMb = usage.rss / 2 ** 20;
-  if (atPeak === null || rssMb > atPeak.rssMb) {
-    atPeak = { rssMb, fileMb: rssFileMb(), v8HeapMb: usage.heapTotal / 2 ** 20, externalMb: usage.external / 2 ** 20 };
-  }
-}, 100);
+// `npm run bench -- --rss-series <dir>`: every sample kept, often enough to see one commit's rise and fall.
+const seriesFile = process.env.BENCH_RSS_SERIES;
+const series: string[] = ['ms\trss_mb\theap_mb'];
+const sampler = setInterval(
+  () => {
+    const usage = process.memoryUsage();
+    if (seriesFile)
+      series.push(
+        `${Math.round(performance.now() - started)}\t${(usage.rss / 2 ** 20).toFixed(1)}\t${(usage.heapUsed / 2 ** 20).toFixed(1)}`,
+      );
+    maxHeapMb = Math.max(maxHeapMb, usage.heapUsed / 2 ** 20);
+    const rssMb = usage.rss / 2 ** 20;
+    if (atPeak === null || rssMb > atPeak.rssMb) {
+      atPeak = { rssMb, fileMb: rssFileMb(), v8HeapMb: usage.heapTotal / 2 ** 20, externalMb: usage.external / 2 ** 20 };
+    }
+  },
+  seriesFile ? 5 : 100,
+);
 // The old space right after each full collection: what the sync keeps alive, where the peak above also holds
 // garbage V8 has not collected yet.
 let liveOldSpaceMb = 0;
@@ -54,6 +64,7 @@ const report = await runSync(env.deps, env.settings, {
 });
 await env.close();
 clearInterval(sampler);
+if (seriesFile) writeFileSync(seriesFile, `${series.join('\n')}\n`);
 collections.disconnect();
 const elapsedMs = performance.now() - started;
 // This process's CPU (all its threads, DuckDB's included), in microseconds: the sync's cost beside its wall time.

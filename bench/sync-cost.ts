@@ -58,6 +58,8 @@ export async function benchMemory(
   records: number,
   /** The settings the sync child runs with (SALESYNC_* passes through to it): DuckDB alone gets the same. */
   settings: { flushRows: number; memoryLimit: string },
+  /** A file for the sync's RSS, sampled every 5 ms (`--rss-series`). */
+  rssSeriesFile?: string,
 ): Promise<MemoryResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-mem-'));
   const sim = await startChildSimulator({
@@ -71,6 +73,7 @@ export async function benchMemory(
     const result: SyncChildResult & { cpuSeconds?: number } = await runChildSync(sim.url, warehousePath, {
       SALES_API_RATE_LIMIT: '100000000',
       SALES_API_ORG_RATE_LIMIT: '100000000',
+      ...(rssSeriesFile ? { BENCH_RSS_SERIES: rssSeriesFile } : {}),
     });
     assertOk(result);
     await sim.stop();

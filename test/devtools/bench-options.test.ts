@@ -13,7 +13,7 @@ const refusal = (args: string[]): BenchUsageError => {
 
 describe('parseBenchOptions', () => {
   it('runs every section at scale 1 when given nothing', () => {
-    expect(parseBenchOptions([])).toEqual({ scale: 1, only: null, help: false });
+    expect(parseBenchOptions([])).toEqual({ scale: 1, only: null, rssSeries: null, help: false });
   });
 
   it('takes a scale and a comma-separated list of sections', () => {
@@ -43,9 +43,14 @@ describe('parseBenchOptions', () => {
       [['--scale'], "Option '--scale <value>' argument missing"],
     ] as const) {
       const { message } = refusal([...args]);
-      expect(message).toBe(`${named}: the bench takes --scale <number> and --only <section,...>`);
+      expect(message).toBe(`${named}: the bench takes --scale <number>, --only <section,...> and --rss-series <dir>`);
       expect(message).not.toContain('\n');
     }
+  });
+
+  it("takes a directory for the memory syncs' RSS series, and refuses an empty one", () => {
+    expect(parseBenchOptions(['--only', 'memory', '--rss-series', '/tmp/rss']).rssSeries).toBe('/tmp/rss');
+    expect(refusal(['--rss-series=']).message).toBe('--rss-series needs a directory to write the RSS series to');
   });
 
   it('says it was asked for help', () => {
