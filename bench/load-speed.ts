@@ -9,6 +9,7 @@ import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD, openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
+import { memoryLimitMb } from '../src/warehouse/memory-limit.js';
 import { assertHolds, connectionQuery } from './mirror-check.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
 import type { ListPage, SalesApi } from '../src/api/types.js';
@@ -314,7 +315,7 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
     };
     const asWarehouse = { memoryLimit: options.memoryLimit, threads: Number(WRITER_SETTINGS.threads) };
     // Each reader thread past the first needs a read_json buffer (16 MB records, doubled) of its own.
-    const allCores = { memoryLimit: `${parseInt(options.memoryLimit, 10) + 32 * (cpus().length - 1)}MB` };
+    const allCores = { memoryLimit: `${Math.ceil(memoryLimitMb(options.memoryLimit)) + 32 * (cpus().length - 1)}MB` };
     return {
       rows: options.rows,
       batchRows: options.batchRows,

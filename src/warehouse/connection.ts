@@ -134,8 +134,8 @@ const OUT_OF_MEMORY =
  */
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
-  if (isDiskFull(message)) {
-    const spill = TEMP_SPACE_EXHAUSTED.exec(message);
+  const spill = TEMP_SPACE_EXHAUSTED.exec(message);
+  if (spill || DISK_FULL.test(message)) {
     const cause = spill
       ? `has no space left for DuckDB's temporary files (${what}: ${spill[0]})`
       : `is full, or a quota or file-size limit was reached (${what}: ${message})`;

@@ -55,3 +55,23 @@ export function automaticMemoryLimit(columns: number, objectBytes = 0, floorMb =
   const forObject = objectMb > DEFAULT_OBJECT_MB ? HUGE_RECORD_FIXED_MB + columns + PER_OBJECT_MB * (objectMb - DEFAULT_OBJECT_MB) : 0;
   return `${Math.max(floorMb, Math.ceil(Math.max(forWidth, forObject)))}MB`;
 }
+
+/** DuckDB's units: KB, MB, … are powers of 1000, KiB, MiB, … of 1024. */
+const UNIT_BYTES: Record<string, number> = {
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** A `memory_limit` such as `'96MB'` or `'1.5GiB'` (the forms SALESYNC_DUCKDB_MEMORY takes) in DuckDB's MB. */
+export function memoryLimitMb(limit: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i.exec(limit.trim());
+  const unit = m ? UNIT_BYTES[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new Error(`not a memory limit DuckDB reads: "${limit}" (e.g. 96MB or 1GB)`);
+  return (Number(m[1]) * unit) / 1e6;
+}

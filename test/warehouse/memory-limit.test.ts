@@ -7,8 +7,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWarehouse, type WarehouseOptions } from '../../src/warehouse/index.js';
-import { automaticMemoryLimit, READ_MEMORY_LIMIT_MB } from '../../src/warehouse/memory-limit.js';
+import { automaticMemoryLimit, memoryLimitMb, READ_MEMORY_LIMIT_MB } from '../../src/warehouse/memory-limit.js';
 import { wideDefinitions, wideRecord } from '../../devtools/wide-records.js';
+
+describe('memoryLimitMb', () => {
+  it("reads a limit in any unit SALESYNC_DUCKDB_MEMORY takes as DuckDB's MB (powers of 1000; KiB and up of 1024)", () => {
+    expect(memoryLimitMb('96MB')).toBe(96);
+    expect(memoryLimitMb('1GB')).toBe(1000);
+    expect(memoryLimitMb('1.5 gb')).toBe(1500);
+    expect(memoryLimitMb('1GiB')).toBeCloseTo(1073.741824);
+    expect(memoryLimitMb('512KiB')).toBeCloseTo(0.524288);
+  });
+
+  it('refuses what is not a size, naming it', () => {
+    expect(() => memoryLimitMb('lots')).toThrow('"lots"');
+    expect(() => memoryLimitMb('96XB')).toThrow('"96XB"');
+  });
+});
 
 describe('automaticMemoryLimit', () => {
   const MiB = 2 ** 20;
