@@ -1,7 +1,7 @@
 /** A batch's encoding in turns of the event loop bounded in time. */
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
-import { NdjsonRows, recordEncoder } from './rows.js';
+import { joinIds, NdjsonRows, recordEncoder } from './rows.js';
 
 /**
  * How long the encoder may hold the event loop before it lets others in: a large batch never holds up the pages
@@ -27,7 +27,7 @@ export async function eachInTurns<T>(
   }
 }
 
-/** `encodeRecords`, in turns of the event loop (`eachInTurns`). */
+/** `encodeRecords` of (deduplicated) records, in turns of the event loop (`eachInTurns`). */
 export async function encodeInTurns(
   records: readonly ServiceRecord[],
   plan: readonly ColumnPlan[],
@@ -38,5 +38,6 @@ export async function encodeInTurns(
   const encode = recordEncoder(plan, syncedAt);
   const rows = new NdjsonRows();
   await eachInTurns(records, (record) => rows.push(encode(record)), turnMs, now);
+  rows.ids = joinIds(records.map((r) => r.id));
   return rows;
 }

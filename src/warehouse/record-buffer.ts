@@ -1,7 +1,7 @@
 /** A batch's records gathered page by page as the rows the warehouse writes: a walk holds bytes, not records. */
 import type { ServiceRecord } from '../core/types.js';
 import type { ColumnPlan, RecordBuffer } from './types.js';
-import { isFixedWidth, NdjsonRows, recordEncoder, replacesHeld, stampOf, type SpillOptions, type Stamp } from './rows.js';
+import { isFixedWidth, joinIds, NdjsonRows, recordEncoder, replacesHeld, stampOf, type SpillOptions, type Stamp } from './rows.js';
 import type { SlabPool } from './slab-pool.js';
 import { eachInTurns, ENCODE_TURN_MS } from './encode-turns.js';
 import { canonicalInstant } from '../core/time.js';
@@ -77,6 +77,8 @@ export class EncodedRecords implements RecordBuffer {
 
   /** The rows, once every record is in: the dedupe index is let go (a batch waiting for the writer holds only rows). */
   close(): NdjsonRows {
+    // Each id held is one row's, the rows of ids met again dropped.
+    if (this.held !== null) this.rows.ids = joinIds(this.held.keys());
     this.held = null;
     this.stamps = [];
     return this.rows;

@@ -327,8 +327,10 @@ export function reencodeRows(
   const assemble = lineAssembler(to, syncedAt);
   const slotOf = new Map(to.map((p, i) => [p.apiName, i]));
   const out = new NdjsonRows();
+  const ids: string[] = [];
   for (const line of lines) {
     const row = JSON.parse(line) as Record<string, unknown>;
+    ids.push(row[id] as string);
     const values = row[properties] as Record<string, PropertyValue>;
     const names = Object.keys(values);
     const envelope = {
@@ -348,6 +350,7 @@ export function reencodeRows(
       ),
     );
   }
+  out.ids = joinIds(ids);
   return out;
 }
 
@@ -410,6 +413,11 @@ export class NdjsonRows {
   private readonly chunkSources: ChunkSource[] = [];
   /** Indexes (in push order) of lines dropped, not yet cut out of their chunk. */
   private readonly dropped = new Set<number>();
+  /**
+   * The ids of the lines held, newline-joined (`joinIds`), when their encoder knew them: the writer then finds which
+   * are stored without reading the rows back. Kept when the bytes are let go.
+   */
+  ids: string | undefined = undefined;
   /** Lines held. */
   rows = 0;
   /** Lines pushed, dropped ones included: the index the next line gets. */
@@ -603,11 +611,18 @@ export class NdjsonRows {
   }
 }
 
-/** The records as NDJSON rows (see `recordEncoder`). */
+/** Ids as `NdjsonRows.ids` holds them, or undefined where one holds a newline (an id from the service never does). */
+export function joinIds(ids: Iterable<string>): string | undefined {
+  const list = [...ids];
+  return list.some((id) => id.includes('\n')) ? undefined : list.join('\n');
+}
+
+/** The (deduplicated) records as NDJSON rows (see `recordEncoder`). */
 export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): NdjsonRows {
   const encode = recordEncoder(plan, syncedAt);
   const rows = new NdjsonRows();
   for (const record of records) rows.push(encode(record));
+  rows.ids = joinIds(records.map((r) => r.id));
   return rows;
 }
 

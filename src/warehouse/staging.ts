@@ -138,6 +138,8 @@ export interface StageFile {
   readonly rows: number;
   /** The longest line, in UTF-16 code units (see `NdjsonRows.longestLine`). */
   readonly longestLine: number;
+  /** See `NdjsonRows.ids`. */
+  readonly ids: string | undefined;
 }
 
 /**
@@ -243,7 +245,8 @@ export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
   const longestLine = rows.longestLine;
   if (rows.spilledTo !== null) {
     const { path, droppedLines } = await rows.finishSpill();
-    return { path: droppedLines.length > 0 ? await withoutLines(path, droppedLines) : path, rows: rows.rows, longestLine };
+    const kept = droppedLines.length > 0 ? await withoutLines(path, droppedLines) : path;
+    return { path: kept, rows: rows.rows, longestLine, ids: rows.ids };
   }
   const path = stageFilePath();
   try {
@@ -253,7 +256,7 @@ export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
     throw error;
   }
   rows.release(true);
-  return { path, rows: rows.rows, longestLine };
+  return { path, rows: rows.rows, longestLine, ids: rows.ids };
 }
 
 /**

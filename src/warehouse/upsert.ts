@@ -134,17 +134,17 @@ export async function upsertRecords(
   // holds, then the writes it needs. Statements that would find nothing are left out: a first load neither
   // replaces stored rows nor looks for rows stored before content hashes, and a re-sync that writes nothing
   // appends nothing (each costs a few milliseconds even when empty).
+  // How many of the resource's records are in quarantine (a batch's written records leave it).
+  const quarantined =
+    options.quarantineResource === undefined
+      ? []
+      : [`(SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`];
   const counts = `SELECT count(*) FILTER (WHERE _stored)::INTEGER AS stored,
             count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
-            count(*) FILTER (WHERE NOT ${skipped} AND _changed AND _stored)::INTEGER AS restated${
-              options.quarantineResource === undefined
-                ? ''
-                : `,
-            (SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`
-            }
+            count(*) FILTER (WHERE NOT ${skipped} AND _changed AND _stored)::INTEGER AS restated${quarantined.map((q) => `, ${q}`).join('')}
      FROM ${stage}`;
   // What the stored row `t` says of the staged row `s` (null columns where no row is stored), for either lookup.
   const said = (s: string): [flag: string, sql: string][] => [
@@ -158,16 +158,16 @@ export async function upsertRecords(
   const storedVersion = (t: string) => storedVersionColumns(t).map((c) => ({ ...c, name: quoteIdentifier(c.name) }));
   // By ids first only where rowids find the stored rows and no kept column must be carried over (both rare).
   const byIds = (options.lookup ?? 'ids') === 'ids' && !rowidHidden && kept.length === 0;
+  // What the stage says of a row whose id is not stored, but for `_stored` and `_stored_rowid`.
+  const asNew = `false AS _older, false AS _was_deleted, false AS _same, true AS _changed, false AS _legacy, ${storedVersion('t')
+    .map((c) => `CAST(NULL AS ${c.sqlType}) AS ${c.name}`)
+    .join(', ')}`;
   const staging = (source: string): string[] =>
     byIds
       ? [
           // Every staged row as if its id were new; then the rows whose id is stored, from their stored row.
           `CREATE OR REPLACE TEMP TABLE ${stage} AS
-           SELECT s.*, t.id IS NOT NULL AS _stored, false AS _older, false AS _was_deleted, false AS _same,
-             true AS _changed, false AS _legacy, t._rowid AS _stored_rowid,
-             ${storedVersion('t')
-               .map((c) => `CAST(NULL AS ${c.sqlType}) AS ${c.name}`)
-               .join(', ')}
+           SELECT s.*, t.id IS NOT NULL AS _stored, t._rowid AS _stored_rowid, ${asNew}
            FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}`,
           `UPDATE ${stage} SET ${[...said(stage).map(([flag, sql]) => `${flag} = ${sql}`), ...storedVersion('t').map((c) => `${c.name} = ${c.sql}`)].join(', ')}
            FROM (SELECT rowid AS _rowid, id, updated_at, _deleted_at, _content_hash, ${VERSION_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ')}
@@ -195,10 +195,50 @@ export async function upsertRecords(
     stored: '_stored',
   };
   const versionColumns = liveVersionValues('s', stagedVersion, options.versions);
-  const first = await withNdjsonSource(columns, lines, async (source) => {
-    const reader = await connection.runAndReadAll([...prelude, ...staging(source), counts].join(';\n'));
-    return reader.getRowObjects()[0]!;
+  // The batch's ids, from the encoder where it kept them (`NdjsonRows.ids`), else from the rows.
+  const batchIds = (source: string) =>
+    lines.ids === undefined ? `SELECT s.${id} FROM ${source} AS s` : `SELECT unnest(string_split(${quoteLiteral(lines.ids)}, chr(10)))`;
+  const outcome = await withNdjsonSource(columns, lines, async (source) => {
+    if (!byIds) {
+      const reader = await connection.runAndReadAll([...prelude, ...staging(source), counts].join(';\n'));
+      return reader.getRowObjects()[0]!;
+    }
+    // Looked up by ids, a batch usually finds none stored (a first load): then it is written straight from its
+    // source, never staged, and its rows are parsed once, by the INSERT (the ids come from the encoder: reading them
+    // from the rows parsed every line). Otherwise it is staged.
+    const probe = await connection.runAndReadAll(
+      [
+        ...prelude,
+        `SELECT ${[`(SELECT count(*) FROM ${target} WHERE id IN (${batchIds(source)}))::INTEGER AS stored`, ...quarantined].join(', ')}`,
+      ].join(';\n'),
+    );
+    const found = probe.getRowObjects()[0]!;
+    if (Number(found.stored) > 0) {
+      const reader = await connection.runAndReadAll([...staging(source), counts].join(';\n'));
+      return reader.getRowObjects()[0]!;
+    }
+    const fresh = `(SELECT s.*, false AS _stored, CAST(NULL AS BIGINT) AS _stored_rowid, ${asNew} FROM ${source} AS s)`;
+    await connection.run(
+      [
+        ...(options.sweepKey === undefined
+          ? []
+          : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${source}`]),
+        ...(Number(found.quarantined ?? 0) === 0
+          ? []
+          : [
+              `DELETE FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource!)}
+                 AND id IN (SELECT ${id} FROM ${source})`,
+            ]),
+        `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
+         SELECT ${[...keys, ...versionColumns.values].join(', ')} FROM ${fresh} AS s`,
+        ...epilogue,
+      ].join(';\n'),
+    );
+    return lines.rows;
   });
+  // Written straight from the source: every row new, every row changed.
+  if (typeof outcome === 'number') return { written: outcome, changed: outcome, stored: 0 };
+  const first = outcome;
   const statements = [
     // A row stored before content hashes has none: its raw properties and timestamps decide whether it
     // changed, so an upgrade is not counted as drift.

@@ -103,6 +103,13 @@ describe('quarantine', () => {
     expect((await quarantined()).map((r) => r.id)).toEqual([ID(2)]);
   });
 
+  it('a record rejected before it was ever stored leaves quarantine when a batch of new ids alone writes it', async () => {
+    await warehouse.commitBatch('deals', batch([], [reject(ID(1)), reject(ID(2))]));
+    const result = await warehouse.commitBatch('deals', batch([deal(1), deal(3)], [], 'run-2'));
+    expect(result).toMatchObject({ written: 2, changed: 2 });
+    expect((await quarantined()).map((r) => r.id)).toEqual([ID(2)]);
+  });
+
   it('a sweep takes every record it lists out of quarantine, the unchanged ones it does not write included', async () => {
     await warehouse.commitBatch('deals', batch([deal(1)], []));
     await warehouse.commitBatch('deals', batch([], [reject(ID(1))]));

@@ -72,6 +72,22 @@ describe('reconcile sweep in the warehouse', () => {
     ]);
   });
 
+  it('a sweep over a table that stores none of its ids writes them all and records each as seen', async () => {
+    const result = await warehouse.commitBatch(
+      'deals',
+      sweepBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')], 'c1', true),
+    );
+    expect(result).toMatchObject({ written: 2, changed: 2, deleted: 0 });
+    expect(await warehouse.query(`SELECT id, name FROM deals ORDER BY id`)).toEqual([
+      { id: ID(1), name: 'deal 1' },
+      { id: ID(2), name: 'deal 2' },
+    ]);
+    expect(await warehouse.query(`SELECT id FROM reconcile_seen WHERE sweep_key = '${KEY}' ORDER BY id`)).toEqual([
+      { id: ID(1) },
+      { id: ID(2) },
+    ]);
+  });
+
   it('sweepCandidates lists the live rows updated before the sweep started that it never listed, and counts the live rows', async () => {
     await warehouse.commitBatch(
       'deals',

@@ -123,6 +123,22 @@ describe('a batch encoded page by page', () => {
   });
 });
 
+describe("a batch's ids", () => {
+  it('are those of the rows it holds, one per id, however the rows were encoded', async () => {
+    const records = [deal(1, '2026-01-02T00:00:00Z'), deal(2, '2026-01-02T00:00:00Z'), deal(1, '2026-01-03T00:00:00Z')];
+    const buffer = new EncodedRecords(PLAN_A, SYNCED_AT, false);
+    await buffer.add(records);
+    expect(buffer.close().ids?.split('\n').sort()).toEqual([ID(1), ID(2)]);
+    const listed = encodeRecords(dedupeBatch(records, false), PLAN_A, SYNCED_AT);
+    expect(listed.ids?.split('\n').sort()).toEqual([ID(1), ID(2)]);
+    expect(reencodeRows(listed.lines(), PLAN_A, PLAN_B, SYNCED_AT).ids?.split('\n').sort()).toEqual([ID(1), ID(2)]);
+  });
+
+  it('are not kept when one holds a newline: the writer reads them from the rows', () => {
+    expect(encodeRecords([{ ...deal(1, '2026-01-02T00:00:00Z'), id: 'a\nb' }], PLAN_A, SYNCED_AT).ids).toBeUndefined();
+  });
+});
+
 describe('NDJSON rows', () => {
   it('a dropped line leaves its chunk, sealed or pending, and the rest keep their order', () => {
     const rows = new NdjsonRows();
@@ -322,6 +338,40 @@ describe('a record buffer committed to the warehouse', () => {
       ]);
       // Its stage file is gone with its commit.
       expect(existsSync(spilledTo!)).toBe(false);
+    } finally {
+      await warehouse.close();
+    }
+  });
+
+  it('of ids already stored, after a batch of new ids, replaces their rows: one row and one more version per id', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
+    const warehouse = open('w');
+    try {
+      await warehouse.applyPropertyDefinitions('deals', defs(['name']));
+      const batchOf = async (records: ServiceRecord[]) => {
+        const buffer = warehouse.recordBuffer('deals', { observedWins: false });
+        await buffer.add(records);
+        return warehouse.commitBatch('deals', { records: buffer, checkpoint });
+      };
+      expect(await batchOf([deal(1, '2026-01-02T00:00:00Z'), deal(2, '2026-01-02T00:00:00Z')])).toMatchObject({ written: 2 });
+      // The last batch found no id stored; this one holds a stored id, a new one and a stored id met twice.
+      const again = [
+        deal(2, '2026-01-03T00:00:00Z', { name: 'two, newer' }),
+        deal(3, '2026-01-03T00:00:00Z'),
+        deal(1, '2026-01-03T00:00:00Z', { name: 'one, first' }),
+        deal(1, '2026-01-04T00:00:00Z', { name: 'one, newer' }),
+      ];
+      expect(await batchOf(again)).toMatchObject({ written: 3, changed: 3 });
+      expect(await warehouse.query('SELECT id, name FROM deals ORDER BY id')).toEqual([
+        { id: ID(1), name: 'one, newer' },
+        { id: ID(2), name: 'two, newer' },
+        { id: ID(3), name: 'deal 3' },
+      ]);
+      expect(await warehouse.query('SELECT id, count(*)::INTEGER AS versions FROM deals_history GROUP BY id ORDER BY id')).toEqual([
+        { id: ID(1), versions: 2 },
+        { id: ID(2), versions: 2 },
+        { id: ID(3), versions: 1 },
+      ]);
     } finally {
       await warehouse.close();
     }
