@@ -195,17 +195,26 @@ export async function upsertRecords(
     stored: '_stored',
   };
   const versionColumns = liveVersionValues('s', stagedVersion, options.versions);
+  // What the batch settles beside its rows, given queries of its ids: every listed id counts as seen by a sweep,
+  // written or not (only ids never listed are candidates for deletion); the written ones leave quarantine.
+  const settled = (listedIds: string, writtenIds: string, quarantinedCount: number): string[] => [
+    ...(options.sweepKey === undefined
+      ? []
+      : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, id FROM (${listedIds}) AS l(id)`]),
+    ...(quarantinedCount === 0
+      ? []
+      : [`DELETE FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource!)} AND id IN (${writtenIds})`]),
+  ];
   // The batch's ids, from the encoder where it kept them (`NdjsonRows.ids`), else from the rows.
   const batchIds = (source: string) =>
     lines.ids === undefined ? `SELECT s.${id} FROM ${source} AS s` : `SELECT unnest(string_split(${quoteLiteral(lines.ids)}, chr(10)))`;
   const outcome = await withNdjsonSource(columns, lines, async (source) => {
-    if (!byIds) {
-      const reader = await connection.runAndReadAll([...prelude, ...staging(source), counts].join(';\n'));
-      return reader.getRowObjects()[0]!;
-    }
+    const stageBatch = async (before: readonly string[]) =>
+      (await connection.runAndReadAll([...before, ...staging(source), counts].join(';\n'))).getRowObjects()[0]!;
+    if (!byIds) return stageBatch(prelude);
     // Looked up by ids, a batch usually finds none stored (a first load): then it is written straight from its
-    // source, never staged, and its rows are parsed once, by the INSERT (the ids come from the encoder: reading them
-    // from the rows parsed every line). Otherwise it is staged.
+    // source, never staged, and its rows are parsed once, by the INSERT (the probe, the sweep and the quarantine
+    // take the encoder's ids: reading them from the rows parsed every line). Otherwise it is staged.
     const probe = await connection.runAndReadAll(
       [
         ...prelude,
@@ -213,22 +222,12 @@ export async function upsertRecords(
       ].join(';\n'),
     );
     const found = probe.getRowObjects()[0]!;
-    if (Number(found.stored) > 0) {
-      const reader = await connection.runAndReadAll([...staging(source), counts].join(';\n'));
-      return reader.getRowObjects()[0]!;
-    }
+    if (Number(found.stored) > 0) return stageBatch([]);
     const fresh = `(SELECT s.*, false AS _stored, CAST(NULL AS BIGINT) AS _stored_rowid, ${asNew} FROM ${source} AS s)`;
     await connection.run(
       [
-        ...(options.sweepKey === undefined
-          ? []
-          : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${source}`]),
-        ...(Number(found.quarantined ?? 0) === 0
-          ? []
-          : [
-              `DELETE FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource!)}
-                 AND id IN (SELECT ${id} FROM ${source})`,
-            ]),
+        // Every row is written: each listed id leaves quarantine.
+        ...settled(batchIds(source), batchIds(source), Number(found.quarantined ?? 0)),
         `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
          SELECT ${[...keys, ...versionColumns.values].join(', ')} FROM ${fresh} AS s`,
         ...epilogue,
@@ -258,16 +257,7 @@ export async function upsertRecords(
     ...(options.versions === undefined || (Number(first.restated) === 0 && Number(first.legacy) === 0)
       ? []
       : closeVersionsSql(table, RECORD_STAGE, stagedVersion, options.versions)),
-    // Every listed id counts as seen, written or not: only ids never listed are candidates for deletion.
-    ...(options.sweepKey === undefined
-      ? []
-      : [`INSERT INTO reconcile_seen (sweep_key, id) SELECT ${quoteLiteral(options.sweepKey)}, ${id} FROM ${stage}`]),
-    ...(Number(first.quarantined ?? 0) === 0
-      ? []
-      : [
-          `DELETE FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource!)}
-             AND id IN (SELECT ${id} FROM ${stage} WHERE ${leaving})`,
-        ]),
+    ...settled(`SELECT ${id} FROM ${stage}`, `SELECT ${id} FROM ${stage} WHERE ${leaving}`, Number(first.quarantined ?? 0)),
     ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
     ...(Number(first.n) === 0
       ? []

@@ -134,7 +134,7 @@ describe("a batch's ids", () => {
     expect(reencodeRows(listed.lines(), PLAN_A, PLAN_B, SYNCED_AT).ids?.split('\n').sort()).toEqual([ID(1), ID(2)]);
   });
 
-  it('are not kept when one holds a newline: the writer reads them from the rows', () => {
+  it('are not kept when one holds a newline', () => {
     expect(encodeRecords([{ ...deal(1, '2026-01-02T00:00:00Z'), id: 'a\nb' }], PLAN_A, SYNCED_AT).ids).toBeUndefined();
   });
 });

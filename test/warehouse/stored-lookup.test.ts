@@ -105,6 +105,19 @@ describe('how a batch finds what is stored for its ids', () => {
     ]);
   });
 
+  it('finds a stored id the encoder could not list (it holds a newline) from the rows themselves: the row is replaced, not doubled', async () => {
+    const { connection } = opened;
+    const odd = (updated_at: string, amount: number): ServiceRecord => ({ ...deal(1, updated_at, amount), id: 'line\nbreak' });
+    for (const [i, record] of [odd(T1, 10), odd(T2, 11)].entries()) {
+      const lines = encodeRecords([record], plan, '2026-05-01T00:00:00Z');
+      expect(lines.ids).toBeUndefined();
+      const result = await upsertRecords(connection, 'by_ids', plan, [], lines, { lookup: 'ids' });
+      expect(result).toEqual({ written: 1, changed: 1, stored: i });
+    }
+    const rows = await connection.runAndReadAll(`SELECT id, amount FROM by_ids`);
+    expect(rows.getRowsJson()).toEqual([['line\nbreak', 11]]);
+  });
+
   it('looks up ids first after a batch that found none stored, and the stored rows at once after one that found some', () => {
     expect(nextLookup(undefined)).toBe('ids');
     expect(nextLookup({ stored: 0 })).toBe('ids');
