@@ -1,0 +1,109 @@
+/**
+ * What a first load's rows cost, piece by piece, on this machine: the main thread's parse of a page's bytes and
+ * its encoding of the records (µs a record), and DuckDB's side of committing them (`upsertRecords` alone, at the
+ * writer's settings) in batches of several sizes. `npm run bench:rows -- [--rows N]`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { ServiceRecord } from '../src/core/types.js';
+import { parseJsonBytes } from '../src/api/json-bytes.js';
+import { createSimulator } from '../src/simulator/index.js';
+import { openWarehouse } from '../src/warehouse/index.js';
+import { openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
+import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
+import { encodeRecords } from '../src/warehouse/rows.js';
+import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
+import { upsertRecords } from '../src/warehouse/upsert.js';
+
+const PAGE_RECORDS = 200;
+const BATCH_SIZES = [20_000, 100_000, 200_000];
+const SYNCED_AT = '2026-05-01T00:00:00Z';
+
+const rowsFlag = process.argv.indexOf('--rows');
+const rows = rowsFlag === -1 ? 200_000 : Number(process.argv[rowsFlag + 1]);
+if (!Number.isInteger(rows) || rows <= 0) {
+  process.stderr.write(`usage: row-costs [--rows N] (N a positive integer; got ${process.argv[rowsFlag + 1]})\n`);
+  process.exit(2);
+}
+
+const sim = createSimulator({
+  seed: 42,
+  size: { deals: rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 },
+});
+const truth = sim.admin.truth();
+const definitions = truth.properties.deals;
+// Page bytes, as they come off the socket; the simulator's records are let go before anything is timed.
+const records = truth.records.deals as ServiceRecord[];
+const pages = Array.from({ length: Math.ceil(records.length / PAGE_RECORDS) }, (_, i) =>
+  Buffer.from(JSON.stringify({ results: records.slice(i * PAGE_RECORDS, (i + 1) * PAGE_RECORDS) })),
+);
+records.length = 0;
+
+const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-row-costs-'));
+const memoryLimit = automaticMemoryLimit(0);
+try {
+  /** A fresh warehouse file holding the deals table (empty) and its plan. */
+  const freshTable = async (name: string) => {
+    const path = join(dir, `${name}.duckdb`);
+    const warehouse = openWarehouse({ path, logger: pino({ level: 'silent' }) });
+    await warehouse.ensureSchema();
+    await warehouse.applyPropertyDefinitions('deals', definitions);
+    await warehouse.close();
+    const db = await openWriterDatabase(path, { ...WRITER_SETTINGS, memory_limit: memoryLimit });
+    return { db, plan: planFromAssignments(await readAssignments(db.connection, 'deals')) };
+  };
+
+  // The main thread's part: each batch's pages parsed, then its records encoded.
+  const { db: planDb, plan } = await freshTable('plan');
+  planDb.connection.closeSync();
+  planDb.instance.closeSync();
+  let parseMs = 0;
+  let encodeMs = 0;
+  let bytes = 0;
+  const batchPages = BATCH_SIZES[0]! / PAGE_RECORDS;
+  for (let i = 0; i < pages.length; i += batchPages) {
+    let started = performance.now();
+    const batch = pages.slice(i, i + batchPages).flatMap((page) => (parseJsonBytes(page) as { results: ServiceRecord[] }).results);
+    parseMs += performance.now() - started;
+    started = performance.now();
+    for (const chunk of encodeRecords(batch, plan, SYNCED_AT).bytes()) bytes += chunk.length;
+    encodeMs += performance.now() - started;
+  }
+  const perRecord = (ms: number) => ((ms * 1000) / rows).toFixed(1);
+  process.stdout.write(
+    `${rows} deals (${plan.length} property columns, ${Math.round(bytes / rows)} bytes of NDJSON a record): parse ${perRecord(parseMs)} µs a record, encode ${perRecord(encodeMs)} µs\n`,
+  );
+
+  // DuckDB's part: the rows encoded beforehand, each batch committed as a first load commits it.
+  for (const size of BATCH_SIZES) {
+    const { db, plan: tablePlan } = await freshTable(`batches-${size}`);
+    try {
+      const batches: ReturnType<typeof encodeRecords>[] = [];
+      const perBatch = size / PAGE_RECORDS;
+      for (let i = 0; i < pages.length; i += perBatch) {
+        const batch = pages.slice(i, i + perBatch).flatMap((page) => (parseJsonBytes(page) as { results: ServiceRecord[] }).results);
+        batches.push(encodeRecords(batch, tablePlan, SYNCED_AT));
+      }
+      const started = performance.now();
+      for (const lines of batches) {
+        await upsertRecords(db.connection, 'deals', tablePlan, [], lines, {
+          lookup: 'ids',
+          versions: { source: 'incremental', runId: null, committedAt: SYNCED_AT, observedAt: SYNCED_AT },
+          prelude: ['BEGIN TRANSACTION'],
+          epilogue: ['COMMIT'],
+        });
+      }
+      const seconds = (performance.now() - started) / 1000;
+      process.stdout.write(
+        `DuckDB's side of a first load in batches of ${size}: ${(rows / seconds / 1000).toFixed(1)}k rows/s (${seconds.toFixed(2)} s, one thread, ${memoryLimit})\n`,
+      );
+    } finally {
+      db.connection.closeSync();
+      db.instance.closeSync();
+    }
+  }
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
