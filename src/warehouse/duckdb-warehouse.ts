@@ -51,6 +51,7 @@ import {
 import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
+import { IdFilter, noteWrittenIds } from './id-filter.js';
 import { ensureHistoryTable, markDeleted } from './history.js';
 import { readCatalog } from './dbt-sources.js';
 import { readChanges, writeChangesParquet } from './change-feed.js';
@@ -353,7 +354,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // resource's column plan and the columns its batches leave to the stored row (`kept`). Per connection (a new
   // session checks again, as another process may have written in between), and filled only after a commit,
   // since a rolled-back transaction created nothing. `lastBatch`: what each resource's last batch found stored
-  // (committed or not), which only chooses how the next one looks (`nextLookup`).
+  // (committed or not), which only chooses how the next one looks (`nextLookup`). `fresh`: for a table seen
+  // holding no row, every id the session's commits wrote to it since (`IdFilter`), a superset even of rolled-back
+  // ones; no other write adds ids (they mark, delete, or rebuild rows of the same ids), so an id it has never
+  // held is not stored.
   const sessionFacts = new WeakMap<
     DuckDBConnection,
     {
@@ -361,6 +365,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       plans: Map<RecordResourceName, ColumnPlan[]>;
       kept: Map<RecordResourceName, string[]>;
       lastBatch: Map<RecordResourceName, { stored: number }>;
+      fresh: Map<string, IdFilter>;
       memoryLimit: string;
     }
   >();
@@ -369,7 +374,14 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     if (!facts)
       sessionFacts.set(
         connection,
-        (facts = { tables: new Set(), plans: new Map(), kept: new Map(), lastBatch: new Map(), memoryLimit: openOptions.memoryLimit }),
+        (facts = {
+          tables: new Set(),
+          plans: new Map(),
+          kept: new Map(),
+          lastBatch: new Map(),
+          fresh: new Map(),
+          memoryLimit: openOptions.memoryLimit,
+        }),
       );
     return facts;
   };
@@ -586,8 +598,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             await tx.begin();
             await clearSeen(connection, sweep.key);
           }
-          const { written, changed, stored } = await upsertRecords(connection, table, plan, kept, lines, {
+          const fresh = facts.fresh.get(table);
+          const { written, changed, stored, emptyBefore } = await upsertRecords(connection, table, plan, kept, lines, {
             lookup: nextLookup(facts.lastBatch.get(resource)),
+            storedNone: fresh !== undefined && lines.ids !== undefined && !fresh.mayHoldAny(lines.ids),
             ...(sweep ? { onlyChanged: true, sweepKey: sweep.key } : {}),
             ...(batch.observedWins ? { observedWins: true } : {}),
             quarantineResource: resource,
@@ -604,6 +618,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             epilogue: more ? [] : tx.closing(),
           });
           facts.lastBatch.set(resource, { stored });
+          noteWrittenIds(facts.fresh, table, lines.ids, emptyBefore === true);
           if (sweep && rejectedIds.length > 0) await recordSeen(connection, sweep.key, rejectedIds);
           // After the written records left quarantine: a record both written and rejected by the batch stays in.
           await quarantineRecords(connection, resource, rejects, batch.runId ?? null, now);

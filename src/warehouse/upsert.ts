@@ -38,6 +38,11 @@ export interface UpsertOptions {
    * @defaultValue 'ids'
    */
   lookup?: StoredLookup;
+  /**
+   * The caller knows the table stores none of the batch's ids (`IdFilter`): with the `'ids'` lookup, the batch is
+   * written straight from its source without the probe, which scans every stored id.
+   */
+  storedNone?: boolean;
   /** Statements to run first, in the script that stages the batch (a BEGIN, the walk's checkpoint). */
   prelude?: readonly string[];
   /** Statements to run last, in the script that writes the batch (a COMMIT). */
@@ -51,6 +56,8 @@ export interface UpsertResult {
   changed: number;
   /** Rows of the batch whose id the table stored before it, written or not. */
   stored: number;
+  /** Set when the batch's probe found the table holding no row at all before it (a first load's first batch). */
+  emptyBefore?: true;
 }
 
 /**
@@ -208,6 +215,7 @@ export async function upsertRecords(
   // The batch's ids, from the encoder where it kept them (`NdjsonRows.ids`), else from the rows.
   const batchIds = (source: string) =>
     lines.ids === undefined ? `SELECT s.${id} FROM ${source} AS s` : `SELECT unnest(string_split(${quoteLiteral(lines.ids)}, chr(10)))`;
+  let emptyBefore = false;
   const outcome = await withNdjsonSource(columns, lines, async (source) => {
     const stageBatch = async (before: readonly string[]) =>
       (await connection.runAndReadAll([...before, ...staging(source), counts].join(';\n'))).getRowObjects()[0]!;
@@ -215,14 +223,16 @@ export async function upsertRecords(
     // Looked up by ids, a batch usually finds none stored (a first load): then it is written straight from its
     // source, never staged, and its rows are parsed once, by the INSERT (the probe, the sweep and the quarantine
     // take the encoder's ids: reading them from the rows parsed every line). Otherwise it is staged.
-    const probe = await connection.runAndReadAll(
-      [
-        ...prelude,
-        `SELECT ${[`(SELECT count(*) FROM ${target} WHERE id IN (${batchIds(source)}))::INTEGER AS stored`, ...quarantined].join(', ')}`,
-      ].join(';\n'),
-    );
+    const looked = options.storedNone
+      ? ['0 AS stored', 'false AS empty']
+      : [
+          `(SELECT count(*) FROM ${target} WHERE id IN (${batchIds(source)}))::INTEGER AS stored`,
+          `NOT EXISTS (SELECT 1 FROM ${target}) AS empty`,
+        ];
+    const probe = await connection.runAndReadAll([...prelude, `SELECT ${[...looked, ...quarantined].join(', ')}`].join(';\n'));
     const found = probe.getRowObjects()[0]!;
     if (Number(found.stored) > 0) return stageBatch([]);
+    emptyBefore = found.empty === true;
     const fresh = `(SELECT s.*, false AS _stored, CAST(NULL AS BIGINT) AS _stored_rowid, ${asNew} FROM ${source} AS s)`;
     await connection.run(
       [
@@ -236,7 +246,7 @@ export async function upsertRecords(
     return lines.rows;
   });
   // Written straight from the source: every row new, every row changed.
-  if (typeof outcome === 'number') return { written: outcome, changed: outcome, stored: 0 };
+  if (typeof outcome === 'number') return { written: outcome, changed: outcome, stored: 0, ...(emptyBefore ? { emptyBefore: true } : {}) };
   const first = outcome;
   const statements = [
     // A row stored before content hashes has none: its raw properties and timestamps decide whether it
