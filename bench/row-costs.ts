@@ -1,7 +1,8 @@
 /**
  * What a first load's rows cost, piece by piece, on this machine: the main thread's parse of a page's bytes and
  * its encoding of the records (µs a record), and DuckDB's side of committing them (`upsertRecords` alone, at the
- * writer's settings) in batches of several sizes. `npm run bench:rows -- [--rows N]`.
+ * writer's settings) in batches of several sizes, for a first load and for an upsert replacing every row.
+ * `npm run bench:rows -- [--rows N]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
+import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { encodeRecords } from '../src/warehouse/rows.js';
 import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
 import { upsertRecords } from '../src/warehouse/upsert.js';
@@ -36,8 +38,18 @@ const truth = sim.admin.truth();
 const definitions = truth.properties.deals;
 // Page bytes, as they come off the socket; the simulator's records are let go before anything is timed.
 const records = truth.records.deals as ServiceRecord[];
-const pages = Array.from({ length: Math.ceil(records.length / PAGE_RECORDS) }, (_, i) =>
-  Buffer.from(JSON.stringify({ results: records.slice(i * PAGE_RECORDS, (i + 1) * PAGE_RECORDS) })),
+const paged = (list: readonly ServiceRecord[]) =>
+  Array.from({ length: Math.ceil(list.length / PAGE_RECORDS) }, (_, i) =>
+    Buffer.from(JSON.stringify({ results: list.slice(i * PAGE_RECORDS, (i + 1) * PAGE_RECORDS) })),
+  );
+const pages = paged(records);
+// Every record a microsecond newer with one value changed, as the load bench's upsert: every row replaced.
+const touchedPages = paged(
+  records.map((r) => ({
+    ...r,
+    updated_at: microsToIso(parseInstantMicros(r.updated_at)! + 1n),
+    properties: { ...r.properties, amount: typeof r.properties.amount === 'number' ? r.properties.amount + 1 : 1 },
+  })),
 );
 records.length = 0;
 
@@ -76,29 +88,42 @@ try {
     `${rows} deals (${plan.length} property columns, ${Math.round(bytes / rows)} bytes of NDJSON a record): parse ${perRecord(parseMs)} µs a record, encode ${perRecord(encodeMs)} µs\n`,
   );
 
-  // DuckDB's part: the rows encoded beforehand, each batch committed as a first load commits it.
+  // DuckDB's part: the rows encoded beforehand, each batch committed as a first load commits it; then the same
+  // batches touched, each replacing its stored rows and closing their versions, as an upsert commits them.
+  const encoded = (from: readonly Buffer[], size: number, tablePlan: typeof plan) => {
+    const batches: ReturnType<typeof encodeRecords>[] = [];
+    const perBatch = size / PAGE_RECORDS;
+    for (let i = 0; i < from.length; i += perBatch) {
+      const batch = from.slice(i, i + perBatch).flatMap((page) => (parseJsonBytes(page) as { results: ServiceRecord[] }).results);
+      batches.push(encodeRecords(batch, tablePlan, SYNCED_AT));
+    }
+    return batches;
+  };
   for (const size of BATCH_SIZES) {
     const { db, plan: tablePlan } = await freshTable(`batches-${size}`);
     try {
-      const batches: ReturnType<typeof encodeRecords>[] = [];
-      const perBatch = size / PAGE_RECORDS;
-      for (let i = 0; i < pages.length; i += perBatch) {
-        const batch = pages.slice(i, i + perBatch).flatMap((page) => (parseJsonBytes(page) as { results: ServiceRecord[] }).results);
-        batches.push(encodeRecords(batch, tablePlan, SYNCED_AT));
+      const commit = async (from: readonly Buffer[]) => {
+        const batches = encoded(from, size, tablePlan);
+        const started = performance.now();
+        for (const lines of batches) {
+          await upsertRecords(db.connection, 'deals', tablePlan, [], lines, {
+            lookup: 'ids',
+            versions: { source: 'incremental', runId: null, committedAt: SYNCED_AT, observedAt: SYNCED_AT },
+            prelude: ['BEGIN TRANSACTION'],
+            epilogue: ['COMMIT'],
+          });
+        }
+        return (performance.now() - started) / 1000;
+      };
+      for (const [what, from] of [
+        ['a first load', pages],
+        ['an upsert', touchedPages],
+      ] as const) {
+        const seconds = await commit(from);
+        process.stdout.write(
+          `DuckDB's side of ${what} in batches of ${size}: ${(rows / seconds / 1000).toFixed(1)}k rows/s (${seconds.toFixed(2)} s, one thread, ${memoryLimit})\n`,
+        );
       }
-      const started = performance.now();
-      for (const lines of batches) {
-        await upsertRecords(db.connection, 'deals', tablePlan, [], lines, {
-          lookup: 'ids',
-          versions: { source: 'incremental', runId: null, committedAt: SYNCED_AT, observedAt: SYNCED_AT },
-          prelude: ['BEGIN TRANSACTION'],
-          epilogue: ['COMMIT'],
-        });
-      }
-      const seconds = (performance.now() - started) / 1000;
-      process.stdout.write(
-        `DuckDB's side of a first load in batches of ${size}: ${(rows / seconds / 1000).toFixed(1)}k rows/s (${seconds.toFixed(2)} s, one thread, ${memoryLimit})\n`,
-      );
     } finally {
       db.connection.closeSync();
       db.instance.closeSync();

@@ -87,6 +87,6 @@ process.stdout.write(
     liveOldSpaceMb,
     atPeak,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code}`),
+    errors: report.results.filter((r) => r.error).map((r) => `${r.resource}: ${r.error?.code} ${r.error?.message}`),
   })}\n`,
 );
