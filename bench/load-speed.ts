@@ -25,7 +25,7 @@ interface DuckdbSettings {
 }
 
 /** Records per page, as the service lists them. */
-const PAGE_RECORDS = 200;
+export const PAGE_RECORDS = 200;
 
 export interface LoadSpeedResult {
   rows: number;
@@ -73,7 +73,7 @@ function touched(records: ServiceRecord[]): ServiceRecord[] {
  * `rows` deals of the simulator as the bytes of list pages (`PAGE_RECORDS` each), the same rows touched (see
  * `touched`), and their property definitions. Only text leaves: no record object outlives this call.
  */
-function servicePages(rows: number): { pages: Buffer[]; touchedPages: Buffer[]; definitions: PropertyDefinition[] } {
+export function servicePages(rows: number): { pages: Buffer[]; touchedPages: Buffer[]; definitions: PropertyDefinition[] } {
   const sim = createSimulator({
     seed: 42,
     size: { deals: rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 },

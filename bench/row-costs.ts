@@ -10,16 +10,14 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { ServiceRecord } from '../src/core/types.js';
 import { parseJsonBytes } from '../src/api/json-bytes.js';
-import { createSimulator } from '../src/simulator/index.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
-import { microsToIso, parseInstantMicros } from '../src/core/time.js';
 import { encodeRecords } from '../src/warehouse/rows.js';
 import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
 import { upsertRecords } from '../src/warehouse/upsert.js';
+import { PAGE_RECORDS, servicePages } from './load-speed.js';
 
-const PAGE_RECORDS = 200;
 const BATCH_SIZES = [20_000, 100_000, 200_000];
 const SYNCED_AT = '2026-05-01T00:00:00Z';
 
@@ -30,28 +28,8 @@ if (!Number.isInteger(rows) || rows <= 0) {
   process.exit(2);
 }
 
-const sim = createSimulator({
-  seed: 42,
-  size: { deals: rows, companies: 20, contacts: 20, meetingLogs: 1, contactActivities: 1, users: 5 },
-});
-const truth = sim.admin.truth();
-const definitions = truth.properties.deals;
-// Page bytes, as they come off the socket; the simulator's records are let go before anything is timed.
-const records = truth.records.deals as ServiceRecord[];
-const paged = (list: readonly ServiceRecord[]) =>
-  Array.from({ length: Math.ceil(list.length / PAGE_RECORDS) }, (_, i) =>
-    Buffer.from(JSON.stringify({ results: list.slice(i * PAGE_RECORDS, (i + 1) * PAGE_RECORDS) })),
-  );
-const pages = paged(records);
-// Every record a microsecond newer with one value changed, as the load bench's upsert: every row replaced.
-const touchedPages = paged(
-  records.map((r) => ({
-    ...r,
-    updated_at: microsToIso(parseInstantMicros(r.updated_at)! + 1n),
-    properties: { ...r.properties, amount: typeof r.properties.amount === 'number' ? r.properties.amount + 1 : 1 },
-  })),
-);
-records.length = 0;
+// Page bytes, as they come off the socket, and the same records touched: the load bench's own.
+const { pages, touchedPages, definitions } = servicePages(rows);
 
 const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-row-costs-'));
 const memoryLimit = automaticMemoryLimit(0);
