@@ -123,9 +123,15 @@ CREATE TABLE IF NOT EXISTS meeting_log_summary_reads (
   unchanged_reads INTEGER NOT NULL
 );
 
--- Commit order of every version in every <table>_history (change_seq): the change feed's cursor. One sequence for
--- all tables, so the feed interleaves resources in the order their commits happened.
+-- Commit order of every version in every <table>_history (change_seq): the change feed's cursor. One counter for
+-- all tables, so the feed interleaves resources in the order their commits happened. A commit numbers its versions
+-- from `last` and moves it past them; a row never calls nextval: DuckDB corrupted rows of a large commit, at low
+-- memory limits, that called it per row (docs/performance.md). The sequence stays to seed the counter above the
+-- change_seq a warehouse of an earlier release holds.
 CREATE SEQUENCE IF NOT EXISTS history_change_seq;
+CREATE TABLE IF NOT EXISTS history_change_counter (last BIGINT NOT NULL);
+INSERT INTO history_change_counter
+  SELECT nextval('history_change_seq') WHERE NOT EXISTS (SELECT 1 FROM history_change_counter);
 
 -- history_ahead served the history of observed versions (one per updated_at); SCD2 history follows the live row
 -- commit by commit and needs no look-ahead.

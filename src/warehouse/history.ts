@@ -18,8 +18,12 @@ import { rebuildTable } from './schema.js';
 /** What produced a version. `migrated`: carried over from a warehouse written before history was SCD2. */
 export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted' | 'restored' | 'migrated';
 
-/** The sequence every history table takes `change_seq` from (schema/warehouse-fixed-tables.sql). */
-export const CHANGE_SEQUENCE = 'history_change_seq';
+/**
+ * The `change_seq` a commit numbers its versions from (1, 2, … above it), and the statement that moves it past
+ * `n` of them, run after the versions are written (schema/warehouse-fixed-tables.sql: no row calls nextval).
+ */
+export const CHANGE_SEQ_BASE = '(SELECT last FROM history_change_counter)';
+export const takeChangeSeqs = (n: number | string): string => `UPDATE history_change_counter SET last = last + ${n}`;
 
 const HISTORY_COLUMNS = `(
   id VARCHAR NOT NULL,
@@ -44,8 +48,6 @@ const INSERT_COLUMNS =
  * their live rows (`adoptCurrentVersions`). A store without it is of an earlier release.
  */
 const CLOSED_ONLY = 'salesync:closed-versions';
-
-const NEXT_SEQ = `nextval(${quoteLiteral(CHANGE_SEQUENCE)})`;
 
 /** The version columns, quoted, in `VERSION_COLUMNS` order. */
 const VERSION_NAMES = VERSION_COLUMNS.map((c) => quoteIdentifier(c.name));
@@ -163,7 +165,7 @@ async function createStore(connection: DuckDBConnection, table: string, hasLive:
   if (n > 0) {
     // Commit order of old versions is unknown: a block of the sequence, handed out by when each was observed, but
     // an id's versions in updated_at order (a late page observed after a newer version sorts before it).
-    const taken = await connection.runAndReadAll(`SELECT max(${NEXT_SEQ})::BIGINT AS last FROM range(${n})`);
+    const taken = await connection.runAndReadAll(`${takeChangeSeqs(n)} RETURNING last`);
     const first = BigInt(taken.getRowObjects()[0]!.last as bigint) - BigInt(n) + 1n;
     await connection.run(
       `INSERT INTO ${target} (${INSERT_COLUMNS})
@@ -205,7 +207,7 @@ async function adoptCurrentVersions(connection: DuckDBConnection, table: string,
     _version_source: ['h_source', `CASE WHEN deleted_at IS NOT NULL THEN 'deleted' ELSE 'migrated' END`],
     _version_run_id: ['h_run_id', 'CAST(NULL AS VARCHAR)'],
     _version_observed_at: ['h_observed_at', 'coalesce(synced_at, now())'],
-    _version_seq: ['h_seq', NEXT_SEQ],
+    _version_seq: ['h_seq', `${CHANGE_SEQ_BASE} + row_number() OVER ()`],
   };
   const versionValues = VERSION_COLUMNS.map((c, i) => {
     const [own, fresh] = adopted[c.name];
@@ -234,6 +236,7 @@ async function adoptCurrentVersions(connection: DuckDBConnection, table: string,
      FROM ${adopt} WHERE kind = 'new' AND h_id IS NOT NULL`,
   );
   await connection.run(`DELETE FROM ${store} WHERE rowid IN (SELECT _hrowid FROM ${adopt} WHERE _hrowid IS NOT NULL)`);
+  await connection.run(takeChangeSeqs(`(SELECT count(*) FROM ${adopt})`));
   await rebuildWithVersions(connection, table, adopt);
   await connection.run(`DROP TABLE ${adopt}`);
   await connection.run(`COMMENT ON TABLE ${store} IS '${CLOSED_ONLY}'`);
@@ -264,6 +267,8 @@ export interface StagedVersion {
   wasDeleted: string;
   /** SQL condition, over the stage, of rows whose id the table stores. */
   stored: string;
+  /** The stage's column numbering its rows from 1, unique in the batch: a version's change_seq above the base. */
+  position: string;
 }
 
 /** What a commit says about the versions it writes. */
@@ -311,7 +316,7 @@ export function liveVersionValues(
     _version_source: `CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END`,
     _version_run_id: context.runId === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(context.runId),
     _version_observed_at: `CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ)`,
-    _version_seq: NEXT_SEQ,
+    _version_seq: `${CHANGE_SEQ_BASE} + ${s}.${staged.position}`,
   };
   return {
     names: VERSION_NAMES,
@@ -360,13 +365,16 @@ export async function markDeleted(
      SELECT ${closedFromLive('t', validFrom)} FROM ${live} AS t WHERE ${marked}`,
     params,
   );
-  // The SET sees the row as it was: the new version follows the one just closed.
+  // The SET sees the row as it was: the new version follows the one just closed. Each id's place in the list
+  // numbers its version.
   const result = await connection.run(
     `UPDATE ${live} AS t SET _deleted_at = CAST($2 AS TIMESTAMPTZ), _version_from = ${versionFrom}, _version_source = 'deleted',
        _version_run_id = ${runId === null ? 'NULL' : quoteLiteral(runId)}, _version_observed_at = CAST(${quoteLiteral(committedAt)} AS TIMESTAMPTZ),
-       _version_seq = ${NEXT_SEQ}
-     WHERE ${marked}`,
+       _version_seq = ${CHANGE_SEQ_BASE} + m.position
+     FROM (SELECT unnest(CAST($1 AS VARCHAR[])) AS id, generate_subscripts(CAST($1 AS VARCHAR[]), 1) AS position) AS m
+     WHERE m.id = t.id AND t._deleted_at IS NULL`,
     params,
   );
+  await connection.run(takeChangeSeqs(ids.length));
   return Number(result.rowsChanged);
 }

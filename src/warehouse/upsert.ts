@@ -6,12 +6,21 @@ import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows, type NdjsonRows } from './rows.js';
 import { stageRows, withNdjsonSource, type StageFile } from './staging.js';
 import { VERSION_COLUMNS } from './history-names.js';
-import { closeVersionsSql, liveVersionValues, storedVersionColumns, type StagedVersion, type VersionContext } from './history.js';
+import {
+  closeVersionsSql,
+  liveVersionValues,
+  storedVersionColumns,
+  takeChangeSeqs,
+  type StagedVersion,
+  type VersionContext,
+} from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
 const SUMMARY_STAGE = '_salesync_summaries';
 const SUMMARY_LOGS_STAGE = '_salesync_summary_logs';
 const SUMMARY_CHANGED_STAGE = '_salesync_summary_changed';
+/** The column `WITH ORDINALITY` numbers a batch's rows in (from 1): its versions' change_seq above the base. */
+const ORDINALITY = 'ordinality';
 
 export interface UpsertOptions {
   /** Write only rows whose content hash differs from the stored row's (a reconcile sweep). @defaultValue false */
@@ -200,6 +209,7 @@ export async function upsertRecords(
     isVersion: `NOT ${skipped} AND _changed`,
     wasDeleted: '_was_deleted',
     stored: '_stored',
+    position: ORDINALITY,
   };
   const versionColumns = liveVersionValues('s', stagedVersion, options.versions);
   // What the batch settles beside its rows, given queries of its ids: every listed id counts as seen by a sweep,
@@ -216,7 +226,11 @@ export async function upsertRecords(
   const batchIds = (source: string) =>
     lines.ids === undefined ? `SELECT s.${id} FROM ${source} AS s` : `SELECT unnest(string_split(${quoteLiteral(lines.ids)}, chr(10)))`;
   let emptyBefore = false;
-  const outcome = await withNdjsonSource(columns, lines, async (source) => {
+  // The versions a batch wrote are numbered by their rows' place in it: the counter moves past every row.
+  const takeSeqs = options.versions === undefined ? [] : [takeChangeSeqs(lines.rows)];
+  const outcome = await withNdjsonSource(columns, lines, async (read) => {
+    // In a subquery: DuckDB 1.5 binds `alias.*` of a table function WITH ORDINALITY as ambiguous.
+    const source = `(SELECT * FROM ${read} WITH ORDINALITY)`;
     const stageBatch = async (before: readonly string[]) =>
       (await connection.runAndReadAll([...before, ...staging(source), counts].join(';\n'))).getRowObjects()[0]!;
     if (!byIds) return stageBatch(prelude);
@@ -240,6 +254,7 @@ export async function upsertRecords(
         ...settled(batchIds(source), batchIds(source), Number(found.quarantined ?? 0)),
         `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
          SELECT ${[...keys, ...versionColumns.values].join(', ')} FROM ${fresh} AS s`,
+        ...takeSeqs,
         ...epilogue,
       ].join(';\n'),
     );
@@ -274,6 +289,7 @@ export async function upsertRecords(
       : [
           `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
            SELECT ${[...keys, ...keptKeys, ...versionColumns.values].join(', ')} FROM ${stage} AS s WHERE NOT ${skipped}`,
+          ...takeSeqs,
         ]),
   ];
   const drop = `DROP TABLE ${stage}`;

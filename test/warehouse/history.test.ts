@@ -71,6 +71,14 @@ async function reopenedAfter(sql: string): Promise<void> {
   await warehouse.applyPropertyDefinitions('deals', DEAL_DEFS);
 }
 
+/** Every change_seq of the given resources' histories, ascending. */
+const changeSeqs = async (tables: readonly string[]) =>
+  (
+    await warehouse.query(
+      `SELECT change_seq FROM (${tables.map((t) => `SELECT change_seq FROM ${t}_history`).join(' UNION ALL ')}) ORDER BY change_seq`,
+    )
+  ).map((r) => BigInt(r.change_seq as bigint));
+
 /** The steps every test below starts from: one of each kind of change. */
 async function everyKindOfChange(): Promise<void> {
   await warehouse.commitBatch(
@@ -255,6 +263,69 @@ describe('the change feed', () => {
     connection.closeSync();
     instance.closeSync();
   });
+  it("numbers each commit's versions with change_seqs of their own, above every one committed before, across resources", async () => {
+    await warehouse.applyPropertyDefinitions('companies', [def('name', '取引先名')]);
+    const company = (n: number, updated_at: string, name: string): ServiceRecord => ({
+      id: C_ID(n),
+      properties: { name },
+      created_at: '2025-12-01T00:00:00Z',
+      updated_at,
+    });
+    const commits: (() => Promise<unknown>)[] = [
+      // First loads (written straight from the page), then a batch of stored and new ids (staged).
+      () => warehouse.commitBatch('deals', batch([1, 2, 3, 4].map((n) => deal(n, '2026-01-01T00:00:00Z', { name: `d${n}` })))),
+      () => warehouse.commitBatch('companies', batch([company(1, '2026-01-01T00:00:00Z', 'c1'), company(2, '2026-01-01T00:00:00Z', 'c2')])),
+      () =>
+        warehouse.commitBatch(
+          'deals',
+          batch([
+            deal(1, '2026-01-02T00:00:00Z', { name: 'd1 v2' }),
+            deal(2, '2026-01-01T00:00:00Z', { name: 'd2' }),
+            deal(5, '2026-01-02T00:00:00Z', { name: 'd5' }),
+          ]),
+        ),
+      () =>
+        warehouse.commitBatch(
+          'deals',
+          batch([deal(5, '2026-01-02T00:00:00Z', { name: 'd5, linked' })], {
+            observedWins: true,
+            sweep: { key: 'deals#reconcile', fresh: true },
+            stateKey: 'deals#reconcile',
+          }),
+        ),
+      () =>
+        warehouse.completeSweep('deals', {
+          key: 'deals#reconcile',
+          stateKey: 'deals#reconcile',
+          deletedIds: [ID(3), ID(4), ID(2)],
+          deletedAt: '2026-01-04T00:00:00Z',
+          completedAt: '2026-01-03T00:00:00Z',
+          runId: 'run-r',
+        }),
+      () =>
+        warehouse.commitBatch('companies', batch([company(2, '2026-01-05T00:00:00Z', 'c2 v2'), company(3, '2026-01-05T00:00:00Z', 'c3')])),
+      () => warehouse.commitBatch('deals', batch([deal(3, '2026-01-06T00:00:00Z', { name: 'd3 back' })])),
+    ];
+    let before: bigint[] = [];
+    for (const [i, commit] of commits.entries()) {
+      await commit();
+      const after = await changeSeqs(['deals', 'companies']);
+      expect(new Set(after).size, `commit ${i}: every version its own change_seq`).toBe(after.length);
+      const last = before.at(-1) ?? 0n;
+      const added = after.filter((seq) => !before.includes(seq));
+      expect(added.length, `commit ${i}: its versions`).toBeGreaterThan(0);
+      expect(
+        added.every((seq) => seq > last),
+        `commit ${i}: above every earlier version`,
+      ).toBe(true);
+      expect(
+        before.every((seq) => after.includes(seq)),
+        `commit ${i}: earlier versions keep theirs`,
+      ).toBe(true);
+      before = after;
+    }
+    await expectHistoryInvariant(warehouse, ['deals', 'companies']);
+  });
 });
 
 describe('a warehouse of the previous release', () => {
@@ -313,13 +384,33 @@ describe('a warehouse of the previous release', () => {
         `SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name IN ('history_ahead', 'deals_history__v1')`,
       ),
     ).toEqual([{ n: 0 }]);
+    const migrated = await changeSeqs(['deals', 'companies']);
+    expect(new Set(migrated).size).toBe(migrated.length);
     // Writing on from there: the next change closes the migrated current version.
     await warehouse.commitBatch('deals', batch([deal(2, '2026-01-05T00:00:00Z', { name: 'two v2' })]));
     await expectHistoryInvariant(warehouse, ['deals']);
+    const next = (await changeSeqs(['deals'])).filter((seq) => !migrated.includes(seq));
+    expect(next.length === 1 && next[0]! > migrated.at(-1)!).toBe(true);
     const feed = await warehouse.readChanges({ resources: ['deals'], since: { cursor: 0n } });
     expect(feed.changes.filter((c) => c.id === ID(2)).map((c) => c.kind)).toEqual(['insert', 'update', 'update', 'update']);
     const created = await warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals_history WHERE created_at IS NULL`);
     expect(created).toEqual([{ n: 0 }]);
+  });
+
+  it('numbers new versions above every change_seq a warehouse numbered from its sequence', async () => {
+    await everyKindOfChange();
+    const before = await changeSeqs(['deals']);
+    // The release before numbered versions by nextval and had no counter.
+    await reopenedAfter(`DROP TABLE history_change_counter; DROP SEQUENCE history_change_seq;
+      CREATE SEQUENCE history_change_seq START WITH ${before.at(-1)! + 1n};`);
+    await warehouse.commitBatch(
+      'deals',
+      batch([deal(2, '2026-01-09T00:00:00Z', { name: 'two, later' }), deal(7, '2026-01-09T00:00:00Z', { name: 'seven' })]),
+    );
+    const added = (await changeSeqs(['deals'])).filter((seq) => !before.includes(seq));
+    expect(added).toHaveLength(2);
+    expect(added.every((seq) => seq > before.at(-1)!)).toBe(true);
+    await expectHistoryInvariant(warehouse, ['deals']);
   });
 
   it('keeps an SCD2 history table as its store: every version as it was, current ones read from the live row', async () => {
