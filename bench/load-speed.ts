@@ -10,7 +10,7 @@ import { openWarehouse } from '../src/warehouse/index.js';
 import { CHECKPOINT_THRESHOLD, openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { quoteLiteral } from '../src/warehouse/identifiers.js';
 import { memoryLimitMb } from '../src/warehouse/memory-limit.js';
-import { assertHolds, connectionQuery } from './mirror-check.js';
+import { assertHolds, connectionQuery } from '../devtools/mirror-check.js';
 import { createBatchedTables, exportBatches, loadBatched, type BatchedTable } from './duckdb-batched.js';
 import type { ListPage, SalesApi } from '../src/api/types.js';
 import { DEFAULT_CONFIG } from '../src/config.js';

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
 import type { SimulatorOptions, Truth } from '../src/simulator/index.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
-import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
+import { assertFileHolds, type ExpectedRows } from '../devtools/mirror-check.js';
 import { startUnthrottledService } from './unthrottled-service.js';
 
 export interface PublishCostResult {

@@ -5,7 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
 import { CHECKPOINT_THRESHOLD } from '../src/warehouse/connection.js';
 import { exportBatches, type BatchedTable } from './duckdb-batched.js';
-import { assertFileHolds, type ExpectedRows } from './mirror-check.js';
+import { assertFileHolds, type ExpectedRows } from '../devtools/mirror-check.js';
 import { startChildSimulator, runChildSync, runDuckdbBatchedChild, type PeakParts, type SyncChildResult } from './processes.js';
 import { laneCeiling } from '../devtools/walk-schedule.js';
 import { bareMsPerPage } from './bare-walks.js';

@@ -28,7 +28,7 @@ import { SalesyncError } from '../src/core/errors.js';
 import { openWarehouse, quoteIdentifier } from '../src/warehouse/index.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { recordColumns } from '../src/warehouse/rows.js';
-import { assertHolds } from './mirror-check.js';
+import { assertHolds } from '../devtools/mirror-check.js';
 import { duckdbAllocatorEnv } from './processes.js';
 import { mixedDefinitions, mixedRecord, wideDefinitions, wideRecord } from '../devtools/wide-records.js';
 import { CommitQueue } from '../src/sync/commit-queue.js';

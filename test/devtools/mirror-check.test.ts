@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertHolds, connectionQuery, type Query } from '../../bench/mirror-check.js';
+import { assertHolds, connectionQuery, type Query } from '../../devtools/mirror-check.js';
 
 let instance: DuckDBInstance;
 let query: Query;
