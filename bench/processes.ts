@@ -6,27 +6,35 @@ import { DEFAULT_KEYS, type SimulatorOptions } from '../src/simulator/index.js';
 import { duckdbAllocatorConf } from '../src/warehouse/allocator-conf.js';
 import type { DuckdbBatchedSpec } from './duckdb-batched.js';
 import type { LaneWalk } from '../devtools/walk-schedule.js';
+import type { Fingerprint } from '../devtools/mirror-fingerprint.js';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 
 export interface ChildSimulator {
   url: string;
+  /** Each record table's fingerprint of the service's truth at the start (asked for with `fingerprint`). */
+  fingerprints?: Record<string, Fingerprint>;
   stop(): Promise<void>;
 }
 
 /** Start bench/simulator-child in its own process and wait for its address. */
-export async function startChildSimulator(options: SimulatorOptions): Promise<ChildSimulator> {
-  const child = spawn(process.execPath, ['--max-old-space-size=8192', here('./simulator-child.js'), JSON.stringify(options)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export async function startChildSimulator(options: SimulatorOptions, fingerprint = false): Promise<ChildSimulator> {
+  const args = [
+    '--max-old-space-size=8192',
+    here('./simulator-child.js'),
+    JSON.stringify(options),
+    ...(fingerprint ? ['fingerprint'] : []),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout });
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, fingerprints } = await new Promise<{ url: string; fingerprints?: Record<string, Fingerprint> }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-    lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+    lines.once('line', (line) => resolve(JSON.parse(line) as { url: string; fingerprints?: Record<string, Fingerprint> }));
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     url,
+    ...(fingerprints === undefined ? {} : { fingerprints }),
     // Idempotent: stopping a stopped simulator resolves at once.
     stop: () => {
       child.kill('SIGTERM');

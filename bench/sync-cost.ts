@@ -62,12 +62,15 @@ export async function benchMemory(
   rssSeriesFile?: string,
 ): Promise<MemoryResult> {
   const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-mem-'));
-  const sim = await startChildSimulator({
-    seed: 11,
-    size: spreadSize(records),
-    perKeyPerMinute: 100_000_000,
-    perOrgPerMinute: 100_000_000,
-  });
+  const sim = await startChildSimulator(
+    {
+      seed: 11,
+      size: spreadSize(records),
+      perKeyPerMinute: 100_000_000,
+      perOrgPerMinute: 100_000_000,
+    },
+    true,
+  );
   try {
     const warehousePath = join(dir, 'w.duckdb');
     const result: SyncChildResult & { cpuSeconds?: number } = await runChildSync(sim.url, warehousePath, {
@@ -77,7 +80,7 @@ export async function benchMemory(
     });
     assertOk(result);
     await sim.stop();
-    await assertFileHolds(warehousePath, spreadTables(records), `the sync of ${records} records`);
+    await assertFileHolds(warehousePath, spreadTables(records), `the sync of ${records} records`, sim.fingerprints);
     const alone = await duckdbAlone(warehousePath, dir, settings);
     return {
       records: result.records,

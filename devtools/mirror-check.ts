@@ -4,6 +4,7 @@
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdentifier } from '../src/warehouse/identifiers.js';
+import { FingerprintBuilder, type Fingerprint } from './mirror-fingerprint.js';
 
 /** Tables and the rows each must hold: a count (every row an id of its own), or rows over how many ids (history). */
 export type ExpectedRows = Readonly<Record<string, number | { rows: number; ids: number }>>;
@@ -48,13 +49,49 @@ export async function assertHolds(query: Query, expected: ExpectedRows, what: st
   if (wrong.length > 0) throw new Error(`${what} left ${wrong.join('; ')}: its figures mean nothing`);
 }
 
-/** `assertHolds` on the file at `path`, opened on its own and closed again. */
-export async function assertFileHolds(path: string, expected: ExpectedRows, what: string): Promise<void> {
+/** Rows read at a time for a fingerprint: a million records are never held at once. */
+const FINGERPRINT_CHUNK = 50_000;
+
+/** The fingerprint of what `table` holds of the service's records: its rows not marked deleted, id and properties. */
+export async function tableFingerprint(query: Query, table: string): Promise<Fingerprint> {
+  const t = quoteIdentifier(table);
+  const [range] = await query(`SELECT coalesce(max(rowid), -1)::BIGINT AS last FROM ${t}`);
+  const builder = new FingerprintBuilder();
+  for (let from = 0; from <= Number(range?.last); from += FINGERPRINT_CHUNK) {
+    const rows = await query(
+      `SELECT id, CAST(_properties AS VARCHAR) AS properties FROM ${t}
+       WHERE _deleted_at IS NULL AND rowid >= ${from} AND rowid < ${from + FINGERPRINT_CHUNK}`,
+    );
+    for (const row of rows) builder.add(String(row.id), row.properties === null ? null : JSON.parse(String(row.properties)));
+  }
+  return builder.result();
+}
+
+/** Throws unless each table's fingerprint is the truth's: every record there, with the service's properties. */
+export async function assertMatches(query: Query, truth: Readonly<Record<string, Fingerprint>>, what: string): Promise<void> {
+  const wrong: string[] = [];
+  for (const [table, expected] of Object.entries(truth)) {
+    const found = await tableFingerprint(query, table);
+    if (found.records !== expected.records || found.sum !== expected.sum) {
+      wrong.push(`${table} ${found.records} records (fingerprint ${found.sum}), the service ${expected.records} (${expected.sum})`);
+    }
+  }
+  if (wrong.length > 0) throw new Error(`${what} left ${wrong.join('; ')}: the file is not the service's mirror`);
+}
+
+/** `assertHolds` on the file at `path`, opened on its own and closed again; with `truth`, `assertMatches` too. */
+export async function assertFileHolds(
+  path: string,
+  expected: ExpectedRows,
+  what: string,
+  truth?: Readonly<Record<string, Fingerprint>>,
+): Promise<void> {
   const instance = await DuckDBInstance.create(path);
   try {
     const connection = await instance.connect();
     try {
       await assertHolds(connectionQuery(connection), expected, what);
+      if (truth !== undefined) await assertMatches(connectionQuery(connection), truth, what);
     } finally {
       connection.closeSync();
     }
