@@ -5,6 +5,7 @@ import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor } from '../sr
 import type { SimulatorOptions, Truth } from '../src/simulator/index.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
 import { assertFileHolds, type ExpectedRows } from '../devtools/mirror-check.js';
+import { truthFingerprints } from '../devtools/mirror-fingerprint.js';
 import { startUnthrottledService } from './unthrottled-service.js';
 
 export interface PublishCostResult {
@@ -66,8 +67,9 @@ export async function benchPublishCost(options: {
       await env.close();
     }
     const syncMs = Date.now() - started;
-    // What analysts open: the published file holds every record the service has, once.
-    await assertFileHolds(config.warehousePath, serviceTables(sim.admin.truth()), `the ${phase} sync`);
+    // What analysts open: the published file holds every record the service has, once, as the service has it.
+    const truth = sim.admin.truth();
+    await assertFileHolds(config.warehousePath, serviceTables(truth), `the ${phase} sync`, truthFingerprints(truth));
     return { phase, records, publishes, publishMs, syncMs, ratio: publishMs / syncMs, bytes: (await stat(config.warehousePath)).size };
   };
   try {

@@ -5,6 +5,8 @@
  * exact without holding both sides at once.
  */
 import { createHash } from 'node:crypto';
+import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../src/core/resources.js';
+import type { Truth } from '../src/simulator/index.js';
 
 export interface Fingerprint {
   records: number;
@@ -45,4 +47,11 @@ export function fingerprintOf(records: Iterable<{ id: string; properties: unknow
   const builder = new FingerprintBuilder();
   for (const record of records) builder.add(record.id, record.properties);
   return builder.result();
+}
+
+/** Each record table's fingerprint of the simulator's truth, by table name. */
+export function truthFingerprints(truth: Truth): Record<string, Fingerprint> {
+  return Object.fromEntries(
+    RECORD_RESOURCE_NAMES.map((resource) => [resourceDescriptor(resource).table, fingerprintOf(truth.records[resource])]),
+  );
 }
