@@ -22,7 +22,7 @@ export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted'
  * The `change_seq` a commit numbers its versions from (1, 2, … above it), and the statement that moves it past
  * `n` of them, run after the versions are written (schema/warehouse-fixed-tables.sql: no row calls nextval).
  */
-export const CHANGE_SEQ_BASE = '(SELECT last FROM history_change_counter)';
+const CHANGE_SEQ_BASE = '(SELECT last FROM history_change_counter)';
 export const takeChangeSeqs = (n: number | string): string => `UPDATE history_change_counter SET last = last + ${n}`;
 
 const HISTORY_COLUMNS = `(
