@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import type { ServiceRecord } from '../src/core/types.js';
 import { parseJsonBytes } from '../src/api/json-bytes.js';
 import { openWarehouse } from '../src/warehouse/index.js';
-import { openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
+import { CHECKPOINT_THRESHOLD, openWriterDatabase, WRITER_SETTINGS } from '../src/warehouse/connection.js';
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { encodeRecords } from '../src/warehouse/rows.js';
 import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
@@ -42,6 +42,9 @@ try {
     await warehouse.applyPropertyDefinitions('deals', definitions);
     await warehouse.close();
     const db = await openWriterDatabase(path, { ...WRITER_SETTINGS, memory_limit: memoryLimit });
+    // As the warehouse's writer sets it: at DuckDB's default (16 MB) each batch below a row group was written twice,
+    // to the WAL and again at a checkpoint, and commit size seemed to bound a first load.
+    await db.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
     return { db, plan: planFromAssignments(await readAssignments(db.connection, 'deals')) };
   };
 
