@@ -9,6 +9,7 @@ import { RESOURCE_NAMES } from '../src/core/resources.js';
 import { walkLength } from '../devtools/walk-schedule.js';
 import { createSyncEnvironment, runSync } from '../src/sync/index.js';
 import type { PeakParts } from './processes.js';
+import { limitHeapGrowth } from '../src/heap-growth.js';
 
 /** The RSS of mapped files (`RssFile` in /proc/self/status), in MB; null where the OS has no such file. */
 function rssFileMb(): number | null {
@@ -20,6 +21,8 @@ function rssFileMb(): number | null {
   }
 }
 
+// As the CLI sets it before a command runs.
+limitHeapGrowth();
 const config = loadConfig(process.env);
 const env = createSyncEnvironment(config, { logger: pino({ level: 'warn' }) });
 const started = performance.now();

@@ -9,6 +9,7 @@ import { projectRoot } from '../core/paths.js';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES } from '../core/resources.js';
 import { explainRedisError } from '../redis/connection.js';
 import { duckdbAllocatorConf } from '../warehouse/allocator-conf.js';
+import { limitHeapGrowth } from '../heap-growth.js';
 import { CHECK_FAILED, EXIT_UNHEALTHY, parseMaxAge, type MaxAges } from './health-check.js';
 import { duration, listenHost, logLevel, maxAge, port, positiveInt, positiveNumber, usageFailure } from './option-parsers.js';
 import { exitCodeFor } from './outcome.js';
@@ -81,6 +82,7 @@ async function run(
   let failure: unknown = null;
   // Before the command loads DuckDB, whose allocator reads this once.
   process.env.DUCKDB_JE_MALLOC_CONF = duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF);
+  limitHeapGrowth();
   try {
     runtime = createRuntime({
       env: process.env,
