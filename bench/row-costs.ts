@@ -1,13 +1,15 @@
 /**
  * What a first load's rows cost, piece by piece, on this machine: the main thread's parse of a page's bytes and
  * its encoding of the records (µs a record), and DuckDB's side of committing them (`upsertRecords` alone, at the
- * writer's settings) in batches of several sizes, for a first load and for an upsert replacing every row.
- * `npm run bench:rows -- [--rows N]`.
+ * writer's settings) in batches of several sizes, for a first load and for an upsert replacing every row; then, in
+ * batches of `STATEMENT_BATCH_ROWS`, the time of each statement of those commits beside each of DuckDB's own
+ * batches with history (the load bench's baseline). `npm run bench:rows -- [--rows N]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ServiceRecord } from '../src/core/types.js';
 import { parseJsonBytes } from '../src/api/json-bytes.js';
 import { openWarehouse } from '../src/warehouse/index.js';
@@ -17,8 +19,11 @@ import { encodeRecords } from '../src/warehouse/rows.js';
 import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
 import { upsertRecords } from '../src/warehouse/upsert.js';
 import { PAGE_RECORDS, servicePages } from './load-speed.js';
+import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
 
 const BATCH_SIZES = [20_000, 100_000, 200_000];
+/** The batch size whose commits are timed statement by statement. */
+const STATEMENT_BATCH_ROWS = 20_000;
 const SYNCED_AT = '2026-05-01T00:00:00Z';
 
 const rowsFlag = process.argv.indexOf('--rows');
@@ -46,6 +51,35 @@ try {
     // to the WAL and again at a checkpoint, and commit size seemed to bound a first load.
     await db.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
     return { db, plan: planFromAssignments(await readAssignments(db.connection, 'deals')) };
+  };
+
+  /**
+   * `connection`'s scripts run a statement at a time, each statement's time added under its first three words
+   * (`INSERT INTO "deals"`, `COMMIT`): where a commit's time goes. Every read goes through `run`.
+   */
+  const timeStatements = (connection: DuckDBConnection): Map<string, number> => {
+    const times = new Map<string, number>();
+    const run = connection.run.bind(connection);
+    connection.run = async (sql, values, types) => {
+      if (values !== undefined) return run(sql, values, types);
+      let last: Awaited<ReturnType<typeof run>> | undefined;
+      // Scripts join their statements with ';\n' (upsert.ts, duckdb-batched.ts).
+      for (const statement of sql.split(';\n')) {
+        const started = performance.now();
+        last = await run(statement);
+        const kind = statement.trim().split(/\s+/).slice(0, 3).join(' ');
+        times.set(kind, (times.get(kind) ?? 0) + performance.now() - started);
+      }
+      return last!;
+    };
+    return times;
+  };
+  const printStatements = (what: string, times: ReadonlyMap<string, number>) => {
+    const total = [...times.values()].reduce((a, b) => a + b, 0);
+    process.stdout.write(`${what}, statement by statement (${(total / 1000).toFixed(2)} s):\n`);
+    for (const [kind, ms] of [...times].sort((a, b) => b[1] - a[1])) {
+      if (ms >= 1) process.stdout.write(`  ${(ms / 1000).toFixed(2).padStart(6)} s  ${kind}\n`);
+    }
   };
 
   // The main thread's part: each batch's pages parsed, then its records encoded.
@@ -80,27 +114,29 @@ try {
     }
     return batches;
   };
+  /** `from`'s rows committed into `table`'s file in batches of `size`, each as a walk commits it; seconds. */
+  const commit = async (table: Awaited<ReturnType<typeof freshTable>>, from: readonly Buffer[], size: number) => {
+    const batches = encoded(from, size, table.plan);
+    const started = performance.now();
+    for (const lines of batches) {
+      await upsertRecords(table.db.connection, 'deals', table.plan, [], lines, {
+        lookup: 'ids',
+        versions: { source: 'incremental', runId: null, committedAt: SYNCED_AT, observedAt: SYNCED_AT },
+        prelude: ['BEGIN TRANSACTION'],
+        epilogue: ['COMMIT'],
+      });
+    }
+    return (performance.now() - started) / 1000;
+  };
   for (const size of BATCH_SIZES) {
-    const { db, plan: tablePlan } = await freshTable(`batches-${size}`);
+    const table = await freshTable(`batches-${size}`);
+    const { db } = table;
     try {
-      const commit = async (from: readonly Buffer[]) => {
-        const batches = encoded(from, size, tablePlan);
-        const started = performance.now();
-        for (const lines of batches) {
-          await upsertRecords(db.connection, 'deals', tablePlan, [], lines, {
-            lookup: 'ids',
-            versions: { source: 'incremental', runId: null, committedAt: SYNCED_AT, observedAt: SYNCED_AT },
-            prelude: ['BEGIN TRANSACTION'],
-            epilogue: ['COMMIT'],
-          });
-        }
-        return (performance.now() - started) / 1000;
-      };
       for (const [what, from] of [
         ['a first load', pages],
         ['an upsert', touchedPages],
       ] as const) {
-        const seconds = await commit(from);
+        const seconds = await commit(table, from, size);
         process.stdout.write(
           `DuckDB's side of ${what} in batches of ${size}: ${(rows / seconds / 1000).toFixed(1)}k rows/s (${seconds.toFixed(2)} s, one thread, ${memoryLimit})\n`,
         );
@@ -109,6 +145,47 @@ try {
       db.connection.closeSync();
       db.instance.closeSync();
     }
+  }
+
+  // Statement by statement: ours, then DuckDB's own batches with history of the very rows ours wrote (exported by a
+  // reader at DuckDB's defaults: the export numbers every row at once), first loaded, then replaced.
+  const ours = await freshTable('statements');
+  const path = join(dir, 'statements.duckdb');
+  try {
+    const times = timeStatements(ours.db.connection);
+    for (const [what, from] of [
+      ['our first load', pages],
+      ['our upsert', touchedPages],
+    ] as const) {
+      await commit(ours, from, STATEMENT_BATCH_ROWS);
+      printStatements(`${what} in batches of ${STATEMENT_BATCH_ROWS}`, times);
+      times.clear();
+    }
+  } finally {
+    ours.db.connection.closeSync();
+    ours.db.instance.closeSync();
+  }
+  const reader = await openWriterDatabase(path, {});
+  const exported = await exportBatches(reader.connection, 'deals', join(dir, 'statement-batches'), STATEMENT_BATCH_ROWS).finally(() => {
+    reader.connection.closeSync();
+    reader.instance.closeSync();
+  });
+  const own = await openWriterDatabase(join(dir, 'duckdb-own.duckdb'), { ...WRITER_SETTINGS, memory_limit: memoryLimit });
+  try {
+    await own.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+    await createBatchedTables(own.connection, [exported]);
+    const times = timeStatements(own.connection);
+    for (const [what, replace] of [
+      ["DuckDB's own first load", false],
+      ["DuckDB's own upsert", true],
+    ] as const) {
+      await loadBatched(own.connection, [exported], true, replace);
+      printStatements(`${what} in batches of ${STATEMENT_BATCH_ROWS}, with history`, times);
+      times.clear();
+    }
+  } finally {
+    own.connection.closeSync();
+    own.instance.closeSync();
   }
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -48,8 +48,8 @@ const rows: Row[] = [];
 const fixed = (x: number, digits = 3) => Number(x.toFixed(digits));
 const say = (text: string) => process.stderr.write(`${text}\n`);
 /**
- * Rounds of the load section, each ours and DuckDB's baselines side by side: one round's ratio moved by up to half
- * from round to round on the 2-core machine (0.643 and 1.175 in one run), and the median of five is what a run reports.
+ * Rounds of the load section, each ours and DuckDB's baselines side by side: one round's ratio moves by up to half
+ * from round to round on the 2-core machine, and the median of five is what a run reports.
  */
 const LOAD_ROUNDS = 5;
 /** The index of the median of `values` (the lower middle one of an even count). */

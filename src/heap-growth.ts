@@ -1,8 +1,8 @@
 /**
- * How far V8 lets the old generation grow past what survived its last full collection. By default it grows to up
- * to four times that on a small heap: a sync's live set stays near 25 MB, but its short-lived records promoted
- * between collections filled 90-116 MB of heap at a 1M-record sync's peak RSS. At 25 % the heap is collected
- * sooner and the peak fell by about 50 MB, for no more CPU (`npm run bench -- --only memory`, docs/performance.md).
+ * How far V8 lets the old generation grow past what survived its last full collection. By default a small heap may
+ * grow to four times that, and a sync's live set is small while its walks promote short-lived records between
+ * collections: that garbage, not what the sync holds, set the heap's size at a large sync's peak RSS. A quarter past
+ * the live set collects it sooner (docs/performance.md, "V8's heap growth").
  */
 import { setFlagsFromString } from 'node:v8';
 
