@@ -106,11 +106,11 @@ describe('Redis limiter', () => {
   });
 
   it('believes the server: a low remaining tightens the shared bucket, zero remaining pauses until reset', async () => {
-    const [first, second] = pair({ perKeyPerMinute: 600, perOrgPerMinute: 100_000 });
+    const [first, second] = pair({ perKeyPerMinute: 60, perOrgPerMinute: 100_000 });
     first.observe('k', { remaining: 2 });
-    // Short: the tightened bucket refills at 10 a second.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const quick = await hammer(second, ['k'], 60, { inFlight: 6 });
+    // The tightened bucket refills one token a second: a loaded machine's slow timers cannot fit a third in.
+    const quick = await hammer(second, ['k'], 150, { inFlight: 6 });
     expect(quick).toHaveLength(2);
 
     first.observe('z', { remaining: 0, resetAt: Math.ceil((Date.now() + 1500) / 1000) });
