@@ -125,11 +125,8 @@ async function pageBodiesLoad(
 ): Promise<number> {
   const pagesDir = join(dir, 'pages');
   await mkdir(pagesDir, { recursive: true });
-  const files: string[] = [];
-  for (const [i, page] of pages.entries()) {
-    files.push(join(pagesDir, `${String(i).padStart(6, '0')}.json`));
-    await writeFile(files[i]!, page);
-  }
+  const files = pages.map((_, i) => join(pagesDir, `${String(i).padStart(6, '0')}.json`));
+  for (const [i, page] of pages.entries()) await writeFile(files[i]!, page);
   // Positional column names: two api_names may differ only in case, which DuckDB folds.
   const cells = definitions.map((d, i) => ({
     name: `p${i}`,
