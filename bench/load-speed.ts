@@ -57,6 +57,12 @@ export interface LoadSpeedResult {
   duckdbUpsertBatchesWithHistoryRowsPerSec: number;
   firstLoadRowsPerSec: number;
   upsertRowsPerSec: number;
+  /**
+   * The share of each walk's time the main thread was busy (event-loop utilization): near 1, the walk's own work
+   * (parsing and encoding pages) bounds it; well below, the writer does.
+   */
+  firstLoadMainThreadBusy: number;
+  upsertMainThreadBusy: number;
 }
 
 const lit = quoteLiteral;
@@ -234,8 +240,9 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
     // Committed as a walk commits them (`walkPages`): pages of the service's size arrive as fast as the writer
     // takes them, batches of SALESYNC_FLUSH_ROWS grow while it is busy, and each batch is encoded while the ones
     // before it are written.
-    const commitAll = async (bodies: readonly Buffer[]): Promise<{ rowsPerSec: number; batches: number[] }> => {
+    const commitAll = async (bodies: readonly Buffer[]): Promise<{ rowsPerSec: number; batches: number[]; mainThreadBusy: number }> => {
       const started = performance.now();
+      const loop = performance.eventLoopUtilization();
       const batches: number[] = [];
       const api = {
         async *listPages(): AsyncGenerator<ListPage<ServiceRecord>> {
@@ -272,10 +279,14 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
       });
       // Until the file is closed: DuckDB's own loads below are timed to their checkpoint too.
       await warehouse.close();
-      return { rowsPerSec: options.rows / ((performance.now() - started) / 1000), batches };
+      return {
+        rowsPerSec: options.rows / ((performance.now() - started) / 1000),
+        batches,
+        mainThreadBusy: performance.eventLoopUtilization(loop).utilization,
+      };
     };
-    let firstLoad: { rowsPerSec: number; batches: number[] };
-    let upsert: { rowsPerSec: number; batches: number[] };
+    let firstLoad: Awaited<ReturnType<typeof commitAll>>;
+    let upsert: Awaited<ReturnType<typeof commitAll>>;
     try {
       firstLoad = await step('our first load', () => commitAll(pages));
       upsert = await step('our upsert', () => commitAll(touchedPages));
@@ -376,6 +387,8 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
       ),
       firstLoadRowsPerSec: firstLoad.rowsPerSec,
       upsertRowsPerSec: upsert.rowsPerSec,
+      firstLoadMainThreadBusy: firstLoad.mainThreadBusy,
+      upsertMainThreadBusy: upsert.mainThreadBusy,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
