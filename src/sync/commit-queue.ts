@@ -38,12 +38,12 @@ export class CommitQueue {
   ) {}
 
   /**
-   * Whether a commit pushed now would wait for the writer: as many are in flight as `commitsAllowed`, or the
-   * process's backlog is at its cap with one of this walk's own in flight. The walk then lets its next batch grow
-   * (`shouldFlush`) rather than wait: fewer, larger commits cost the writer less.
+   * Whether one of this walk's commits is still being written (queued behind others' included). The walk then lets
+   * its next batch grow (`shouldFlush`) rather than hand over a small one: a commit queued behind another is
+   * written no sooner for being small, and fewer, larger ones cost the writer less (`BATCH_GROWTH`).
    */
   get busy(): boolean {
-    return this.writing >= commitsAllowed(this.waited) || (this.writing > 0 && this.backlogAtCap);
+    return this.writing > 0;
   }
 
   private get backlogAtCap(): boolean {

@@ -135,28 +135,28 @@ describe('walkPages', () => {
     await walking;
   });
 
-  it('lets the next batch grow while the writer is busy, up to its grown size, each with the cursor after its last page', async () => {
+  it('while a commit is being written, grows the next batch to its grown size rather than hand over a small one, each with the cursor after its last page', async () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     const gates = gatedCommits(events, commits);
-    // flushRows 1 and 64 properties: batches may grow to 5.
-    expect(grownBatchRows(1, 64)).toBe(5);
-    const walk = { ...walkOf(pagedApi(20, events), gates.commit), propertyColumns: 64 };
+    // flushRows 1 and 128 properties: batches may grow to 5.
+    expect(grownBatchRows(1, 128)).toBe(5);
+    const walk = { ...walkOf(pagedApi(20, events), gates.commit), propertyColumns: 128 };
     const walking = walkPages(walk);
-    // Three one-page batches go to the writer; with the first held, pages 4-8 are fetched into one batch of five,
-    // which then waits for the writer (a sixth record would only be held).
-    await until(() => events.includes('fetch 8'));
+    // The first page goes to an idle writer alone; with it held, pages 2-6, 7-11 and 12-16 grow into batches of
+    // five. Two of them are handed over (three commits in flight); the third waits for the writer.
+    await until(() => events.includes('fetch 16'));
     await settleTurns();
     expect(events.filter((e) => e.endsWith('called'))).toEqual([
       'commit cursor-1 called',
-      'commit cursor-2 called',
-      'commit cursor-3 called',
+      'commit cursor-6 called',
+      'commit cursor-11 called',
     ]);
-    expect(events).not.toContain('fetch 9');
+    expect(events).not.toContain('fetch 17');
     gates.releaseAll();
     await walking;
-    expect(commits.slice(0, 4).map((c) => c.ids.length)).toEqual([1, 1, 1, 5]);
-    expect(commits[3]!.cursor).toBe('cursor-8');
+    expect(commits.slice(0, 4).map((c) => c.ids.length)).toEqual([1, 5, 5, 5]);
+    expect(commits.slice(0, 4).map((c) => c.cursor)).toEqual(['cursor-1', 'cursor-6', 'cursor-11', 'cursor-16']);
     // Every record committed once, in order, whatever the batch sizes.
     expect(commits.flatMap((c) => c.ids)).toEqual(Array.from({ length: 20 }, (_, i) => record(i + 1).id));
     expect(commits.at(-1)!.cursor).toBeNull();
@@ -166,11 +166,11 @@ describe('walkPages', () => {
     const events: string[] = [];
     const commits: Array<{ ids: string[]; cursor: string | null }> = [];
     const gates = gatedCommits(events, commits);
-    // flushRows 1 and 64 properties: batches may grow to 5, and the process backlog's cap is 15 rows.
-    expect(backlogCap(1, 64)).toBe(15);
+    // flushRows 1 and 128 properties: batches may grow to 5, and the process backlog's cap is 15 rows.
+    expect(backlogCap(1, 128)).toBe(15);
     const backlog = new WriterBacklog();
     backlog.add(15); // what other walks of the process have queued for the writer
-    const walking = walkPages({ ...walkOf(pagedApi(10, events), gates.commit), propertyColumns: 64, writerBacklog: backlog });
+    const walking = walkPages({ ...walkOf(pagedApi(10, events), gates.commit), propertyColumns: 128, writerBacklog: backlog });
     // Alone it would have three one-page commits in flight (first test); beside a full backlog its first is
     // queued, pages 2-6 grow into one batch, and that waits for the first to be written.
     await until(() => events.includes('fetch 6'));

@@ -95,21 +95,21 @@ describe('shouldFlush', () => {
 });
 
 describe('grownBatchRows', () => {
-  it('lets a narrow table grow ten times the flush size, a wider one less, and never below the flush size', () => {
-    expect(grownBatchRows(2000, 17)).toBe(20_000);
-    expect(grownBatchRows(2000, 32)).toBe(20_000);
-    expect(grownBatchRows(2000, 40)).toBe(16_000);
-    expect(grownBatchRows(2000, 64)).toBe(10_000);
-    expect(grownBatchRows(2000, 320)).toBe(2000);
-    expect(grownBatchRows(2000, 160)).toBe(4000);
+  it('lets a narrow table grow to about two row groups (32 times the flush size), a wider one less, never below the flush size', () => {
+    expect(grownBatchRows(2000, 17)).toBe(64_000);
+    expect(grownBatchRows(2000, 20)).toBe(64_000);
+    expect(grownBatchRows(2000, 32)).toBe(40_000);
+    expect(grownBatchRows(2000, 64)).toBe(20_000);
+    expect(grownBatchRows(2000, 160)).toBe(8000);
+    expect(grownBatchRows(2000, 640)).toBe(2000);
     expect(grownBatchRows(2000, 2000)).toBe(2000);
-    expect(grownBatchRows(2000, 0)).toBe(20_000);
+    expect(grownBatchRows(2000, 0)).toBe(64_000);
   });
 });
 
 describe('backlogCap', () => {
   it('lets the walks of a process queue three grown batches for the writer between them, as one walk may alone', () => {
-    expect(backlogCap(2000, 30)).toBe(60_000);
+    expect(backlogCap(2000, 20)).toBe(192_000);
     expect(backlogCap(2000, 2000)).toBe(6000);
   });
 });
