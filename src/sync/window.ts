@@ -1,5 +1,6 @@
 import { compareInstants, minusMs } from '../core/time.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
+import { WRITER_ROW_GROUP_SIZE } from '../warehouse/index.js';
 
 /** Where a walk begins: fresh from the watermark, or resumed from an interrupted walk's checkpoint. */
 export interface WalkPlan {
@@ -88,12 +89,21 @@ export const BATCH_GROWTH = 32;
 const GROWTH_COLUMNS = 20;
 
 /**
+ * The most rows growth takes a batch to, whatever `SALESYNC_FLUSH_ROWS`: two of the writer's row groups. Past that
+ * a commit gains no more from whole row groups, and an upsert's stage outgrows DuckDB's default memory limit and
+ * spills (98,304 rows took twice as long as 65,536).
+ */
+const GROWN_ROWS_MAX = 2 * WRITER_ROW_GROUP_SIZE;
+
+/**
  * The rows a batch may grow to while the writer is busy: `BATCH_GROWTH` × `flushRows` for a table of up to
- * `GROWTH_COLUMNS` property columns, fewer for a wider one (as many cells), never fewer than `flushRows`. Pure.
+ * `GROWTH_COLUMNS` property columns, fewer for a wider one (as many cells), at most `GROWN_ROWS_MAX`, never fewer
+ * than `flushRows`. Pure.
  */
 export function grownBatchRows(flushRows: number, propertyColumns: number): number {
   const cells = BATCH_GROWTH * flushRows * GROWTH_COLUMNS;
-  return Math.max(flushRows, Math.min(BATCH_GROWTH * flushRows, Math.floor(cells / Math.max(1, propertyColumns))));
+  const grown = Math.min(BATCH_GROWTH * flushRows, GROWN_ROWS_MAX, Math.floor(cells / Math.max(1, propertyColumns)));
+  return Math.max(flushRows, grown);
 }
 
 /**

@@ -29,6 +29,7 @@ export {
   WRITER_DIRECTORY,
 } from './files.js';
 export { DEFAULT_PUBLISH_MODE } from './snapshot.js';
+export { WRITER_ROW_GROUP_SIZE } from './connection.js';
 export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
 export { sqlTypeFor, type SqlType } from './column-types.js';
 export type { SnapshotResult } from './snapshot.js';

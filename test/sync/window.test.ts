@@ -105,6 +105,11 @@ describe('grownBatchRows', () => {
     expect(grownBatchRows(2000, 2000)).toBe(2000);
     expect(grownBatchRows(2000, 0)).toBe(64_000);
   });
+
+  it("grows no batch past two of the writer's row groups, however large the flush size, nor below the flush size", () => {
+    expect(grownBatchRows(10_000, 17)).toBe(65_536);
+    expect(grownBatchRows(100_000, 17)).toBe(100_000);
+  });
 });
 
 describe('backlogCap', () => {
