@@ -48,10 +48,11 @@ describe('batches queued behind a commit that failed', () => {
   it('are discarded at once: their stage files are gone before the warehouse closes', async () => {
     harness = await startHarness({
       seed: 72,
-      size: { deals: 1000, companies: 0, contacts: 0, meetingLogs: 0, contactActivities: 0, users: 1 },
+      size: { deals: 2000, companies: 0, contacts: 0, meetingLogs: 0, contactActivities: 0, users: 1 },
     });
-    // A batch a page: the first commit is still failing while the walk prepares the next ones.
-    const env = harness.env({ flushRows: 200 });
+    // Batches of a page or two (10 rows, grown to 320 while a commit is being written: `grownBatchRows`): the
+    // second commit is still failing while the walk prepares the next ones.
+    const env = harness.env({ flushRows: 10 });
     const real = env.deps.warehouse;
     const stageFiles = new Map<PreparedBatch, Promise<string>>();
     let discarded = 0;
