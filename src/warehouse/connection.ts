@@ -3,6 +3,7 @@
  * (analysts' read-only sessions, another writer) can open it in between; a held file is waited for.
  */
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -102,6 +103,11 @@ export function lockRetryDelayMs(attempt: number): number {
   return Math.min(2000, 100 * 2 ** Math.min(attempt, 5));
 }
 
+/** An error of a system call Node made (`ENOSPC`, `EFBIG`, …), as `fs` raises it; DuckDB's errors carry no `syscall`. */
+function isSystemError(error: unknown): boolean {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string';
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -135,6 +141,16 @@ const OUT_OF_MEMORY =
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
   const spill = TEMP_SPACE_EXHAUSTED.exec(message);
+  if (!spill && DISK_FULL.test(message) && isSystemError(error)) {
+    // Node's own write failed, not DuckDB's: a batch's stage file, in the temporary directory, often another disk.
+    const directory = tmpdir();
+    return new SalesyncError(
+      'warehouse_disk_full',
+      `The disk holding salesync's stage files ${directory} (TMPDIR) is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
+        'Every commit before this one is kept: free space or raise the limit, or point TMPDIR at a larger disk, then run again; walks resume from their last checkpoint.',
+      { disposition: 'retriable', cause: error, context: { path, operation: what, directory } },
+    );
+  }
   if (spill || DISK_FULL.test(message)) {
     const cause = spill
       ? `has no space left for DuckDB's temporary files (${what}: ${spill[0]})`

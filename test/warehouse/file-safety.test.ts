@@ -3,7 +3,7 @@
  * disk (or a quota, or a file-size limit) is reported under a code of its own. The chaos suite
  * (test/chaos/faults.chaos.test.ts) runs a real sync into a full disk; this file pins the pieces.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -77,6 +77,26 @@ describe('a full disk', () => {
     expect(error.message).toMatch(/free space or raise the limit/);
     expect(error.message).not.toContain('\n');
   });
+
+  it.skipIf(!existsSync('/dev/full'))(
+    "names the temporary directory, not the warehouse's disk, when a stage file's own write fails (a real ENOSPC)",
+    () => {
+      let failure: unknown;
+      try {
+        writeFileSync('/dev/full', 'a batch of rows');
+      } catch (error) {
+        failure = error;
+      }
+      const error = warehouseFailure('/d/w.duckdb', 'commitBatch', failure);
+      expect(error.code).toBe('warehouse_disk_full');
+      expect(error.disposition).toBe('retriable');
+      expect(error.message).toContain(`stage files ${tmpdir()} (TMPDIR)`);
+      expect(error.message).toContain('ENOSPC');
+      expect(error.message).not.toContain('The disk holding the warehouse');
+      expect(error.message).toMatch(/free space or raise the limit, or point TMPDIR at a larger disk/);
+      expect(error.message).not.toContain('\n');
+    },
+  );
 
   it("reads a spill that DuckDB's temp directory has no room for as a full disk, not as memory", () => {
     const message = 'Out of Memory Error: failed to offload data block of size 256.0 KiB (0 bytes/18.0 KiB used).';
