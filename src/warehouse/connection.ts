@@ -3,7 +3,6 @@
  * (analysts' read-only sessions, another writer) can open it in between; a held file is waited for.
  */
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -103,11 +102,6 @@ export function lockRetryDelayMs(attempt: number): number {
   return Math.min(2000, 100 * 2 ** Math.min(attempt, 5));
 }
 
-/** An error of a system call Node made (`ENOSPC`, `EFBIG`, …), as `fs` raises it; DuckDB's errors carry no `syscall`. */
-function isSystemError(error: unknown): boolean {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string';
-}
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -141,16 +135,6 @@ const OUT_OF_MEMORY =
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
   const spill = TEMP_SPACE_EXHAUSTED.exec(message);
-  if (!spill && DISK_FULL.test(message) && isSystemError(error)) {
-    // Node's own write failed, not DuckDB's: a batch's stage file, in the temporary directory, often another disk.
-    const directory = tmpdir();
-    return new SalesyncError(
-      'warehouse_disk_full',
-      `The disk holding salesync's stage files ${directory} (TMPDIR) is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
-        'Every commit before this one is kept: free space or raise the limit, or point TMPDIR at a larger disk, then run again; walks resume from their last checkpoint.',
-      { disposition: 'retriable', cause: error, context: { path, operation: what, directory } },
-    );
-  }
   if (spill || DISK_FULL.test(message)) {
     const cause = spill
       ? `has no space left for DuckDB's temporary files (${what}: ${spill[0]})`
@@ -176,6 +160,22 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
     cause: error,
     context: { path, operation: what },
   });
+}
+
+/**
+ * A write of one of salesync's own stage files (`directory`: the temporary directory, often not the warehouse's
+ * disk) that failed: a full disk, a quota or a file-size limit is `warehouse_disk_full` naming that directory, so
+ * the operator frees the right disk; any other error is returned as it is.
+ */
+export function stageFileFailure(directory: string, what: string, error: unknown): unknown {
+  const message = messageOf(error);
+  if (!DISK_FULL.test(message)) return error;
+  return new SalesyncError(
+    'warehouse_disk_full',
+    `The disk holding salesync's stage files ${directory} (TMPDIR) is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
+      'Every commit before this one is kept: free space or raise the limit, or point TMPDIR at a larger disk, then run again; walks resume from their last checkpoint.',
+    { disposition: 'retriable', cause: error, context: { directory, operation: what } },
+  );
 }
 
 /**

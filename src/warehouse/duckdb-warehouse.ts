@@ -441,7 +441,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const spills = new Set<ChunkSpill>();
   // Every batch's encoded chunks are carved from this warehouse's buffers, reused once written.
   const slabs = new SlabPool();
-  const spillFailure = (error: unknown) => warehouseFailure(path, 'staging a batch in the temporary directory', error);
+  const spillFailure = (error: unknown) =>
+    error instanceof SalesyncError ? error : warehouseFailure(path, 'staging a batch in the temporary directory', error);
   const openSpill = (): ChunkSpill => {
     let spill: ChunkSpill;
     try {

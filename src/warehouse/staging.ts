@@ -11,7 +11,7 @@ import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   dateValue,
   DuckDBDataChunk,
@@ -22,6 +22,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { stageFileFailure } from './connection.js';
 import { currentProcessOwner, isProcessAlive } from './runs.js';
 import { ndjsonKey, NdjsonRows, SELECTIONS_TYPE, type ChunkSpill, type StageColumn, type StagedRow } from './rows.js';
 import { parseDateDays, parseInstantMicros } from '../core/time.js';
@@ -196,7 +197,12 @@ const closeFile = promisify(close);
  */
 export function openSpillFile(write: WriteChunks = writevFile): ChunkSpill {
   const path = stageFilePath();
-  const fd = openSync(path, 'w', 0o600);
+  let fd: number;
+  try {
+    fd = openSync(path, 'w', 0o600);
+  } catch (error) {
+    throw stageFileFailure(dirname(path), "creating a batch's stage file", error);
+  }
   let written: Promise<void> = Promise.resolve();
   let failure: { error: unknown } | undefined;
   let closed: Promise<void> | undefined;
@@ -214,7 +220,7 @@ export function openSpillFile(write: WriteChunks = writevFile): ChunkSpill {
           let pending = queued;
           while (pending.length > 0) pending = unwritten(pending, (await write(fd, pending)).bytesWritten);
         } catch (error) {
-          failure = { error };
+          failure = { error: stageFileFailure(dirname(path), "writing a batch's stage file", error) };
           return;
         }
         onWritten?.();
@@ -253,7 +259,7 @@ export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
     await writeWhole(path, rows.bytes());
   } catch (error) {
     await rm(path, { force: true });
-    throw error;
+    throw stageFileFailure(dirname(path), "writing a batch's stage file", error);
   }
   rows.release(true);
   return { path, rows: rows.rows, longestLine, ids: rows.ids };
@@ -286,7 +292,7 @@ async function withoutLines(path: string, indexes: readonly number[]): Promise<s
     }
   } catch (error) {
     await rm(target, { force: true });
-    throw error;
+    throw stageFileFailure(dirname(target), "writing a batch's stage file", error);
   } finally {
     await rm(path, { force: true });
   }

@@ -3,13 +3,17 @@
  * disk (or a quota, or a file-size limit) is reported under a code of its own. The chaos suite
  * (test/chaos/faults.chaos.test.ts) runs a real sync into a full disk; this file pins the pieces.
  */
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writev } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SalesyncError } from '../../src/core/errors.js';
 import { isDiskFull, warehouseFailure } from '../../src/warehouse/connection.js';
 import { openWarehouse } from '../../src/warehouse/index.js';
+import { openSpillFile } from '../../src/warehouse/staging.js';
+
+const writeChunks = promisify(writev);
 
 let dir: string;
 beforeEach(() => {
@@ -79,22 +83,26 @@ describe('a full disk', () => {
   });
 
   it.skipIf(!existsSync('/dev/full'))(
-    "names the temporary directory, not the warehouse's disk, when a stage file's own write fails (a real ENOSPC)",
-    () => {
-      let failure: unknown;
+    "names the temporary directory, not the warehouse's disk, when a batch's stage file meets a full disk (a real ENOSPC)",
+    async () => {
+      // The spill file is created where stage files go; its appends are written to /dev/full instead.
+      const full = openSync('/dev/full', 'w');
+      const spill = openSpillFile((_fd, chunks) => writeChunks(full, chunks));
       try {
-        writeFileSync('/dev/full', 'a batch of rows');
-      } catch (error) {
-        failure = error;
+        spill.append([Buffer.from('{"c0":"D00000000000000001"}\n')]);
+        const error = (await spill.finish().catch((e: unknown) => e)) as SalesyncError;
+        expect(error).toBeInstanceOf(SalesyncError);
+        expect(error.code).toBe('warehouse_disk_full');
+        expect(error.disposition).toBe('retriable');
+        expect(error.message).toContain(`stage files ${tmpdir()} (TMPDIR)`);
+        expect(error.message).toContain('ENOSPC');
+        expect(error.message).not.toContain('The disk holding the warehouse');
+        expect(error.message).toMatch(/free space or raise the limit, or point TMPDIR at a larger disk/);
+        expect(error.message).not.toContain('\n');
+      } finally {
+        closeSync(full);
+        await spill.discard();
       }
-      const error = warehouseFailure('/d/w.duckdb', 'commitBatch', failure);
-      expect(error.code).toBe('warehouse_disk_full');
-      expect(error.disposition).toBe('retriable');
-      expect(error.message).toContain(`stage files ${tmpdir()} (TMPDIR)`);
-      expect(error.message).toContain('ENOSPC');
-      expect(error.message).not.toContain('The disk holding the warehouse');
-      expect(error.message).toMatch(/free space or raise the limit, or point TMPDIR at a larger disk/);
-      expect(error.message).not.toContain('\n');
     },
   );
 

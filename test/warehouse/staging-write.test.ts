@@ -109,8 +109,10 @@ describe('a spill file', () => {
       spill.append([Buffer.from('{"c0":1}\n')]);
       spill.append([Buffer.from('{"c0":2}\n')]);
       spill.append([Buffer.from('{"c0":3}\n')]);
-      await expect(spill.finish()).rejects.toBe(full);
-      expect(() => spill.append([Buffer.from('{}\n')])).toThrow(full);
+      // A full disk under a stage file is said to be the temporary directory's (`stageFileFailure`).
+      const failure = { code: 'warehouse_disk_full', cause: full };
+      await expect(spill.finish()).rejects.toMatchObject(failure);
+      expect(() => spill.append([Buffer.from('{}\n')])).toThrow(expect.objectContaining(failure));
       expect(calls).toBe(2);
       expect(readFileSync(spill.path, 'utf8')).toBe('{"c0":1}\n');
     } finally {
