@@ -3,7 +3,7 @@
  * its encoding of the records (µs a record), and DuckDB's side of committing them (`upsertRecords` alone, at the
  * writer's settings) in batches of several sizes, for a first load and for an upsert replacing every row; then, in
  * batches of `STATEMENT_BATCH_ROWS`, the time of each statement of those commits beside each of DuckDB's own
- * batches with history (the load bench's baseline). `npm run bench:rows -- [--rows N]`.
+ * batches with history (the load bench's baseline). `npm run bench:rows -- [--rows N] [--sizes A,B,…]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,17 +21,25 @@ import { upsertRecords } from '../src/warehouse/upsert.js';
 import { PAGE_RECORDS, servicePages } from './load-speed.js';
 import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
 
-const BATCH_SIZES = [20_000, 100_000, 200_000];
-/** The batch size whose commits are timed statement by statement. */
-const STATEMENT_BATCH_ROWS = 20_000;
 const SYNCED_AT = '2026-05-01T00:00:00Z';
 
-const rowsFlag = process.argv.indexOf('--rows');
-const rows = rowsFlag === -1 ? 200_000 : Number(process.argv[rowsFlag + 1]);
-if (!Number.isInteger(rows) || rows <= 0) {
-  process.stderr.write(`usage: row-costs [--rows N] (N a positive integer; got ${process.argv[rowsFlag + 1]})\n`);
+const USAGE = 'usage: row-costs [--rows N] [--sizes A,B,…] (N a positive integer; sizes whole pages of 200 rows)';
+const flag = (name: string): string | undefined => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : (process.argv[at + 1] ?? '');
+};
+const rows = Number(flag('--rows') ?? 200_000);
+/**
+ * The batch sizes DuckDB's side is timed at (`--sizes`), whole pages each: 20,000, a batch grown to about two row
+ * groups (`grownBatchRows`), and all rows at once. The first is also timed statement by statement.
+ */
+const BATCH_SIZES = (flag('--sizes') ?? '20000,65600,200000').split(',').map(Number);
+if (!Number.isInteger(rows) || rows <= 0 || BATCH_SIZES.some((size) => !Number.isInteger(size) || size <= 0 || size % PAGE_RECORDS !== 0)) {
+  process.stderr.write(`${USAGE}; got --rows ${flag('--rows') ?? '(default)'} --sizes ${flag('--sizes') ?? '(default)'}\n`);
   process.exit(2);
 }
+/** The batch size whose commits are timed statement by statement. */
+const STATEMENT_BATCH_ROWS = BATCH_SIZES[0]!;
 
 // Page bytes, as they come off the socket, and the same records touched: the load bench's own.
 const { pages, touchedPages, definitions } = servicePages(rows);
