@@ -76,9 +76,8 @@ export interface FlushPolicy {
  * How many times `SALESYNC_FLUSH_ROWS` a batch may grow to while the writer is busy: 64,000 rows at the default,
  * about two of the writer's row groups (`WRITER_ROW_GROUP_SIZE`). A commit appending a whole row group or more has
  * DuckDB write its row groups straight to the file and log only where they are, where smaller ones go through the
- * WAL and are written again at the next checkpoint: DuckDB's side of a 200k-row upsert took 3.3 s in batches of
- * 65,536 against 5.0 s in batches of 20,000 (docs/performance.md). A grown batch's rows wait in its stage file,
- * not in memory (`BATCH_SPILL_BYTES`).
+ * WAL and are written again at the next checkpoint (`npm run bench:rows -- --sizes 20000,65600`; docs/performance.md).
+ * A grown batch's rows wait in its stage file, not in memory (`BATCH_SPILL_BYTES`).
  */
 export const BATCH_GROWTH = 32;
 /**
@@ -91,7 +90,7 @@ const GROWTH_COLUMNS = 20;
 /**
  * The most rows growth takes a batch to, whatever `SALESYNC_FLUSH_ROWS`: two of the writer's row groups. Past that
  * a commit gains no more from whole row groups, and an upsert's stage outgrows DuckDB's default memory limit and
- * spills (98,304 rows took twice as long as 65,536).
+ * spills, which slows it (docs/performance.md).
  */
 const GROWN_ROWS_MAX = 2 * WRITER_ROW_GROUP_SIZE;
 

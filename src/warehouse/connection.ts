@@ -132,6 +132,19 @@ const OUT_OF_MEMORY =
  * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the
  * operator's fix is space or a setting, not a bug report); anything else is `warehouse_error`. `what` names the operation, e.g. `commitBatch`.
  */
+/**
+ * `warehouse_disk_full`: the disk holding `where` (the warehouse, or the stage files) `cause`, with what to do
+ * (`remedy` beside freeing space or raising the limit). Retriable: every commit before it is kept.
+ */
+function diskFull(where: string, cause: string, error: unknown, context: Record<string, string>, remedy = ''): SalesyncError {
+  return new SalesyncError(
+    'warehouse_disk_full',
+    `The disk holding ${where} ${cause}. ` +
+      `Every commit before this one is kept: free space or raise the limit${remedy}, then run again; walks resume from their last checkpoint.`,
+    { disposition: 'retriable', cause: error, context },
+  );
+}
+
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
   const spill = TEMP_SPACE_EXHAUSTED.exec(message);
@@ -139,12 +152,7 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
     const cause = spill
       ? `has no space left for DuckDB's temporary files (${what}: ${spill[0]})`
       : `is full, or a quota or file-size limit was reached (${what}: ${message})`;
-    return new SalesyncError(
-      'warehouse_disk_full',
-      `The disk holding the warehouse ${path} ${cause}. ` +
-        'Every commit before this one is kept: free space or raise the limit, then run again; walks resume from their last checkpoint.',
-      { disposition: 'retriable', cause: error, context: { path, operation: what } },
-    );
+    return diskFull(`the warehouse ${path}`, cause, error, { path, operation: what });
   }
   const outOfMemory = OUT_OF_MEMORY.exec(message);
   if (outOfMemory) {
@@ -170,11 +178,13 @@ export function warehouseFailure(path: string, what: string, error: unknown): Sa
 export function stageFileFailure(directory: string, what: string, error: unknown): unknown {
   const message = messageOf(error);
   if (!DISK_FULL.test(message)) return error;
-  return new SalesyncError(
-    'warehouse_disk_full',
-    `The disk holding salesync's stage files ${directory} (TMPDIR) is full, or a quota or file-size limit was reached (${what}: ${message}). ` +
-      'Every commit before this one is kept: free space or raise the limit, or point TMPDIR at a larger disk, then run again; walks resume from their last checkpoint.',
-    { disposition: 'retriable', cause: error, context: { directory, operation: what } },
+  const cause = `is full, or a quota or file-size limit was reached (${what}: ${message})`;
+  return diskFull(
+    `salesync's stage files ${directory} (TMPDIR)`,
+    cause,
+    error,
+    { directory, operation: what },
+    ', or point TMPDIR at a larger disk',
   );
 }
 
