@@ -30,9 +30,11 @@ function civilFromDays(days: number): { year: number; month: number; day: number
   return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
 }
 
+const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return MONTH_DAYS[month]!;
 }
 
 function validDate(year: number, month: number, day: number): boolean {
@@ -82,7 +84,11 @@ function fixedFormInstant(text: string): InstantFields | null {
     if (end + 1 !== n) return null;
   } else if (mark === 43 || mark === 45) {
     if (end + 6 !== n || text.charCodeAt(end + 3) !== 58) return null;
-    const digits = [end + 1, end + 2, end + 4, end + 5].every((i) => isDigitCode(text.charCodeAt(i)));
+    const digits =
+      isDigitCode(text.charCodeAt(end + 1)) &&
+      isDigitCode(text.charCodeAt(end + 2)) &&
+      isDigitCode(text.charCodeAt(end + 4)) &&
+      isDigitCode(text.charCodeAt(end + 5));
     if (!digits) return null;
     const oh = twoDigits(text, end + 1);
     const om = twoDigits(text, end + 4);
@@ -91,19 +97,21 @@ function fixedFormInstant(text: string): InstantFields | null {
   } else {
     return null;
   }
-  const clock = [twoDigits(text, 11), twoDigits(text, 14), twoDigits(text, 17)] as const;
-  const date = [twoDigits(text, 0) * 100 + twoDigits(text, 2), twoDigits(text, 5), twoDigits(text, 8)] as const;
-  return inRange(date, clock, { fraction, offsetMinutes, zulu: mark === 90, fracDigits: end === 19 ? 0 : end - 20 });
+  // Fields as scalars, not tuples: up to four instants a record come through here.
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  if (!inRange(year, month, day, hour, minute, second)) return null;
+  const fracDigits = end === 19 ? 0 : end - 20;
+  return { year, month, day, seconds: hour * 3600 + minute * 60 + second, fraction, offsetMinutes, zulu: mark === 90, fracDigits };
 }
 
-/** The fields of a date and a time of day, or null where either is out of range (a leap second included). */
-function inRange(
-  [year, month, day]: readonly [number, number, number],
-  [hour, minute, second]: readonly [number, number, number],
-  rest: Pick<InstantFields, 'fraction' | 'offsetMinutes' | 'zulu' | 'fracDigits'>,
-): InstantFields | null {
-  if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
-  return { year, month, day, seconds: hour * 3600 + minute * 60 + second, ...rest };
+/** Whether a date and a time of day are in range (a leap second is not). */
+function inRange(year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
+  return validDate(year, month, day) && hour <= 23 && minute <= 59 && second <= 59;
 }
 
 /** The fields of an ISO 8601 date-time, validated; null when the text is not one. No offset means UTC. */
@@ -121,12 +129,19 @@ function matchInstant(text: string): InstantFields | null {
     offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
   }
   const fraction = (frac ?? '').slice(0, 6).padEnd(6, '0');
-  return inRange([Number(ys), Number(mos), Number(ds)], [Number(hs), Number(mis), ss === undefined ? 0 : Number(ss)], {
+  const [year, month, day, hour, minute] = [ys, mos, ds, hs, mis].map(Number) as [number, number, number, number, number];
+  const second = ss === undefined ? 0 : Number(ss);
+  if (!inRange(year, month, day, hour, minute, second)) return null;
+  return {
+    year,
+    month,
+    day,
+    seconds: hour * 3600 + minute * 60 + second,
     fraction,
     offsetMinutes,
     zulu: zulu === 'Z',
     fracDigits: frac?.length ?? 0,
-  });
+  };
 }
 
 /**
