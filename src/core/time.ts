@@ -30,6 +30,7 @@ function civilFromDays(days: number): { year: number; month: number; day: number
   return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
 }
 
+/** Days of each month (1–12) in a common year: a table, where a literal list per call was an allocation per instant. */
 const MONTH_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function daysInMonth(year: number, month: number): number {
