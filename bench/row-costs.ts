@@ -1,9 +1,10 @@
 /**
  * What a first load's rows cost, piece by piece, on this machine: the main thread's parse of a page's bytes and
  * its encoding of the records (µs a record), and DuckDB's side of committing them (`upsertRecords` alone, at the
- * writer's settings) in batches of several sizes, for a first load and for an upsert replacing every row; then, in
- * batches of `STATEMENT_BATCH_ROWS`, the time of each statement of those commits beside each of DuckDB's own
- * batches with history (the load bench's baseline). `npm run bench:rows -- [--rows N] [--sizes A,B,…]`.
+ * writer's settings, each batch looked up as the warehouse would) in batches of several sizes, for a first load
+ * and for an upsert replacing every row; then, in batches of `STATEMENT_BATCH_ROWS`, the time of each statement of
+ * those commits beside each of DuckDB's own batches with history (the load bench's baseline).
+ * `npm run bench:rows -- [--rows N] [--sizes A,B,…]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ import { CHECKPOINT_THRESHOLD, openWriterDatabase, WRITER_SETTINGS } from '../sr
 import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { encodeRecords } from '../src/warehouse/rows.js';
 import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
-import { upsertRecords } from '../src/warehouse/upsert.js';
+import { nextLookup, upsertRecords, type UpsertResult } from '../src/warehouse/upsert.js';
 import { PAGE_RECORDS, servicePages } from './load-speed.js';
 import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
 
@@ -58,7 +59,12 @@ try {
     // As the warehouse's writer sets it: at DuckDB's default (16 MB) each batch below a row group was written twice,
     // to the WAL and again at a checkpoint, and commit size seemed to bound a first load.
     await db.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
-    return { db, plan: planFromAssignments(await readAssignments(db.connection, 'deals')) };
+    // `lastBatch`: what the file's last batch found stored, which chooses how the next one looks (`nextLookup`).
+    return {
+      db,
+      plan: planFromAssignments(await readAssignments(db.connection, 'deals')),
+      lastBatch: undefined as UpsertResult | undefined,
+    };
   };
 
   /**
@@ -122,17 +128,23 @@ try {
     }
     return batches;
   };
-  /** `from`'s rows committed into `table`'s file in batches of `size`, each as a walk commits it; seconds. */
-  const commit = async (table: Awaited<ReturnType<typeof freshTable>>, from: readonly Buffer[], size: number) => {
+  /**
+   * `from`'s rows committed into `table`'s file in batches of `size`, each as a walk commits it, looked up as the
+   * warehouse looks it up: `storedNone` where its id filter knows the file holds none of them (a first load);
+   * seconds.
+   */
+  const commit = async (table: Awaited<ReturnType<typeof freshTable>>, from: readonly Buffer[], size: number, storedNone: boolean) => {
     const batches = encoded(from, size, table.plan);
     const started = performance.now();
     for (const lines of batches) {
-      await upsertRecords(table.db.connection, 'deals', table.plan, [], lines, {
-        lookup: 'ids',
+      const found = await upsertRecords(table.db.connection, 'deals', table.plan, [], lines, {
+        lookup: nextLookup(table.lastBatch),
+        storedNone,
         versions: { source: 'incremental', runId: null, committedAt: SYNCED_AT, observedAt: SYNCED_AT },
         prelude: ['BEGIN TRANSACTION'],
         epilogue: ['COMMIT'],
       });
+      table.lastBatch = found;
     }
     return (performance.now() - started) / 1000;
   };
@@ -144,7 +156,7 @@ try {
         ['a first load', pages],
         ['an upsert', touchedPages],
       ] as const) {
-        const seconds = await commit(table, from, size);
+        const seconds = await commit(table, from, size, from === pages);
         process.stdout.write(
           `DuckDB's side of ${what} in batches of ${size}: ${(rows / seconds / 1000).toFixed(1)}k rows/s (${seconds.toFixed(2)} s, one thread, ${memoryLimit})\n`,
         );
@@ -165,7 +177,7 @@ try {
       ['our first load', pages],
       ['our upsert', touchedPages],
     ] as const) {
-      await commit(ours, from, STATEMENT_BATCH_ROWS);
+      await commit(ours, from, STATEMENT_BATCH_ROWS, from === pages);
       printStatements(`${what} in batches of ${STATEMENT_BATCH_ROWS}`, times);
       times.clear();
     }
