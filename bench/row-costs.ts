@@ -3,12 +3,14 @@
  * its encoding of the records (µs a record), and DuckDB's side of committing them (`upsertRecords` alone, at the
  * writer's settings, each batch looked up as the warehouse would) in batches of several sizes, for a first load
  * and for an upsert replacing every row; then, in batches of `STATEMENT_BATCH_ROWS`, the time of each statement of
- * those commits beside each of DuckDB's own batches with history (the load bench's baseline).
- * `npm run bench:rows -- [--rows N] [--sizes A,B,…]`.
+ * those commits beside each of DuckDB's own batches with history (the load bench's baseline); with
+ * `--hold-checkpoints`, those two at a threshold no commit reaches, each phase's WAL then checkpointed once and timed.
+ * `npm run bench:rows -- [--rows N] [--sizes A,B,…] [--hold-checkpoints]`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ServiceRecord } from '../src/core/types.js';
@@ -24,23 +26,40 @@ import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batche
 
 const SYNCED_AT = '2026-05-01T00:00:00Z';
 
-const USAGE = 'usage: row-costs [--rows N] [--sizes A,B,…] (N a positive integer; sizes whole pages of 200 rows)';
-const flag = (name: string): string | undefined => {
-  const at = process.argv.indexOf(name);
-  return at === -1 ? undefined : (process.argv[at + 1] ?? '');
-};
-const rows = Number(flag('--rows') ?? 200_000);
-/**
- * The batch sizes DuckDB's side is timed at (`--sizes`), whole pages each: 20,000, a batch grown to about two row
- * groups (`grownBatchRows`), and all rows at once. The first is also timed statement by statement.
- */
-const BATCH_SIZES = (flag('--sizes') ?? '20000,65600,200000').split(',').map(Number);
-if (!Number.isInteger(rows) || rows <= 0 || BATCH_SIZES.some((size) => !Number.isInteger(size) || size <= 0 || size % PAGE_RECORDS !== 0)) {
-  process.stderr.write(`${USAGE}; got --rows ${flag('--rows') ?? '(default)'} --sizes ${flag('--sizes') ?? '(default)'}\n`);
+const USAGE = 'usage: row-costs [--rows N] [--sizes A,B,…] [--hold-checkpoints] (N a positive integer; sizes whole pages of 200 rows)';
+const usageError = (why: string): never => {
+  process.stderr.write(`${USAGE}; ${why}\n`);
   process.exit(2);
+};
+const args = (() => {
+  try {
+    return parseArgs({
+      options: {
+        rows: { type: 'string', default: '200000' },
+        sizes: { type: 'string', default: '20000,65600,200000' },
+        'hold-checkpoints': { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (error) {
+    return usageError(error instanceof Error ? error.message : String(error));
+  }
+})();
+const rows = Number(args.rows);
+/**
+ * `--sizes`: the batch sizes DuckDB's side is timed at, whole pages each: by default 20,000, a batch grown to about
+ * two row groups (`grownBatchRows`), and all rows at once. The first is also timed statement by statement.
+ */
+const BATCH_SIZES = args.sizes.split(',').map(Number);
+if (!Number.isInteger(rows) || rows <= 0 || BATCH_SIZES.some((size) => !Number.isInteger(size) || size <= 0 || size % PAGE_RECORDS !== 0)) {
+  usageError(`got --rows ${args.rows} --sizes ${args.sizes}`);
 }
 /** The batch size whose commits are timed statement by statement. */
 const STATEMENT_BATCH_ROWS = BATCH_SIZES[0]!;
+/**
+ * The statement-by-statement files' checkpoint threshold: the writer's, or with `--hold-checkpoints` one no commit
+ * reaches, so a COMMIT's own time and the checkpoints it would trigger are told apart (`checkpointHeld`).
+ */
+const STATEMENT_THRESHOLD = args['hold-checkpoints'] ? '100GB' : CHECKPOINT_THRESHOLD;
 
 // Page bytes, as they come off the socket, and the same records touched: the load bench's own.
 const { pages, touchedPages, definitions } = servicePages(rows);
@@ -49,7 +68,7 @@ const dir = await mkdtemp(join(tmpdir(), 'salesync-bench-row-costs-'));
 const memoryLimit = automaticMemoryLimit(0);
 try {
   /** A fresh warehouse file holding the deals table (empty) and its plan. */
-  const freshTable = async (name: string) => {
+  const freshTable = async (name: string, threshold = CHECKPOINT_THRESHOLD) => {
     const path = join(dir, `${name}.duckdb`);
     const warehouse = openWarehouse({ path, logger: pino({ level: 'silent' }) });
     await warehouse.ensureSchema();
@@ -58,7 +77,7 @@ try {
     const db = await openWriterDatabase(path, { ...WRITER_SETTINGS, memory_limit: memoryLimit });
     // As the warehouse's writer sets it: at DuckDB's default (16 MB) each batch below a row group was written twice,
     // to the WAL and again at a checkpoint, and commit size seemed to bound a first load.
-    await db.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+    await db.connection.run(`SET checkpoint_threshold = '${threshold}'`);
     // `lastBatch`: what the file's last batch found stored, which chooses how the next one looks (`nextLookup`).
     return {
       db,
@@ -87,6 +106,18 @@ try {
       return last!;
     };
     return times;
+  };
+  /** With checkpoints held: the WAL a phase left, checkpointed once and timed (not counted among its statements). */
+  const checkpointHeld = async (connection: DuckDBConnection, path: string) => {
+    if (STATEMENT_THRESHOLD === CHECKPOINT_THRESHOLD) return;
+    const walBytes = await stat(`${path}.wal`).then(
+      (s) => s.size,
+      () => 0,
+    );
+    const started = performance.now();
+    await connection.run('CHECKPOINT');
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(`  then its WAL of ${(walBytes / 2 ** 20).toFixed(0)} MB, checkpointed in ${seconds.toFixed(2)} s\n`);
   };
   const printStatements = (what: string, times: ReadonlyMap<string, number>) => {
     const total = [...times.values()].reduce((a, b) => a + b, 0);
@@ -169,7 +200,7 @@ try {
 
   // Statement by statement: ours, then DuckDB's own batches with history of the very rows ours wrote (exported by a
   // reader at DuckDB's defaults: the export numbers every row at once), first loaded, then replaced.
-  const ours = await freshTable('statements');
+  const ours = await freshTable('statements', STATEMENT_THRESHOLD);
   const path = join(dir, 'statements.duckdb');
   try {
     const times = timeStatements(ours.db.connection);
@@ -179,6 +210,7 @@ try {
     ] as const) {
       await commit(ours, from, STATEMENT_BATCH_ROWS, from === pages);
       printStatements(`${what} in batches of ${STATEMENT_BATCH_ROWS}`, times);
+      await checkpointHeld(ours.db.connection, path);
       times.clear();
     }
   } finally {
@@ -190,9 +222,10 @@ try {
     reader.connection.closeSync();
     reader.instance.closeSync();
   });
-  const own = await openWriterDatabase(join(dir, 'duckdb-own.duckdb'), { ...WRITER_SETTINGS, memory_limit: memoryLimit });
+  const ownPath = join(dir, 'duckdb-own.duckdb');
+  const own = await openWriterDatabase(ownPath, { ...WRITER_SETTINGS, memory_limit: memoryLimit });
   try {
-    await own.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+    await own.connection.run(`SET checkpoint_threshold = '${STATEMENT_THRESHOLD}'`);
     await createBatchedTables(own.connection, [exported]);
     const times = timeStatements(own.connection);
     for (const [what, replace] of [
@@ -201,6 +234,7 @@ try {
     ] as const) {
       await loadBatched(own.connection, [exported], true, replace);
       printStatements(`${what} in batches of ${STATEMENT_BATCH_ROWS}, with history`, times);
+      await checkpointHeld(own.connection, ownPath);
       times.clear();
     }
   } finally {
