@@ -129,10 +129,6 @@ const OUT_OF_MEMORY =
   /^Out of Memory Error: [^\n]*|^FATAL Error: [^\n]*(?:failed to pin block|could not allocate block|failed to allocate)[^\n]*/m;
 
 /**
- * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the
- * operator's fix is space or a setting, not a bug report); anything else is `warehouse_error`. `what` names the operation, e.g. `commitBatch`.
- */
-/**
  * `warehouse_disk_full`: the disk holding `where` (the warehouse, or the stage files) `cause`, with what to do
  * (`remedy` beside freeing space or raising the limit). Retriable: every commit before it is kept.
  */
@@ -145,6 +141,10 @@ function diskFull(where: string, cause: string, error: unknown, context: Record<
   );
 }
 
+/**
+ * A DuckDB failure as a SalesyncError: a full disk and an exhausted memory limit get codes of their own (the
+ * operator's fix is space or a setting, not a bug report); anything else is `warehouse_error`. `what` names the operation, e.g. `commitBatch`.
+ */
 export function warehouseFailure(path: string, what: string, error: unknown): SalesyncError {
   const message = messageOf(error);
   const spill = TEMP_SPACE_EXHAUSTED.exec(message);
