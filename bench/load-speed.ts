@@ -63,6 +63,20 @@ export interface LoadSpeedResult {
    */
   firstLoadMainThreadBusy: number;
   upsertMainThreadBusy: number;
+  /**
+   * The share of each walk's time a commit (or the final checkpoint) was being written: near 1 with the main
+   * thread well below, the writer bounds the walk; both near 1, the two share the cores.
+   */
+  firstLoadWriterBusy: number;
+  upsertWriterBusy: number;
+}
+
+/** One walk of the load bench: its speed, its batches, and how busy each side of it was. */
+interface WalkTimes {
+  rowsPerSec: number;
+  batches: number[];
+  mainThreadBusy: number;
+  writerBusy: number;
 }
 
 const lit = quoteLiteral;
@@ -240,8 +254,15 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
     // Committed as a walk commits them (`walkPages`): pages of the service's size arrive as fast as the writer
     // takes them, batches of SALESYNC_FLUSH_ROWS grow while it is busy, and each batch is encoded while the ones
     // before it are written.
-    const commitAll = async (bodies: readonly Buffer[]): Promise<{ rowsPerSec: number; batches: number[]; mainThreadBusy: number }> => {
+    const commitAll = async (bodies: readonly Buffer[]): Promise<WalkTimes> => {
       const started = performance.now();
+      // Time inside the writer's commits (one at a time) and the final checkpoint.
+      let writing = 0;
+      const written = async (work: () => Promise<unknown>) => {
+        const from = performance.now();
+        await work();
+        writing += performance.now() - from;
+      };
       const loop = performance.eventLoopUtilization();
       const batches: number[] = [];
       const api = {
@@ -274,19 +295,21 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
             records: pages.records,
             checkpoint: { cursor, updatedAfter: null, startedAt: '2026-01-01T00:00:00Z', mode: 'full' },
           });
-          return async () => void (await warehouse.commitBatch('deals', batch));
+          return () => written(() => warehouse.commitBatch('deals', batch));
         },
       });
       // Until the file is closed: DuckDB's own loads below are timed to their checkpoint too.
-      await warehouse.close();
+      await written(() => warehouse.close());
+      const elapsed = performance.now() - started;
       return {
-        rowsPerSec: options.rows / ((performance.now() - started) / 1000),
+        rowsPerSec: options.rows / (elapsed / 1000),
         batches,
         mainThreadBusy: performance.eventLoopUtilization(loop).utilization,
+        writerBusy: writing / elapsed,
       };
     };
-    let firstLoad: Awaited<ReturnType<typeof commitAll>>;
-    let upsert: Awaited<ReturnType<typeof commitAll>>;
+    let firstLoad: WalkTimes;
+    let upsert: WalkTimes;
     try {
       firstLoad = await step('our first load', () => commitAll(pages));
       upsert = await step('our upsert', () => commitAll(touchedPages));
@@ -389,6 +412,8 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
       upsertRowsPerSec: upsert.rowsPerSec,
       firstLoadMainThreadBusy: firstLoad.mainThreadBusy,
       upsertMainThreadBusy: upsert.mainThreadBusy,
+      firstLoadWriterBusy: firstLoad.writerBusy,
+      upsertWriterBusy: upsert.writerBusy,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
