@@ -16,6 +16,8 @@ import {
 } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
+/** The batch's rows, copied from its source as they are; `RECORD_STAGE` holds what decides each one. */
+const ROWS_STAGE = '_salesync_stage_rows';
 const SUMMARY_STAGE = '_salesync_summaries';
 const SUMMARY_LOGS_STAGE = '_salesync_summary_logs';
 const SUMMARY_CHANGED_STAGE = '_salesync_summary_changed';
@@ -124,6 +126,7 @@ export async function upsertRecords(
     return { written: 0, changed: 0, stored: 0 };
   }
   const stage = quoteIdentifier(RECORD_STAGE);
+  const rows = quoteIdentifier(ROWS_STAGE);
   const target = quoteIdentifier(table);
   const columns = recordColumns(plan);
   const names = [...columns.map((c) => quoteIdentifier(c.name)), ...kept.map(quoteIdentifier)];
@@ -178,7 +181,14 @@ export async function upsertRecords(
   const asNew = `false AS _older, false AS _was_deleted, false AS _same, true AS _changed, false AS _legacy, ${storedVersion('t')
     .map((c) => `CAST(NULL AS ${c.sqlType}) AS ${c.name}`)
     .join(', ')}`;
-  const staging = (source: string): string[] =>
+  // The batch's rows are copied once as they are, and joined with the stored table by what decides them only (their
+  // place, id, updated_at and hash): joined whole, every row of the batch went through the join's hash table, which
+  // took longer than the copy (docs/performance.md). The writes take each row back by its place.
+  const staging = (source: string): string[] => [
+    `CREATE OR REPLACE TEMP TABLE ${rows} AS SELECT * FROM ${source}`,
+    ...decisions(`(SELECT ${[ORDINALITY, id, updatedAt, contentHash].join(', ')} FROM ${rows})`),
+  ];
+  const decisions = (source: string): string[] =>
     byIds
       ? [
           // Every staged row as if its id were new; then the rows whose id is stored, from their stored row.
@@ -274,7 +284,8 @@ export async function upsertRecords(
                    CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s.${properties} AS VARCHAR)
                      OR t.updated_at IS DISTINCT FROM s.${updatedAt} OR t.created_at IS DISTINCT FROM s.${createdAt}
                      OR t._deleted_at IS NOT NULL AS _changed
-                 FROM (SELECT * FROM ${stage} WHERE _legacy) AS s JOIN ${target} AS t ON t.id = s.${id}) AS l
+                 FROM (SELECT r.* FROM ${rows} AS r JOIN ${stage} AS g ON g.${ORDINALITY} = r.${ORDINALITY} WHERE g._legacy) AS s
+                   JOIN ${target} AS t ON t.id = s.${id}) AS l
            WHERE ${stage}.${id} = l.id`,
         ]),
     // History is the mirror's: a written row whose content changed (new, different, back from deleted) is a
@@ -288,19 +299,20 @@ export async function upsertRecords(
       ? []
       : [
           `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
-           SELECT ${[...keys, ...keptKeys, ...versionColumns.values].join(', ')} FROM ${stage} AS s WHERE NOT ${skipped}`,
+           SELECT ${[...keys.map((k) => `r.${k}`), ...keptKeys, ...versionColumns.values].join(', ')}
+           FROM ${rows} AS r JOIN ${stage} AS s ON s.${ORDINALITY} = r.${ORDINALITY} WHERE NOT ${skipped}`,
           ...takeSeqs,
         ]),
   ];
-  const drop = `DROP TABLE ${stage}`;
+  const drop = [`DROP TABLE ${stage}`, `DROP TABLE ${rows}`];
   if (Number(first.legacy) === 0) {
-    await connection.run([...statements, drop, ...epilogue].join(';\n'));
+    await connection.run([...statements, ...drop, ...epilogue].join(';\n'));
     return { written: Number(first.n), changed: Number(first.changed), stored: Number(first.stored) };
   }
   // The legacy fix changes what counts as changed: counted again after it, before the stage goes.
   const reader = await connection.runAndReadAll([...statements, counts].join(';\n'));
   const final = reader.getRowObjects()[0]!;
-  await connection.run([drop, ...epilogue].join(';\n'));
+  await connection.run([...drop, ...epilogue].join(';\n'));
   return { written: Number(final.n), changed: Number(final.changed), stored: Number(first.stored) };
 }
 
