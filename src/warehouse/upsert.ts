@@ -183,7 +183,8 @@ export async function upsertRecords(
     .join(', ')}`;
   // The batch's rows are copied once as they are, and joined with the stored table by what decides them only (their
   // place, id, updated_at and hash): joined whole, every row of the batch went through the join's hash table, which
-  // took longer than the copy (docs/performance.md). The writes take each row back by its place.
+  // took longer than the copy (docs/performance.md). The decisions are kept in the rows' order, so the INSERT pairs
+  // each row with its own by position, without a hash table; `aligned` fails the batch should the two ever differ.
   const staging = (source: string): string[] => [
     `CREATE OR REPLACE TEMP TABLE ${rows} AS SELECT * FROM ${source}`,
     ...decisions(`(SELECT ${[ORDINALITY, id, updatedAt, contentHash].join(', ')} FROM ${rows})`),
@@ -194,7 +195,8 @@ export async function upsertRecords(
           // Every staged row as if its id were new; then the rows whose id is stored, from their stored row.
           `CREATE OR REPLACE TEMP TABLE ${stage} AS
            SELECT s.*, t.id IS NOT NULL AS _stored, t._rowid AS _stored_rowid, ${asNew}
-           FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}`,
+           FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}
+           ORDER BY s.${ORDINALITY}`,
           `UPDATE ${stage} SET ${[...said(stage).map(([flag, sql]) => `${flag} = ${sql}`), ...storedVersion('t').map((c) => `${c.name} = ${c.sql}`)].join(', ')}
            FROM (SELECT rowid AS _rowid, id, updated_at, _deleted_at, _content_hash, ${VERSION_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ')}
                  FROM ${target}) AS t
@@ -208,7 +210,8 @@ export async function upsertRecords(
              t.id IS NOT NULL AS _stored, ${[...said('s').map(([flag, sql]) => `${sql} AS ${flag}`), ...storedVersion('t').map((c) => `${c.sql} AS ${c.name}`)].join(', ')}${
                rowidHidden ? '' : ', t.rowid AS _stored_rowid'
              }
-           FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}`,
+           FROM ${source} AS s LEFT JOIN ${target} AS t ON t.id = s.${id}
+           ORDER BY s.${ORDINALITY}`,
         ];
   // Which staged rows are versions, and what the live rows written say of theirs.
   const stagedVersion: StagedVersion = {
@@ -273,6 +276,9 @@ export async function upsertRecords(
   // Written straight from the source: every row new, every row changed.
   if (typeof outcome === 'number') return { written: outcome, changed: outcome, stored: 0, ...(emptyBefore ? { emptyBefore: true } : {}) };
   const first = outcome;
+  const aligned = `CASE WHEN r.${ORDINALITY} = s.${ORDINALITY} THEN true ELSE error(${quoteLiteral(
+    `salesync: the stage of a batch for ${table} lost its order (a bug: please report it); nothing of the batch was written`,
+  )}) END`;
   const statements = [
     // A row stored before content hashes has none: its raw properties and timestamps decide whether it
     // changed, so an upgrade is not counted as drift.
@@ -300,7 +306,7 @@ export async function upsertRecords(
       : [
           `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
            SELECT ${[...keys.map((k) => `r.${k}`), ...keptKeys, ...versionColumns.values].join(', ')}
-           FROM ${rows} AS r JOIN ${stage} AS s ON s.${ORDINALITY} = r.${ORDINALITY} WHERE NOT ${skipped}`,
+           FROM ${rows} AS r POSITIONAL JOIN ${stage} AS s WHERE NOT ${skipped} AND ${aligned}`,
           ...takeSeqs,
         ]),
   ];
