@@ -54,7 +54,7 @@ export class EncodedRecords implements RecordBuffer {
   private held: Map<string, number> | null = new Map();
   /** By line: what decides whether a later record of its id replaces it (`stampOf`, kept as one string). */
   private stamps: string[] = [];
-  private readonly encode: (record: ServiceRecord, updatedAtInstant?: string | null) => string;
+  private readonly encode: ReturnType<typeof recordEncoder>;
   private readonly turnMs: number;
   private readonly now: () => number;
 
@@ -102,7 +102,8 @@ export class EncodedRecords implements RecordBuffer {
     }
     this.held.set(record.id, this.rows.pushed);
     if (!this.observedWins) this.stamps[this.rows.pushed] = pack(stamp);
-    this.rows.push(this.encode(record, stamp.instant));
+    const row = this.encode(record, stamp.instant);
+    this.rows.push(row.line, row.key);
   }
 }
 

@@ -201,7 +201,8 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
   const key = columns.map((_, i) => `"${ndjsonKey(i)}":`);
   const at = (name: string) => key[columns.findIndex((c) => c.name === name)]!;
   const properties = at('_properties');
-  const tail = `,${at('_synced_at')}${JSON.stringify(canonicalInstant(syncedAt) ?? syncedAt)},${at('_deleted_at')}null,${at('_content_hash')}`;
+  const contentHash = at('_content_hash');
+  const tail = `,${at('_synced_at')}${JSON.stringify(canonicalInstant(syncedAt) ?? syncedAt)},${at('_deleted_at')}null,${contentHash}`;
   // The plan's columns follow id, created_at and updated_at (`recordColumns`).
   const planKeys = key.slice(3, 3 + plan.length).map((k) => `,${k}`);
   // Reused record after record (a row is assembled at once): one array less for the collector per record.
@@ -212,7 +213,7 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
     names: readonly string[],
     texts: readonly string[],
     slots: readonly number[],
-  ): string => {
+  ): EncodedRow => {
     cells.fill('null');
     for (let i = 0; i < names.length; i += 1) {
       const slot = slots[i]!;
@@ -220,8 +221,20 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
     }
     let line = `{${key[0]}${envelope.idJson},${key[1]}${envelope.createdJson},${key[2]}${envelope.updatedJson}`;
     for (let i = 0; i < cells.length; i += 1) line += planKeys[i]! + cells[i]!;
-    return `${line}${tail}"${envelope.hash}",${properties}${envelope.raw}}`;
+    return {
+      line: `${line}${tail}"${envelope.hash}",${properties}${envelope.raw}}`,
+      key: `{${key[0]}${envelope.idJson},${key[2]}${envelope.updatedJson},${contentHash}"${envelope.hash}"}`,
+    };
   };
+}
+
+/**
+ * A record's NDJSON row, and its key line: the same row's id, `updated_at` and content hash under the same keys,
+ * all the writer needs to decide what to do with the row (`NdjsonRows.keyBytes`), read without parsing the row.
+ */
+export interface EncodedRow {
+  line: string;
+  key: string;
 }
 
 /**
@@ -231,7 +244,7 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
 export function recordEncoder(
   plan: readonly ColumnPlan[],
   syncedAt: string,
-): (record: ServiceRecord, updatedAtInstant?: string | null) => string {
+): (record: ServiceRecord, updatedAtInstant?: string | null) => EncodedRow {
   const assemble = lineAssembler(plan, syncedAt);
   const slotOf = new Map(plan.map((p, i) => [p.apiName, i]));
   // Each key list met, name after name, leads to its shape: a walk of interned names, no text built per record.
@@ -340,15 +353,14 @@ export function reencodeRows(
       hash: row[hash] as string,
       raw: JSON.stringify(values),
     };
-    out.push(
-      assemble(
-        envelope,
-        values,
-        names,
-        names.map((name) => JSON.stringify(values[name])),
-        slotsOf(names, slotOf),
-      ),
+    const { line: encoded, key } = assemble(
+      envelope,
+      values,
+      names,
+      names.map((name) => JSON.stringify(values[name])),
+      slotsOf(names, slotOf),
     );
+    out.push(encoded, key);
   }
   out.ids = joinIds(ids);
   return out;
@@ -392,6 +404,48 @@ export interface SpilledRows {
 }
 
 /**
+ * Short lines gathered as UTF-8 bytes in one growing buffer, each found by where it ends: a batch's key lines
+ * (`EncodedRow.key`), a tenth of its rows' bytes, held off the heap like them.
+ */
+class KeyLines {
+  private bytes = EMPTY;
+  private used = 0;
+  private ends = new Uint32Array(0);
+  private count = 0;
+
+  push(line: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8, and the newline one more.
+    const room = 3 * line.length + 1;
+    if (this.used + room > this.bytes.length) {
+      const larger = Buffer.allocUnsafe(Math.max(OPEN_CHUNK_BYTES, 2 * (this.used + room)));
+      this.bytes.copy(larger, 0, 0, this.used);
+      this.bytes = larger;
+    }
+    this.used += this.bytes.write(line, this.used, 'utf8');
+    this.bytes[this.used++] = 0x0a;
+    if (this.count === this.ends.length) {
+      const larger = new Uint32Array(Math.max(LINES_PER_CHUNK, 2 * this.count));
+      larger.set(this.ends);
+      this.ends = larger;
+    }
+    this.ends[this.count++] = this.used;
+  }
+
+  /** The lines but those at `dropped` (indexes in push order), as one buffer. */
+  kept(dropped: ReadonlySet<number>): Buffer {
+    if (dropped.size === 0) return this.bytes.subarray(0, this.used);
+    const parts: Buffer[] = [];
+    let start = 0;
+    for (const index of [...dropped].sort((a, b) => a - b)) {
+      parts.push(this.bytes.subarray(start, index === 0 ? 0 : this.ends[index - 1]));
+      start = this.ends[index]!;
+    }
+    parts.push(this.bytes.subarray(start, this.used));
+    return Buffer.concat(parts);
+  }
+}
+
+/**
  * NDJSON rows gathered as UTF-8 bytes, a chunk every `LINES_PER_CHUNK` lines: a line's text dies young, where a
  * batch of strings kept until its commit would be copied by the collector from young to old space on the way.
  * Each line is written as UTF-8 straight into the open chunk as it comes (no text of the chunk's lines joined
@@ -418,6 +472,8 @@ export class NdjsonRows {
    * are stored without reading the rows back. Kept when the bytes are let go.
    */
   ids: string | undefined = undefined;
+  /** Each line's key line (`EncodedRow.key`), by push index; null once a line came without one. */
+  private keyLines: KeyLines | null = new KeyLines();
   /** Lines held. */
   rows = 0;
   /** Lines pushed, dropped ones included: the index the next line gets. */
@@ -454,8 +510,11 @@ export class NdjsonRows {
     return this.sealedBytes + this.openBytes;
   }
 
-  push(line: string): void {
+  /** Add a line; `key`, its key line (`EncodedRow`): rows pushed without one have none (`keyBytes`). */
+  push(line: string, key?: string): void {
     this.assertOpen();
+    if (key === undefined) this.keyLines = null;
+    else this.keyLines?.push(key);
     // A UTF-16 code unit is at most 3 bytes of UTF-8, and the newline one more.
     const room = 3 * line.length + 1;
     if (this.openBytes + room > this.open.length) {
@@ -481,6 +540,15 @@ export class NdjsonRows {
   }
 
   /**
+   * The key lines of the lines held, in their order (those dropped left out), each ending in a newline; undefined
+   * where a line came without one. Read before the rows are: until then a dropped line is known by its index.
+   */
+  keyBytes(): Buffer | undefined {
+    this.assertOpen();
+    return this.keyLines?.kept(this.dropped);
+  }
+
+  /**
    * Let go of the bytes once they are written elsewhere (a stage file): a batch waiting for the writer then holds
    * none in the process. The rows can be read no more. `written`: every chunk held is in that file (`bytes()` was
    * written whole), so their pool buffers may be reused; otherwise they are left to the collector.
@@ -496,6 +564,7 @@ export class NdjsonRows {
     this.chunks.length = 0;
     this.sealedBytes = 0;
     this.dropped.clear();
+    this.keyLines = null;
     this.released = true;
   }
 
@@ -621,7 +690,10 @@ export function joinIds(ids: Iterable<string>): string | undefined {
 export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): NdjsonRows {
   const encode = recordEncoder(plan, syncedAt);
   const rows = new NdjsonRows();
-  for (const record of records) rows.push(encode(record));
+  for (const record of records) {
+    const { line, key } = encode(record);
+    rows.push(line, key);
+  }
   rows.ids = joinIds(records.map((r) => r.id));
   return rows;
 }

@@ -141,6 +141,8 @@ export interface StageFile {
   readonly longestLine: number;
   /** See `NdjsonRows.ids`. */
   readonly ids: string | undefined;
+  /** A stage file of the rows' key lines, in the rows' order (`NdjsonRows.keyBytes`), where every row had one. */
+  readonly keysPath?: string;
 }
 
 /**
@@ -249,20 +251,34 @@ export function openSpillFile(write: WriteChunks = writevFile): ChunkSpill {
  */
 export async function writeStageFile(rows: NdjsonRows): Promise<StageFile> {
   const longestLine = rows.longestLine;
-  if (rows.spilledTo !== null) {
-    const { path, droppedLines } = await rows.finishSpill();
-    const kept = droppedLines.length > 0 ? await withoutLines(path, droppedLines) : path;
-    return { path: kept, rows: rows.rows, longestLine, ids: rows.ids };
+  // Taken before the rows are read: until then the lines dropped are known.
+  const keys = rows.keyBytes();
+  const keysPath = keys === undefined ? undefined : await writeNewStageFile([keys]);
+  try {
+    if (rows.spilledTo !== null) {
+      const { path, droppedLines } = await rows.finishSpill();
+      const kept = droppedLines.length > 0 ? await withoutLines(path, droppedLines) : path;
+      return { path: kept, rows: rows.rows, longestLine, ids: rows.ids, ...(keysPath === undefined ? {} : { keysPath }) };
+    }
+    const path = await writeNewStageFile(rows.bytes());
+    rows.release(true);
+    return { path, rows: rows.rows, longestLine, ids: rows.ids, ...(keysPath === undefined ? {} : { keysPath }) };
+  } catch (error) {
+    if (keysPath !== undefined) await rm(keysPath, { force: true });
+    throw error;
   }
+}
+
+/** `chunks` in a new stage file (`writeWhole`), whose path is returned; on failure, none is left. */
+async function writeNewStageFile(chunks: readonly Buffer[]): Promise<string> {
   const path = stageFilePath();
   try {
-    await writeWhole(path, rows.bytes());
+    await writeWhole(path, chunks);
   } catch (error) {
     await rm(path, { force: true });
     throw stageFileFailure(dirname(path), "writing a batch's stage file", error);
   }
-  rows.release(true);
-  return { path, rows: rows.rows, longestLine, ids: rows.ids };
+  return path;
 }
 
 /**
@@ -305,9 +321,10 @@ export async function readStageLines(file: StageFile): Promise<string[]> {
   return (await readFile(file.path, 'utf8')).split('\n').slice(0, -1);
 }
 
-/** Remove a stage file; one already gone is no error. */
+/** Remove a stage file, and its key lines' file; one already gone is no error. */
 export async function removeStageFile(file: StageFile): Promise<void> {
   await rm(file.path, { force: true });
+  if (file.keysPath !== undefined) await rm(file.keysPath, { force: true });
 }
 
 /**
@@ -315,20 +332,21 @@ export async function removeStageFile(file: StageFile): Promise<void> {
  * afterwards (their bytes released); a stage file is read where it is (its writer removes it). `work` gets a source (a table function)
  * of the rows with the `columns`' types under their positional keys (`ndjsonKey`: `c0`, `c1`, …): every type is
  * given, so nothing is guessed, and no name from the service is a column name of the source, so the caller's own
- * columns beside it can never clash with one.
+ * columns beside it can never clash with one. Where the rows have key lines (`StageFile.keysPath`), `work` also
+ * gets a source of those, in the rows' order, under the same keys and types (the columns not in them are NULL).
  */
 export async function withNdjsonSource<T>(
   columns: readonly StageColumn[],
   rows: NdjsonRows | StageFile,
-  work: (source: string) => Promise<T>,
+  work: (source: string, keys: string | undefined) => Promise<T>,
 ): Promise<T> {
   const types = `{${columns.map((c, i) => `${quoteLiteral(ndjsonKey(i))}: ${quoteLiteral(readJsonType(c))}`).join(', ')}}`;
   const maximumObjectSize = ndjsonObjectSize(rows.longestLine);
+  const read = (path: string) =>
+    `read_json(${quoteLiteral(path)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`;
   const staged = rows instanceof NdjsonRows ? await writeStageFile(rows) : rows;
   try {
-    return await work(
-      `read_json(${quoteLiteral(staged.path)}, format = 'newline_delimited', columns = ${types}, maximum_object_size = ${maximumObjectSize})`,
-    );
+    return await work(read(staged.path), staged.keysPath === undefined ? undefined : read(staged.keysPath));
   } finally {
     if (staged !== rows) await removeStageFile(staged);
   }

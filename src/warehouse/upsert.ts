@@ -16,8 +16,6 @@ import {
 } from './history.js';
 
 const RECORD_STAGE = '_salesync_stage';
-/** The batch's rows, copied from its source as they are; `RECORD_STAGE` holds what decides each one. */
-const ROWS_STAGE = '_salesync_stage_rows';
 const SUMMARY_STAGE = '_salesync_summaries';
 const SUMMARY_LOGS_STAGE = '_salesync_summary_logs';
 const SUMMARY_CHANGED_STAGE = '_salesync_summary_changed';
@@ -126,7 +124,6 @@ export async function upsertRecords(
     return { written: 0, changed: 0, stored: 0 };
   }
   const stage = quoteIdentifier(RECORD_STAGE);
-  const rows = quoteIdentifier(ROWS_STAGE);
   const target = quoteIdentifier(table);
   const columns = recordColumns(plan);
   const names = [...columns.map((c) => quoteIdentifier(c.name)), ...kept.map(quoteIdentifier)];
@@ -181,14 +178,13 @@ export async function upsertRecords(
   const asNew = `false AS _older, false AS _was_deleted, false AS _same, true AS _changed, false AS _legacy, ${storedVersion('t')
     .map((c) => `CAST(NULL AS ${c.sqlType}) AS ${c.name}`)
     .join(', ')}`;
-  // The batch's rows are copied once as they are, and joined with the stored table by what decides them only (their
-  // place, id, updated_at and hash): joined whole, every row of the batch went through the join's hash table, which
-  // took longer than the copy (docs/performance.md). The decisions are kept in the rows' order, so the INSERT pairs
-  // each row with its own by position, without a hash table; `aligned` fails the batch should the two ever differ.
-  const staging = (source: string): string[] => [
-    `CREATE OR REPLACE TEMP TABLE ${rows} AS SELECT * FROM ${source}`,
-    ...decisions(`(SELECT ${[ORDINALITY, id, updatedAt, contentHash].join(', ')} FROM ${rows})`),
-  ];
+  // The stage holds what decides each row only (its place, id, updated_at and hash, and what the stored row says),
+  // made from the batch's key lines where it has them (`EncodedRow.key`: DuckDB parses every byte of a line however
+  // few of its columns are read), in the rows' order: the INSERT then reads the rows once, each beside its own
+  // decision by position, without copying them or building a hash table of them (docs/performance.md). `aligned`
+  // fails the batch should a row and its decision ever differ in place.
+  const staging = (rowsSource: string, keysSource: string | undefined): string[] =>
+    decisions(`(SELECT ${[ORDINALITY, id, updatedAt, contentHash].join(', ')} FROM ${keysSource ?? rowsSource})`);
   const decisions = (source: string): string[] =>
     byIds
       ? [
@@ -238,14 +234,63 @@ export async function upsertRecords(
   // The batch's ids, from the encoder where it kept them (`NdjsonRows.ids`), else from the rows.
   const batchIds = (source: string) =>
     lines.ids === undefined ? `SELECT s.${id} FROM ${source} AS s` : `SELECT unnest(string_split(${quoteLiteral(lines.ids)}, chr(10)))`;
-  let emptyBefore = false;
   // The versions a batch wrote are numbered by their rows' place in it: the counter moves past every row.
   const takeSeqs = options.versions === undefined ? [] : [takeChangeSeqs(lines.rows)];
-  const outcome = await withNdjsonSource(columns, lines, async (read) => {
+  /** The writes a staged batch needs, given what its stage holds (`first`: the `counts`), with `source` still there. */
+  const writeStaged = async (source: string, first: Record<string, unknown>): Promise<UpsertResult> => {
+    const aligned = `CASE WHEN r.${id} = s.${id} THEN true ELSE error(${quoteLiteral(
+      `salesync: the stage of a batch for ${table} lost its order (a bug: please report it); nothing of the batch was written`,
+    )}) END`;
+    const statements = [
+      // A row stored before content hashes has none: its raw properties and timestamps decide whether it
+      // changed, so an upgrade is not counted as drift.
+      ...(Number(first.legacy) === 0
+        ? []
+        : [
+            `UPDATE ${stage} SET _changed = l._changed
+           FROM (SELECT s.${id} AS id,
+                   CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s.${properties} AS VARCHAR)
+                     OR t.updated_at IS DISTINCT FROM s.${updatedAt} OR t.created_at IS DISTINCT FROM s.${createdAt}
+                     OR t._deleted_at IS NOT NULL AS _changed
+                 FROM (SELECT r.* FROM ${source} AS r JOIN ${stage} AS g ON g.${id} = r.${id} WHERE g._legacy) AS s
+                   JOIN ${target} AS t ON t.id = s.${id}) AS l
+           WHERE ${stage}.${id} = l.id`,
+          ]),
+      // History is the mirror's: a written row whose content changed (new, different, back from deleted) is a
+      // version, in this transaction; the one its stored row was is closed into the store before the row is replaced.
+      ...(options.versions === undefined || (Number(first.restated) === 0 && Number(first.legacy) === 0)
+        ? []
+        : closeVersionsSql(table, RECORD_STAGE, stagedVersion, options.versions)),
+      ...settled(`SELECT ${id} FROM ${stage}`, `SELECT ${id} FROM ${stage} WHERE ${leaving}`, Number(first.quarantined ?? 0)),
+      ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
+      ...(Number(first.n) === 0
+        ? []
+        : [
+            `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
+           SELECT ${[...keys.map((k) => `r.${k}`), ...keptKeys, ...versionColumns.values].join(', ')}
+           FROM ${source} AS r POSITIONAL JOIN ${stage} AS s WHERE NOT ${skipped} AND ${aligned}`,
+            ...takeSeqs,
+          ]),
+    ];
+    const drop = `DROP TABLE ${stage}`;
+    if (Number(first.legacy) === 0) {
+      await connection.run([...statements, drop, ...epilogue].join(';\n'));
+      return { written: Number(first.n), changed: Number(first.changed), stored: Number(first.stored) };
+    }
+    // The legacy fix changes what counts as changed: counted again after it, before the stage goes.
+    const reader = await connection.runAndReadAll([...statements, counts].join(';\n'));
+    const final = reader.getRowObjects()[0]!;
+    await connection.run([drop, ...epilogue].join(';\n'));
+    return { written: Number(final.n), changed: Number(final.changed), stored: Number(first.stored) };
+  };
+  return withNdjsonSource(columns, lines, async (read, readKeys) => {
     // In a subquery: DuckDB 1.5 binds `alias.*` of a table function WITH ORDINALITY as ambiguous.
     const source = `(SELECT * FROM ${read} WITH ORDINALITY)`;
-    const stageBatch = async (before: readonly string[]) =>
-      (await connection.runAndReadAll([...before, ...staging(source), counts].join(';\n'))).getRowObjects()[0]!;
+    const keysSource = readKeys === undefined ? undefined : `(SELECT * FROM ${readKeys} WITH ORDINALITY)`;
+    const stageBatch = async (before: readonly string[]) => {
+      const first = (await connection.runAndReadAll([...before, ...staging(source, keysSource), counts].join(';\n'))).getRowObjects()[0]!;
+      return writeStaged(source, first);
+    };
     if (!byIds) return stageBatch(prelude);
     // Looked up by ids, a batch usually finds none stored (a first load): then it is written straight from its
     // source, never staged, and its rows are parsed once, by the INSERT (the probe, the sweep and the quarantine
@@ -259,7 +304,6 @@ export async function upsertRecords(
     const probe = await connection.runAndReadAll([...prelude, `SELECT ${[...looked, ...quarantined].join(', ')}`].join(';\n'));
     const found = probe.getRowObjects()[0]!;
     if (Number(found.stored) > 0) return stageBatch([]);
-    emptyBefore = found.empty === true;
     const fresh = `(SELECT s.*, false AS _stored, CAST(NULL AS BIGINT) AS _stored_rowid, ${asNew} FROM ${source} AS s)`;
     await connection.run(
       [
@@ -271,55 +315,9 @@ export async function upsertRecords(
         ...epilogue,
       ].join(';\n'),
     );
-    return lines.rows;
+    // Written straight from the source: every row new, every row changed.
+    return { written: lines.rows, changed: lines.rows, stored: 0, ...(found.empty === true ? { emptyBefore: true } : {}) };
   });
-  // Written straight from the source: every row new, every row changed.
-  if (typeof outcome === 'number') return { written: outcome, changed: outcome, stored: 0, ...(emptyBefore ? { emptyBefore: true } : {}) };
-  const first = outcome;
-  const aligned = `CASE WHEN r.${ORDINALITY} = s.${ORDINALITY} THEN true ELSE error(${quoteLiteral(
-    `salesync: the stage of a batch for ${table} lost its order (a bug: please report it); nothing of the batch was written`,
-  )}) END`;
-  const statements = [
-    // A row stored before content hashes has none: its raw properties and timestamps decide whether it
-    // changed, so an upgrade is not counted as drift.
-    ...(Number(first.legacy) === 0
-      ? []
-      : [
-          `UPDATE ${stage} SET _changed = l._changed
-           FROM (SELECT s.${id} AS id,
-                   CAST(t._properties AS VARCHAR) IS DISTINCT FROM CAST(s.${properties} AS VARCHAR)
-                     OR t.updated_at IS DISTINCT FROM s.${updatedAt} OR t.created_at IS DISTINCT FROM s.${createdAt}
-                     OR t._deleted_at IS NOT NULL AS _changed
-                 FROM (SELECT r.* FROM ${rows} AS r JOIN ${stage} AS g ON g.${ORDINALITY} = r.${ORDINALITY} WHERE g._legacy) AS s
-                   JOIN ${target} AS t ON t.id = s.${id}) AS l
-           WHERE ${stage}.${id} = l.id`,
-        ]),
-    // History is the mirror's: a written row whose content changed (new, different, back from deleted) is a
-    // version, in this transaction; the one its stored row was is closed into the store before the row is replaced.
-    ...(options.versions === undefined || (Number(first.restated) === 0 && Number(first.legacy) === 0)
-      ? []
-      : closeVersionsSql(table, RECORD_STAGE, stagedVersion, options.versions)),
-    ...settled(`SELECT ${id} FROM ${stage}`, `SELECT ${id} FROM ${stage} WHERE ${leaving}`, Number(first.quarantined ?? 0)),
-    ...(Number(first.replaced) === 0 ? [] : [`DELETE FROM ${target} WHERE ${rowidHidden ? 'id' : 'rowid'} IN (${replaced})`]),
-    ...(Number(first.n) === 0
-      ? []
-      : [
-          `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
-           SELECT ${[...keys.map((k) => `r.${k}`), ...keptKeys, ...versionColumns.values].join(', ')}
-           FROM ${rows} AS r POSITIONAL JOIN ${stage} AS s WHERE NOT ${skipped} AND ${aligned}`,
-          ...takeSeqs,
-        ]),
-  ];
-  const drop = [`DROP TABLE ${stage}`, `DROP TABLE ${rows}`];
-  if (Number(first.legacy) === 0) {
-    await connection.run([...statements, ...drop, ...epilogue].join(';\n'));
-    return { written: Number(first.n), changed: Number(first.changed), stored: Number(first.stored) };
-  }
-  // The legacy fix changes what counts as changed: counted again after it, before the stage goes.
-  const reader = await connection.runAndReadAll([...statements, counts].join(';\n'));
-  const final = reader.getRowObjects()[0]!;
-  await connection.run([...drop, ...epilogue].join(';\n'));
-  return { written: Number(final.n), changed: Number(final.changed), stored: Number(first.stored) };
 }
 
 /**

@@ -37,7 +37,7 @@ describe('content hash', () => {
     expect(contentHash(record({ properties: { name: 'A', amount: '10', account_id: 'C00000000000000001' } }))).not.toBe(base);
   });
 
-  it('a batch encoder writes each record as the reference row, whatever key orders, shapes and misfit values follow each other', () => {
+  it("a batch encoder writes each record as the reference row and its key line as that row's id, updated_at and hash, whatever key orders, shapes and misfit values follow each other", () => {
     const plan: ColumnPlan[] = [
       { apiName: 'name', columnName: 'name', propertyType: 'text', sqlType: 'VARCHAR' },
       { apiName: 'amount', columnName: 'amount', propertyType: 'number', sqlType: 'DOUBLE' },
@@ -98,7 +98,7 @@ describe('content hash', () => {
     const columns = recordColumns(plan);
     const propertiesKey = ndjsonKey(columns.findIndex((c) => c.nested));
     for (const r of batch) {
-      const text = encode(r);
+      const { line: text, key } = encode(r);
       // `_properties` is the very text JSON.stringify gives the values (the row's last key), byte for byte.
       expect(text.endsWith(`"${propertiesKey}":${JSON.stringify(r.properties)}}`), r.id).toBe(true);
       const line = JSON.parse(text) as Record<string, unknown>;
@@ -111,6 +111,9 @@ describe('content hash', () => {
         else expect(line[ndjsonKey(i)], `${r.id} ${column.name}`).toStrictEqual(reference[column.name]);
       });
       expect(line[ndjsonKey(columns.findIndex((c) => c.name === '_content_hash'))]).toBe(contentHash(r));
+      // The key line is the row's id, updated_at and hash under the row's own keys, and nothing else.
+      const decisive = ['id', 'updated_at', '_content_hash'].map((name) => ndjsonKey(columns.findIndex((c) => c.name === name)));
+      expect(JSON.parse(key), r.id).toStrictEqual(Object.fromEntries(decisive.map((k) => [k, line[k]])));
     }
   });
 

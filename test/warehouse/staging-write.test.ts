@@ -76,6 +76,49 @@ describe('a batch that spilled to its file', () => {
   });
 });
 
+describe("a batch's key lines", () => {
+  const line = (i: number) => `{"c0":"${i} é","c5":"${'x'.repeat(i % 7)}"}`;
+  const key = (i: number) => `{"c0":"${i} é"}`;
+  const keyLines = (path: string) => readFileSync(path, 'utf8').split('\n').slice(0, -1);
+
+  it.each([
+    ['held in memory', undefined],
+    ['spilled, some dropped before the spill and some after', 1000],
+  ])('%s, stay beside their rows line for line, the dropped ones cut from both, and go with the stage file', async (_, spillBytes) => {
+    const rows = new NdjsonRows(spillBytes === undefined ? undefined : { bytes: spillBytes, open: openSpillFile });
+    const dropped = [0, 5, 63, 64, 65, 200, 499];
+    for (let i = 0; i < 500; i += 1) {
+      rows.push(line(i), key(i));
+      // Half dropped as soon as they came (before any spill), half at the end.
+      if (i === 5 || i === 65) rows.drop(i);
+    }
+    for (const i of dropped) rows.drop(i);
+    const file = await writeStageFile(rows);
+    try {
+      const kept = Array.from({ length: 500 }, (_, i) => i).filter((i) => !dropped.includes(i));
+      expect(await readStageLines(file)).toEqual(kept.map(line));
+      expect(keyLines(file.keysPath!)).toEqual(kept.map(key));
+      expect(statSync(file.keysPath!).mode & 0o777).toBe(0o600);
+    } finally {
+      await removeStageFile(file);
+    }
+    expect(existsSync(file.path)).toBe(false);
+    expect(existsSync(file.keysPath!)).toBe(false);
+  });
+
+  it('are none where a line came without one: the writer then reads what decides each row from the rows', async () => {
+    const rows = new NdjsonRows();
+    rows.push(line(1), key(1));
+    rows.push(line(2));
+    const file = await writeStageFile(rows);
+    try {
+      expect(file.keysPath).toBeUndefined();
+    } finally {
+      await removeStageFile(file);
+    }
+  });
+});
+
 describe('a spill file', () => {
   it('writes the appends in the order they came, none waited for, their lists free to reuse, and is complete once finished', async () => {
     const spill = openSpillFile();
