@@ -422,6 +422,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   // The plan each resource's last commit used: a guess for encoding the next batch before it reaches the queue.
   const lastPlans = new Map<RecordResourceName, ColumnPlan[]>();
+  // How many stored ids each resource's last batch found: while its batches find none (a first load), the walk's
+  // next one is encoded without key lines, which only a staged batch reads (one that then finds some is decided
+  // from its rows instead).
+  const lastStored = new Map<RecordResourceName, number>();
   // Batches encode and go to their stage files one at a time, in the order they were prepared: the one the writer
   // takes next is ready soonest. Side by side, two batches would each finish when both had, and the writer would
   // wait for the pair.
@@ -563,6 +567,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         ? new EncodedRecords(plan, nowIso(), options.observedWins, {
             spill: { bytes: batchSpillBytes, open: openSpill },
             slabs,
+            keyLines: lastStored.get(resource) !== 0,
           })
         : new RecordList();
     },
@@ -619,6 +624,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             epilogue: more ? [] : tx.closing(),
           });
           facts.lastBatch.set(resource, { stored });
+          lastStored.set(resource, stored);
           noteWrittenIds(facts.fresh, table, lines.ids, emptyBefore === true);
           if (sweep && rejectedIds.length > 0) await recordSeen(connection, sweep.key, rejectedIds);
           // After the written records left quarantine: a record both written and rejected by the batch stays in.

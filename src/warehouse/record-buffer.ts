@@ -31,6 +31,11 @@ export interface EncodedRecordsOptions {
   spill?: SpillOptions;
   /** Where the rows' chunks are carved from (`SlabPool`). @defaultValue none: each chunk a buffer of its own */
   slabs?: SlabPool;
+  /**
+   * Encode each row's key line too (`EncodedRow`), which only a batch that finds stored rows reads: a walk whose
+   * batches find none (a first load) spares the work. @defaultValue true
+   */
+  keyLines?: boolean;
   /** See `eachInTurns`. */
   turnMs?: number;
   now?: () => number;
@@ -64,7 +69,7 @@ export class EncodedRecords implements RecordBuffer {
     readonly observedWins: boolean,
     options: EncodedRecordsOptions = {},
   ) {
-    this.encode = recordEncoder(plan, syncedAt);
+    this.encode = recordEncoder(plan, syncedAt, options.keyLines ?? true);
     this.rows = new NdjsonRows(options.spill, options.slabs);
     this.turnMs = options.turnMs ?? ENCODE_TURN_MS;
     this.now = options.now ?? (() => performance.now());

@@ -196,7 +196,7 @@ function slotsOf(names: readonly string[], slotOf: ReadonlyMap<string, number>):
  * objects keyed `c0`, `c1`, … (`ndjsonKey`), the columns in order with `_properties` last (`read_json` matches keys
  * by name); no name from the service is a key.
  */
-function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
+function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string, keyLines = true) {
   const columns = recordColumns(plan);
   const key = columns.map((_, i) => `"${ndjsonKey(i)}":`);
   const at = (name: string) => key[columns.findIndex((c) => c.name === name)]!;
@@ -223,29 +223,32 @@ function lineAssembler(plan: readonly ColumnPlan[], syncedAt: string) {
     for (let i = 0; i < cells.length; i += 1) line += planKeys[i]! + cells[i]!;
     return {
       line: `${line}${tail}"${envelope.hash}",${properties}${envelope.raw}}`,
-      key: `{${key[0]}${envelope.idJson},${key[2]}${envelope.updatedJson},${contentHash}"${envelope.hash}"}`,
+      key: keyLines ? `{${key[0]}${envelope.idJson},${key[2]}${envelope.updatedJson},${contentHash}"${envelope.hash}"}` : undefined,
     };
   };
 }
 
 /**
- * A record's NDJSON row, and its key line: the same row's id, `updated_at` and content hash under the same keys,
- * all the writer needs to decide what to do with the row (`NdjsonRows.keyBytes`), read without parsing the row.
+ * A record's NDJSON row, and its key line unless none was asked for: the same row's id, `updated_at` and content
+ * hash under the same keys, all the writer needs to decide what to do with the row (`NdjsonRows.keyBytes`), read
+ * without parsing the row.
  */
 export interface EncodedRow {
   line: string;
-  key: string;
+  key: string | undefined;
 }
 
 /**
- * A record as an NDJSON row of `recordColumns(plan)` (see `lineAssembler`). `syncedAt` is an ISO instant;
- * `updatedAtInstant`, when given, is `canonicalInstant(record.updated_at)` already worked out by the caller.
+ * A record as an NDJSON row of `recordColumns(plan)` (see `lineAssembler`), with its key line unless `keyLines` is
+ * false. `syncedAt` is an ISO instant; `updatedAtInstant`, when given, is `canonicalInstant(record.updated_at)`
+ * already worked out by the caller.
  */
 export function recordEncoder(
   plan: readonly ColumnPlan[],
   syncedAt: string,
+  keyLines = true,
 ): (record: ServiceRecord, updatedAtInstant?: string | null) => EncodedRow {
-  const assemble = lineAssembler(plan, syncedAt);
+  const assemble = lineAssembler(plan, syncedAt, keyLines);
   const slotOf = new Map(plan.map((p, i) => [p.apiName, i]));
   // Each key list met, name after name, leads to its shape: a walk of interned names, no text built per record.
   let shapes = shapeNode();

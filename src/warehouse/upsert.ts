@@ -87,8 +87,8 @@ export function nextLookup(last: { stored: number } | undefined): StoredLookup {
 }
 
 /**
- * Stage the (already deduplicated) records beside what the table stores for each id, then, from that one
- * pass over the table: close into history the stored version of each written row whose content changed
+ * Stage what decides each of the (already deduplicated) records (its key line: `EncodedRow.key`) beside what the
+ * table stores for its id, then, from that one pass over the table: close into history the stored version of each written row whose content changed
  * (`closeVersionsSql`; the row written is the new version, `liveVersionValues`),
  * skip rows older than the stored row unless `observedWins` (a late page must not regress a row; equal timestamps
  * rewrite idempotently), and write the rest: a stored row is replaced
@@ -106,8 +106,8 @@ export function nextLookup(last: { stored: number } | undefined): StoredLookup {
  * keyed table's footprint grows with the mirror (a 1M-record sync ran out of a 128 MB limit) and each append
  * pays for index upkeep. Without an index every join scans the table, so each batch joins it once, here.
  *
- * The stage keeps the records' columns under their positional keys (`c0`, `c1`, …), never under the service's
- * names: a property named like one of the stage's own columns (`_older`, `_stored`) must not shadow it.
+ * The stage and the rows keep the records' columns under their positional keys (`c0`, `c1`, …), never under the
+ * service's names: a property named like one of the stage's own columns (`_older`, `_stored`) must not shadow it.
  */
 export async function upsertRecords(
   connection: DuckDBConnection,

@@ -95,6 +95,7 @@ describe('content hash', () => {
     ];
     const syncedAt = '2026-01-01T09:00:00+09:00';
     const encode = recordEncoder(plan, syncedAt);
+    const unkeyed = recordEncoder(plan, syncedAt, false);
     const columns = recordColumns(plan);
     const propertiesKey = ndjsonKey(columns.findIndex((c) => c.nested));
     for (const r of batch) {
@@ -113,7 +114,9 @@ describe('content hash', () => {
       expect(line[ndjsonKey(columns.findIndex((c) => c.name === '_content_hash'))]).toBe(contentHash(r));
       // The key line is the row's id, updated_at and hash under the row's own keys, and nothing else.
       const decisive = ['id', 'updated_at', '_content_hash'].map((name) => ndjsonKey(columns.findIndex((c) => c.name === name)));
-      expect(JSON.parse(key), r.id).toStrictEqual(Object.fromEntries(decisive.map((k) => [k, line[k]])));
+      expect(JSON.parse(String(key)), r.id).toStrictEqual(Object.fromEntries(decisive.map((k) => [k, line[k]])));
+      // Asked for none, the encoder makes the same row without one.
+      expect(unkeyed(r)).toStrictEqual({ line: text, key: undefined });
     }
   });
 

@@ -343,17 +343,19 @@ describe('a record buffer committed to the warehouse', () => {
     }
   });
 
-  it('of ids already stored, after a batch of new ids, replaces their rows: one row and one more version per id', async () => {
+  it('of ids already stored, after a batch of new ids, replaces their rows: one row and one more version per id, with key lines or without', async () => {
     dir = mkdtempSync(join(tmpdir(), 'salesync-buffer-'));
     const warehouse = open('w');
     try {
       await warehouse.applyPropertyDefinitions('deals', defs(['name']));
-      const batchOf = async (records: ServiceRecord[]) => {
-        const buffer = warehouse.recordBuffer('deals', { observedWins: false });
+      const batchOf = async (records: ServiceRecord[], keyLines: boolean) => {
+        const buffer = warehouse.recordBuffer('deals', { observedWins: false }) as EncodedRecords;
         await buffer.add(records);
+        // Key lines unless the last batch found no stored id (a first load spares them).
+        expect(buffer.rows.keyBytes() !== undefined).toBe(keyLines);
         return warehouse.commitBatch('deals', { records: buffer, checkpoint });
       };
-      expect(await batchOf([deal(1, '2026-01-02T00:00:00Z'), deal(2, '2026-01-02T00:00:00Z')])).toMatchObject({ written: 2 });
+      expect(await batchOf([deal(1, '2026-01-02T00:00:00Z'), deal(2, '2026-01-02T00:00:00Z')], true)).toMatchObject({ written: 2 });
       // The last batch found no id stored; this one holds a stored id, a new one and a stored id met twice.
       const again = [
         deal(2, '2026-01-03T00:00:00Z', { name: 'two, newer' }),
@@ -361,16 +363,19 @@ describe('a record buffer committed to the warehouse', () => {
         deal(1, '2026-01-03T00:00:00Z', { name: 'one, first' }),
         deal(1, '2026-01-04T00:00:00Z', { name: 'one, newer' }),
       ];
-      expect(await batchOf(again)).toMatchObject({ written: 3, changed: 3 });
+      expect(await batchOf(again, false)).toMatchObject({ written: 3, changed: 3 });
+      // The last one found stored ids: this one is decided from its key lines.
+      const third = [deal(3, '2026-01-05T00:00:00Z', { name: 'three, newer' }), deal(2, '2026-01-02T00:00:00Z', { name: 'two, older' })];
+      expect(await batchOf(third, true)).toMatchObject({ written: 1, changed: 1 });
       expect(await warehouse.query('SELECT id, name FROM deals ORDER BY id')).toEqual([
         { id: ID(1), name: 'one, newer' },
         { id: ID(2), name: 'two, newer' },
-        { id: ID(3), name: 'deal 3' },
+        { id: ID(3), name: 'three, newer' },
       ]);
       expect(await warehouse.query('SELECT id, count(*)::INTEGER AS versions FROM deals_history GROUP BY id ORDER BY id')).toEqual([
         { id: ID(1), versions: 2 },
         { id: ID(2), versions: 2 },
-        { id: ID(3), versions: 1 },
+        { id: ID(3), versions: 2 },
       ]);
     } finally {
       await warehouse.close();

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ServiceRecord } from '../../src/core/types.js';
 import { ensureHistoryTable } from '../../src/warehouse/history.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
-import { encodeRecords } from '../../src/warehouse/rows.js';
+import { encodeRecords, joinIds, NdjsonRows, recordEncoder } from '../../src/warehouse/rows.js';
 import { recordTableDdl } from '../../src/warehouse/schema.js';
 import type { ColumnPlan } from '../../src/warehouse/types.js';
 import { nextLookup, upsertRecords, type StoredLookup, type UpsertOptions } from '../../src/warehouse/upsert.js';
@@ -35,9 +35,27 @@ async function contents(connection: DuckDBConnection, table: string): Promise<st
 
 let opened: { instance: DuckDBInstance; connection: DuckDBConnection };
 
+/** The ways a batch can be looked up and decided: by ids first or the stored rows at once, from key lines or from the rows. */
+const variants: [table: string, lookup: StoredLookup, keyLines: boolean][] = [
+  ['by_ids', 'ids', true],
+  ['by_rows', 'rows', true],
+  ['by_ids_unkeyed', 'ids', false],
+  ['by_rows_unkeyed', 'rows', false],
+];
+
+/** `records` as the warehouse encodes a batch, with key lines or without. */
+function encoded(records: readonly ServiceRecord[], keyLines: boolean): NdjsonRows {
+  if (keyLines) return encodeRecords(records, plan, '2026-05-01T00:00:00Z');
+  const encode = recordEncoder(plan, '2026-05-01T00:00:00Z', false);
+  const rows = new NdjsonRows();
+  for (const record of records) rows.push(encode(record).line);
+  rows.ids = joinIds(records.map((r) => r.id));
+  return rows;
+}
+
 beforeEach(async () => {
   opened = await openBareWarehouse();
-  for (const table of ['by_ids', 'by_rows']) {
+  for (const [table] of variants) {
     await opened.connection.run(recordTableDdl(table, plan));
     await ensureHistoryTable(opened.connection, table);
   }
@@ -49,7 +67,7 @@ afterEach(() => {
 });
 
 describe('how a batch finds what is stored for its ids', () => {
-  it('a table written with ids looked up first ends, batch after batch, as one written with the stored rows joined at once', async () => {
+  it('a table written with ids looked up first, or decided from its rows without key lines, ends batch after batch as one written with the stored rows joined at once', async () => {
     const { connection } = opened;
     const versions = (observedAt: string): UpsertOptions['versions'] => ({
       source: 'incremental',
@@ -76,12 +94,9 @@ describe('how a batch finds what is stored for its ids', () => {
     ];
     for (const [i, step] of steps.entries()) {
       const results: unknown[] = [];
-      for (const [table, lookup] of [
-        ['by_ids', 'ids'],
-        ['by_rows', 'rows'],
-      ] as [string, StoredLookup][]) {
+      for (const [table, lookup, keyLines] of variants) {
         if (step.before) await connection.run(step.before.replace('$table', quoteIdentifier(table)));
-        const lines = encodeRecords(step.records, plan, '2026-05-01T00:00:00Z');
+        const lines = encoded(step.records, keyLines);
         const { written, changed, stored } = await upsertRecords(connection, table, plan, [], lines, {
           ...step.options,
           lookup,
@@ -89,11 +104,14 @@ describe('how a batch finds what is stored for its ids', () => {
         });
         results.push({ written, changed, stored });
       }
-      expect(results[0], step.label).toEqual(results[1]);
-      expect(await contents(connection, 'by_ids'), step.label).toBe(await contents(connection, 'by_rows'));
+      for (const [j, [table]] of variants.entries()) {
+        expect(results[j], `${step.label}: ${table}`).toEqual(results[0]);
+        expect(await contents(connection, table), `${step.label}: ${table}`).toBe(await contents(connection, 'by_rows'));
+      }
     }
-    // Every step wrote what it should have: the two lookups agree on a mirror, not on nothing.
-    expect(await tableDifferences(connection, 'by_ids', 'by_rows', '* EXCLUDE (_version_seq)')).toEqual([0, 0]);
+    // Every step wrote what it should have: the ways agree on a mirror, not on nothing.
+    for (const [table] of variants)
+      expect(await tableDifferences(connection, table, 'by_rows', '* EXCLUDE (_version_seq)')).toEqual([0, 0]);
     const amounts = await connection.runAndReadAll(`SELECT id, amount, _deleted_at IS NULL AS live FROM by_ids ORDER BY id`);
     expect(amounts.getRowsJson()).toEqual([
       [ID(1), 10, true],
