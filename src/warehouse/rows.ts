@@ -406,44 +406,61 @@ export interface SpilledRows {
   droppedLines: number[];
 }
 
-/**
- * Short lines gathered as UTF-8 bytes in one growing buffer, each found by where it ends: a batch's key lines
- * (`EncodedRow.key`), a tenth of its rows' bytes, held off the heap like them.
- */
-class KeyLines {
-  private bytes = EMPTY;
-  private used = 0;
-  private ends = new Uint32Array(0);
-  private count = 0;
+/** Lines written as UTF-8 into one buffer that grows as they come, each ending in a newline. */
+class LineBuffer {
+  bytes = EMPTY;
+  used = 0;
 
-  push(line: string): void {
+  write(line: string): void {
     // A UTF-16 code unit is at most 3 bytes of UTF-8, and the newline one more.
     const room = 3 * line.length + 1;
     if (this.used + room > this.bytes.length) {
+      // Doubled at least: a buffer of wide lines moves a bounded number of times, not once every few lines.
       const larger = Buffer.allocUnsafe(Math.max(OPEN_CHUNK_BYTES, 2 * (this.used + room)));
       this.bytes.copy(larger, 0, 0, this.used);
       this.bytes = larger;
     }
     this.used += this.bytes.write(line, this.used, 'utf8');
     this.bytes[this.used++] = 0x0a;
+  }
+
+  /** Let go of the buffer. */
+  clear(): void {
+    this.bytes = EMPTY;
+    this.used = 0;
+  }
+}
+
+/**
+ * Short lines gathered as UTF-8 bytes in one growing buffer, each found by where it ends: a batch's key lines
+ * (`EncodedRow.key`), a tenth of its rows' bytes, held off the heap like them.
+ */
+class KeyLines {
+  private readonly lines = new LineBuffer();
+  private ends = new Uint32Array(0);
+  private count = 0;
+
+  push(line: string): void {
+    this.lines.write(line);
     if (this.count === this.ends.length) {
       const larger = new Uint32Array(Math.max(LINES_PER_CHUNK, 2 * this.count));
       larger.set(this.ends);
       this.ends = larger;
     }
-    this.ends[this.count++] = this.used;
+    this.ends[this.count++] = this.lines.used;
   }
 
   /** The lines but those at `dropped` (indexes in push order), as one buffer. */
   kept(dropped: ReadonlySet<number>): Buffer {
-    if (dropped.size === 0) return this.bytes.subarray(0, this.used);
+    const { bytes, used } = this.lines;
+    if (dropped.size === 0) return bytes.subarray(0, used);
     const parts: Buffer[] = [];
     let start = 0;
     for (const index of [...dropped].sort((a, b) => a - b)) {
-      parts.push(this.bytes.subarray(start, index === 0 ? 0 : this.ends[index - 1]));
+      parts.push(bytes.subarray(start, index === 0 ? 0 : this.ends[index - 1]));
       start = this.ends[index]!;
     }
-    parts.push(this.bytes.subarray(start, this.used));
+    parts.push(bytes.subarray(start, used));
     return Buffer.concat(parts);
   }
 }
@@ -459,11 +476,10 @@ class KeyLines {
 export class NdjsonRows {
   private readonly chunks: Buffer[] = [];
   /**
-   * The open chunk's bytes so far (`openBytes` of them), in a buffer reused chunk after chunk: it has room for the
-   * worst case of each line (three bytes a character), and chunks kept as views of it would keep that room alive.
+   * The open chunk's lines so far, in a buffer reused chunk after chunk: it has room for the worst case of each
+   * line (three bytes a character), and chunks kept as views of it would keep that room alive.
    */
-  private open = EMPTY;
-  private openBytes = 0;
+  private readonly open = new LineBuffer();
   private openLines = 0;
   /** Where sealed chunks are carved from, and where each held one came from. */
   private readonly carver: ChunkCarver;
@@ -510,7 +526,7 @@ export class NdjsonRows {
 
   /** Bytes held in memory: sealed chunks and the open one's lines. */
   get heldBytes(): number {
-    return this.sealedBytes + this.openBytes;
+    return this.sealedBytes + this.open.used;
   }
 
   /** Add a line; `key`, its key line (`EncodedRow`): rows pushed without one have none (`keyBytes`). */
@@ -518,16 +534,7 @@ export class NdjsonRows {
     this.assertOpen();
     if (key === undefined) this.keyLines = null;
     else this.keyLines?.push(key);
-    // A UTF-16 code unit is at most 3 bytes of UTF-8, and the newline one more.
-    const room = 3 * line.length + 1;
-    if (this.openBytes + room > this.open.length) {
-      // Doubled at least: a chunk of wide lines moves a bounded number of times, not once every few lines.
-      const larger = Buffer.allocUnsafe(Math.max(OPEN_CHUNK_BYTES, 2 * (this.openBytes + room)));
-      this.open.copy(larger, 0, 0, this.openBytes);
-      this.open = larger;
-    }
-    this.openBytes += this.open.write(line, this.openBytes, 'utf8');
-    this.open[this.openBytes++] = 0x0a;
+    this.open.write(line);
     this.rows += 1;
     this.pushed += 1;
     if (line.length > this.longestLine) this.longestLine = line.length;
@@ -563,7 +570,7 @@ export class NdjsonRows {
     this.chunkSources.length = 0;
     this.carver.retire();
     this.read = true;
-    this.open = EMPTY;
+    this.open.clear();
     this.chunks.length = 0;
     this.sealedBytes = 0;
     this.dropped.clear();
@@ -612,7 +619,7 @@ export class NdjsonRows {
     if (this.released) throw new Error('NdjsonRows: the rows were read after their bytes were released');
     this.seal(false);
     this.read = true;
-    this.open = EMPTY;
+    this.open.clear();
     if (this.dropped.size > 0) {
       // Every chunk but the last holds exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index.
       const byChunk = new Map<number, Set<number>>();
@@ -657,12 +664,12 @@ export class NdjsonRows {
 
   private seal(maySpill = true): void {
     if (this.openLines === 0) return;
-    const { chunk, source } = this.carver.carve(this.openBytes);
-    this.open.copy(chunk, 0, 0, this.openBytes);
+    const { chunk, source } = this.carver.carve(this.open.used);
+    this.open.bytes.copy(chunk, 0, 0, this.open.used);
     this.chunks.push(chunk);
     this.chunkSources.push(source);
     this.sealedBytes += chunk.length;
-    this.openBytes = 0;
+    this.open.used = 0;
     this.openLines = 0;
     // Only chunks sealed by a push go (each of exactly LINES_PER_CHUNK lines: a dropped line's chunk is known by its index).
     if (maySpill && this.spillOptions && this.sealedBytes >= this.spillOptions.bytes) {
