@@ -37,15 +37,7 @@ export async function encodeInTurns(
 ): Promise<NdjsonRows> {
   const encode = recordEncoder(plan, syncedAt);
   const rows = new NdjsonRows();
-  await eachInTurns(
-    records,
-    (record) => {
-      const { line, key } = encode(record);
-      rows.push(line, key);
-    },
-    turnMs,
-    now,
-  );
+  await eachInTurns(records, (record) => rows.pushEncoded(encode(record)), turnMs, now);
   rows.ids = joinIds(records.map((r) => r.id));
   return rows;
 }

@@ -107,8 +107,7 @@ export class EncodedRecords implements RecordBuffer {
     }
     this.held.set(record.id, this.rows.pushed);
     if (!this.observedWins) this.stamps[this.rows.pushed] = pack(stamp);
-    const row = this.encode(record, stamp.instant);
-    this.rows.push(row.line, row.key);
+    this.rows.pushEncoded(this.encode(record, stamp.instant));
   }
 }
 

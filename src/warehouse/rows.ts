@@ -356,14 +356,15 @@ export function reencodeRows(
       hash: row[hash] as string,
       raw: JSON.stringify(values),
     };
-    const { line: encoded, key } = assemble(
-      envelope,
-      values,
-      names,
-      names.map((name) => JSON.stringify(values[name])),
-      slotsOf(names, slotOf),
+    out.pushEncoded(
+      assemble(
+        envelope,
+        values,
+        names,
+        names.map((name) => JSON.stringify(values[name])),
+        slotsOf(names, slotOf),
+      ),
     );
-    out.push(encoded, key);
   }
   out.ids = joinIds(ids);
   return out;
@@ -527,6 +528,11 @@ export class NdjsonRows {
   /** Bytes held in memory: sealed chunks and the open one's lines. */
   get heldBytes(): number {
     return this.sealedBytes + this.open.used;
+  }
+
+  /** Add an encoded record's row and key line (`recordEncoder`). */
+  pushEncoded(row: EncodedRow): void {
+    this.push(row.line, row.key);
   }
 
   /** Add a line; `key`, its key line (`EncodedRow`): rows pushed without one have none (`keyBytes`). */
@@ -700,10 +706,7 @@ export function joinIds(ids: Iterable<string>): string | undefined {
 export function encodeRecords(records: readonly ServiceRecord[], plan: readonly ColumnPlan[], syncedAt: string): NdjsonRows {
   const encode = recordEncoder(plan, syncedAt);
   const rows = new NdjsonRows();
-  for (const record of records) {
-    const { line, key } = encode(record);
-    rows.push(line, key);
-  }
+  for (const record of records) rows.pushEncoded(encode(record));
   rows.ids = joinIds(records.map((r) => r.id));
   return rows;
 }
