@@ -115,7 +115,8 @@ describe('salesync CLI', () => {
   });
 
   it('a sync killed with SIGKILL mid-walk resumes from its checkpoint, ends equal to the truth, and marks the killed run abandoned', async () => {
-    harness = await startHarness({ seed: 26, size: SIZE, faults: { latencyMs: 40 } });
+    // Slow enough pages that the walk cannot finish between the second commit and the kill, however loaded the machine.
+    harness = await startHarness({ seed: 26, size: SIZE, faults: { latencyMs: 150 } });
     const sim = harness.sim;
     // Killed once two batches are committed (debug lines), however slow the machine: there is a checkpoint to resume from.
     const killed = await runCli(
