@@ -24,6 +24,8 @@ export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted'
  */
 const CHANGE_SEQ_BASE = '(SELECT last FROM history_change_counter)';
 export const takeChangeSeqs = (n: number | string): string => `UPDATE history_change_counter SET last = last + ${n}`;
+/** A select-list item reading the counter's value as `seq_base`, for `liveVersionValues`. */
+export const CHANGE_SEQ_BASE_COLUMN = `${CHANGE_SEQ_BASE} AS seq_base`;
 
 const HISTORY_COLUMNS = `(
   id VARCHAR NOT NULL,
@@ -300,12 +302,15 @@ export function storedVersionColumns(t: string): { name: string; sql: string; sq
 /**
  * The version columns of the live rows a write appends from stage `s` (names and SQL values, in
  * `VERSION_COLUMNS` order): a version's own (`staged.isVersion`), or, for a row written unchanged, the stored
- * row's. Without `context` (no history written), a row keeps the stored row's or has none.
+ * row's. Without `context` (no history written), a row keeps the stored row's or has none. `seqBase`: the
+ * counter's value, read earlier in the same transaction (`CHANGE_SEQ_BASE_COLUMN`); a subquery for it in the
+ * INSERT made DuckDB copy the whole batch into a cross product with its one row.
  */
 export function liveVersionValues(
   s: string,
   staged: StagedVersion,
   context: VersionContext | undefined,
+  seqBase: bigint,
 ): { names: string[]; values: string[] } {
   const stored = VERSION_COLUMNS.map((_, i) => `${s}.${quoteIdentifier(storedVersionKey(i))}`);
   if (context === undefined) return { names: VERSION_NAMES, values: stored };
@@ -316,7 +321,7 @@ export function liveVersionValues(
     _version_source: `CASE WHEN ${staged.wasDeleted} THEN 'restored' ELSE ${quoteLiteral(context.source)} END`,
     _version_run_id: context.runId === null ? 'CAST(NULL AS VARCHAR)' : quoteLiteral(context.runId),
     _version_observed_at: `CAST(${quoteLiteral(context.committedAt)} AS TIMESTAMPTZ)`,
-    _version_seq: `${CHANGE_SEQ_BASE} + ${s}.${staged.position}`,
+    _version_seq: `CAST(${seqBase} AS BIGINT) + ${s}.${staged.position}`,
   };
   return {
     names: VERSION_NAMES,

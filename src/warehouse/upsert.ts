@@ -7,6 +7,7 @@ import { ndjsonKey, recordColumns, SUMMARY_COLUMNS, summaryRows, type NdjsonRows
 import { stageRows, withNdjsonSource, type StageFile } from './staging.js';
 import { VERSION_COLUMNS } from './history-names.js';
 import {
+  CHANGE_SEQ_BASE_COLUMN,
   closeVersionsSql,
   liveVersionValues,
   storedVersionColumns,
@@ -155,12 +156,14 @@ export async function upsertRecords(
     options.quarantineResource === undefined
       ? []
       : [`(SELECT count(*) FROM rejected_records WHERE resource = ${quoteLiteral(options.quarantineResource)})::INTEGER AS quarantined`];
+  // Each round trip that precedes a write also reads the change counter, for the versions' change_seq.
+  const seqBase = options.versions === undefined ? [] : [CHANGE_SEQ_BASE_COLUMN];
   const counts = `SELECT count(*) FILTER (WHERE _stored)::INTEGER AS stored,
             count(*) FILTER (WHERE _stored AND NOT ${skipped})::INTEGER AS replaced,
             count(*) FILTER (WHERE _legacy)::INTEGER AS legacy,
             count(*) FILTER (WHERE NOT ${skipped})::INTEGER AS n,
             count(*) FILTER (WHERE NOT ${skipped} AND _changed)::INTEGER AS changed,
-            count(*) FILTER (WHERE NOT ${skipped} AND _changed AND _stored)::INTEGER AS restated${quarantined.map((q) => `, ${q}`).join('')}
+            count(*) FILTER (WHERE NOT ${skipped} AND _changed AND _stored)::INTEGER AS restated${[...quarantined, ...seqBase].map((q) => `, ${q}`).join('')}
      FROM ${stage}`;
   // What the stored row `t` says of the staged row `s` (null columns where no row is stored), for either lookup.
   const said = (s: string): [flag: string, sql: string][] => [
@@ -220,7 +223,8 @@ export async function upsertRecords(
     stored: '_stored',
     position: ORDINALITY,
   };
-  const versionColumns = liveVersionValues('s', stagedVersion, options.versions);
+  const versionColumns = (read: Record<string, unknown>) =>
+    liveVersionValues('s', stagedVersion, options.versions, options.versions === undefined ? 0n : BigInt(read.seq_base as bigint));
   // What the batch settles beside its rows, given queries of its ids: every listed id counts as seen by a sweep,
   // written or not (only ids never listed are candidates for deletion); the written ones leave quarantine.
   const settled = (listedIds: string, writtenIds: string, quarantinedCount: number): string[] => [
@@ -238,6 +242,7 @@ export async function upsertRecords(
   const takeSeqs = options.versions === undefined ? [] : [takeChangeSeqs(lines.rows)];
   /** The writes a staged batch needs, given what its stage holds (`first`: the `counts`), with `source` still there. */
   const writeStaged = async (source: string, first: Record<string, unknown>): Promise<UpsertResult> => {
+    const versions = versionColumns(first);
     const aligned = `CASE WHEN r.${id} = s.${id} THEN true ELSE error(${quoteLiteral(
       `salesync: the stage of a batch for ${table} lost its order (a bug: please report it); nothing of the batch was written`,
     )}) END`;
@@ -266,8 +271,8 @@ export async function upsertRecords(
       ...(Number(first.n) === 0
         ? []
         : [
-            `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
-           SELECT ${[...keys.map((k) => `r.${k}`), ...keptKeys, ...versionColumns.values].join(', ')}
+            `INSERT INTO ${target} (${[...names, ...versions.names].join(', ')})
+           SELECT ${[...keys.map((k) => `r.${k}`), ...keptKeys, ...versions.values].join(', ')}
            FROM ${source} AS r POSITIONAL JOIN ${stage} AS s WHERE NOT ${skipped} AND ${aligned}`,
             ...takeSeqs,
           ]),
@@ -301,16 +306,17 @@ export async function upsertRecords(
           `(SELECT count(*) FROM ${target} WHERE id IN (${batchIds(source)}))::INTEGER AS stored`,
           `NOT EXISTS (SELECT 1 FROM ${target}) AS empty`,
         ];
-    const probe = await connection.runAndReadAll([...prelude, `SELECT ${[...looked, ...quarantined].join(', ')}`].join(';\n'));
+    const probe = await connection.runAndReadAll([...prelude, `SELECT ${[...looked, ...quarantined, ...seqBase].join(', ')}`].join(';\n'));
     const found = probe.getRowObjects()[0]!;
     if (Number(found.stored) > 0) return stageBatch([]);
+    const versions = versionColumns(found);
     const fresh = `(SELECT s.*, false AS _stored, CAST(NULL AS BIGINT) AS _stored_rowid, ${asNew} FROM ${source} AS s)`;
     await connection.run(
       [
         // Every row is written: each listed id leaves quarantine.
         ...settled(batchIds(source), batchIds(source), Number(found.quarantined ?? 0)),
-        `INSERT INTO ${target} (${[...names, ...versionColumns.names].join(', ')})
-         SELECT ${[...keys, ...versionColumns.values].join(', ')} FROM ${fresh} AS s`,
+        `INSERT INTO ${target} (${[...names, ...versions.names].join(', ')})
+         SELECT ${[...keys, ...versions.values].join(', ')} FROM ${fresh} AS s`,
         ...takeSeqs,
         ...epilogue,
       ].join(';\n'),
