@@ -82,7 +82,7 @@ interface WalkTimes {
 const lit = quoteLiteral;
 
 /** Every record a microsecond newer, with one value changed: an upsert that must replace every row. */
-function touched(records: ServiceRecord[]): ServiceRecord[] {
+export function touched(records: ServiceRecord[]): ServiceRecord[] {
   return records.map((r) => ({
     ...r,
     updated_at: microsToIso(parseInstantMicros(r.updated_at)! + 1n),

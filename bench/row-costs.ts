@@ -4,7 +4,9 @@
  * writer's settings, each batch looked up as the warehouse would) in batches of several sizes, for a first load
  * and for an upsert replacing every row; then, in batches of `STATEMENT_BATCH_ROWS`, the time of each statement of
  * those commits beside each of DuckDB's own batches with history (the load bench's baseline); with
- * `--hold-checkpoints`, those two at a threshold no commit reaches, each phase's WAL then checkpointed once and timed.
+ * `--hold-checkpoints`, those two at a threshold no commit reaches, each phase's WAL then checkpointed once and timed;
+ * then, over what that upsert left, batches of records drawn at random from the whole table and changed again (an
+ * incremental sync, whose stored rows lie scattered), statement by statement.
  * `npm run bench:rows -- [--rows N] [--sizes A,B,…] [--hold-checkpoints]`.
  */
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -21,7 +23,7 @@ import { automaticMemoryLimit } from '../src/warehouse/memory-limit.js';
 import { encodeRecords } from '../src/warehouse/rows.js';
 import { planFromAssignments, readAssignments } from '../src/warehouse/schema.js';
 import { nextLookup, upsertRecords, type UpsertResult } from '../src/warehouse/upsert.js';
-import { PAGE_RECORDS, servicePages } from './load-speed.js';
+import { PAGE_RECORDS, servicePages, touched } from './load-speed.js';
 import { createBatchedTables, exportBatches, loadBatched } from './duckdb-batched.js';
 
 const SYNCED_AT = '2026-05-01T00:00:00Z';
@@ -55,6 +57,9 @@ if (!Number.isInteger(rows) || rows <= 0 || BATCH_SIZES.some((size) => !Number.i
 }
 /** The batch size whose commits are timed statement by statement. */
 const STATEMENT_BATCH_ROWS = BATCH_SIZES[0]!;
+/** The scattered upsert: this many batches of `SCATTERED_BATCH_ROWS` records drawn at random (the walk's first batch size). */
+const SCATTERED_BATCHES = 10;
+const SCATTERED_BATCH_ROWS = 2000;
 /**
  * The statement-by-statement files' checkpoint threshold: the writer's, or with `--hold-checkpoints` one no commit
  * reaches, so a COMMIT's own time and the checkpoints it would trigger are told apart (`checkpointHeld`).
@@ -125,6 +130,28 @@ try {
     for (const [kind, ms] of [...times].sort((a, b) => b[1] - a[1])) {
       if (ms >= 1) process.stdout.write(`  ${(ms / 1000).toFixed(2).padStart(6)} s  ${kind}\n`);
     }
+  };
+
+  /**
+   * `SCATTERED_BATCHES` batches of records drawn at random (a seeded shuffle) from `from`'s, each changed again
+   * (`touched`), as list pages, every batch in `updated_at` order as a walk reads it.
+   */
+  const scatteredPages = (from: readonly Buffer[]): Buffer[] => {
+    const records = touched(from.flatMap((page) => (parseJsonBytes(page) as { results: ServiceRecord[] }).results));
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = records.length - 1; i > 0; i -= 1) {
+      const j = Math.floor(random() * (i + 1));
+      [records[i], records[j]] = [records[j]!, records[i]!];
+    }
+    const drawn: ServiceRecord[] = [];
+    for (let b = 0; b < SCATTERED_BATCHES; b += 1) {
+      const batch = records.slice(b * SCATTERED_BATCH_ROWS, (b + 1) * SCATTERED_BATCH_ROWS);
+      drawn.push(...batch.sort((x, y) => (x.updated_at < y.updated_at ? -1 : x.updated_at > y.updated_at ? 1 : 0)));
+    }
+    return Array.from({ length: Math.ceil(drawn.length / PAGE_RECORDS) }, (_, i) =>
+      Buffer.from(JSON.stringify({ results: drawn.slice(i * PAGE_RECORDS, (i + 1) * PAGE_RECORDS) })),
+    );
   };
 
   // The main thread's part: each batch's pages parsed, then its records encoded.
@@ -240,6 +267,24 @@ try {
   } finally {
     own.connection.closeSync();
     own.instance.closeSync();
+  }
+
+  // Over what our upsert left (after DuckDB's own batches were exported from it): each scattered batch's stored rows
+  // lie all over the table, so no join on them is pruned to a range of rowids.
+  const again = await openWriterDatabase(path, { ...WRITER_SETTINGS, memory_limit: memoryLimit });
+  try {
+    await again.connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
+    const table = { db: again, plan: planFromAssignments(await readAssignments(again.connection, 'deals')), lastBatch: ours.lastBatch };
+    const times = timeStatements(again.connection);
+    const seconds = await commit(table, scatteredPages(touchedPages), SCATTERED_BATCH_ROWS, false);
+    const rowsPerSec = (SCATTERED_BATCHES * SCATTERED_BATCH_ROWS) / seconds;
+    printStatements(
+      `our upsert of ${SCATTERED_BATCHES} batches of ${SCATTERED_BATCH_ROWS} records drawn at random from the ${rows} stored, ${(rowsPerSec / 1000).toFixed(1)}k rows/s`,
+      times,
+    );
+  } finally {
+    again.connection.closeSync();
+    again.instance.closeSync();
   }
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -89,12 +89,12 @@ export function nextLookup(last: { stored: number } | undefined): StoredLookup {
 
 /**
  * Stage what decides each of the (already deduplicated) records (its key line: `EncodedRow.key`) beside what the
- * table stores for its id, then, from that one pass over the table: close into history the stored version of each written row whose content changed
- * (`closeVersionsSql`; the row written is the new version, `liveVersionValues`),
+ * table stores for its id, then, from that one pass over the table: close into history the stored version of each
+ * written row whose content changed (`closeVersionsSql`; the row written is the new version, `liveVersionValues`),
  * skip rows older than the stored row unless `observedWins` (a late page must not regress a row; equal timestamps
- * rewrite idempotently), and write the rest: a stored row is replaced
- * (deleted by its rowid and appended anew), a new one appended. `kept` are the table's columns not in the plan
- * (kept after a type change): a replaced row carries their values over.
+ * rewrite idempotently), and write the rest: a stored row is replaced (deleted by its rowid and appended anew), a
+ * new one appended. `kept` are the table's columns not in the plan (kept after a type change): a replaced row
+ * carries their values over.
  *
  * Replaced, not updated: DuckDB holds what an UPDATE changed in memory until the next checkpoint (at a
  * 128 MB limit, re-writing 200k stored rows in batches of 2000 ran out of memory), while a delete marks rows
