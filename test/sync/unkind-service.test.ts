@@ -14,6 +14,7 @@ afterEach(async () => {
 
 const SIZE = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
 const DAY = 86_400_000;
+const MINUTE = 60_000;
 
 /**
  * Fires `count` changes from a list page of deals: each updates a record the walk has already been given, which in
@@ -33,6 +34,21 @@ function moveRecordsBehindTheCursor(sim: Harness['sim'], count: number, pages = 
     }
   });
   return () => fired;
+}
+
+/**
+ * Deletes the first record served on the first list page of deals the walk is given (once): under offset cursors
+ * the records after it shift one place back and the walk steps over the one the next page would have begun with.
+ * A deletion changes no record the walk sees, so no pass signal can tell. Returns the deleted id, once fired.
+ */
+function deleteBehindTheCursor(sim: Harness['sim']): () => string | undefined {
+  let deleted: string | undefined;
+  sim.admin.setOnListPage((event: ListPageEvent) => {
+    if (event.resource !== 'deals' || deleted !== undefined) return;
+    deleted = event.served[0]!.id;
+    event.admin.deleteRecord('deals', deleted);
+  });
+  return () => deleted;
 }
 
 describe('offset cursors over a list ordered by updated_at (the spec fixes neither order nor cursor)', () => {
@@ -114,6 +130,50 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
     expect(harness.sim.admin.stats().byRoute['GET /v1/deals/{id}/']).toBeGreaterThanOrEqual(3);
     await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
     expect((await env.warehouse.readState('deals', reconcileStateKey('deals'))).walk).toBeNull();
+  });
+
+  it("a record deleted behind a reconcile sweep's offset cursor marks no live record deleted: the record stepped over is confirmed by a GET and kept", async () => {
+    harness = await startHarness({ seed: 53, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const deleted = deleteBehindTheCursor(harness.sim);
+    harness.sim.admin.resetStats();
+    const env = harness.env();
+    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(deleted()).toBeDefined();
+    // The deleted record was listed before it went, so this sweep keeps it; the one stepped over was not listed.
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 0 });
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/{id}/']).toBeGreaterThanOrEqual(1);
+    expect(await env.warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE _deleted_at IS NOT NULL`)).toEqual([{ n: 0 }]);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'], exclude: [deleted()!] });
+
+    harness.sim.admin.setOnListPage(null);
+    const quiet = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(quiet.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a change an incremental walk stepped over when a record was deleted behind its offset cursor is written by the next reconcile', async () => {
+    // The service's clock, moved by hand: changes spread over more than the lookback, so no rewalk of the window's
+    // tail can see the record stepped over.
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    harness = await startHarness({ seed: 54, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at', now: () => clock });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    clock += 60 * MINUTE;
+    for (const record of harness.sim.admin.truth().records.deals.slice(0, 450)) {
+      clock += 10_000;
+      harness.sim.admin.updateRecord('deals', record.id, { name: `renamed ${record.id}` });
+    }
+    clock += 10 * MINUTE;
+    const deleted = deleteBehindTheCursor(harness.sim);
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded' });
+    expect(deleted()).toBeDefined();
+    harness.sim.admin.setOnListPage(null);
+    clock += 60 * MINUTE;
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const env = harness.env();
+    const report = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
   });
 
   it('a page served twice (the service gave a cursor it had given before) makes the pass unclean, not the sync fail', async () => {
