@@ -7,7 +7,7 @@ import { PassSignals } from './pass-signals.js';
 import { expectedRecords } from './progress.js';
 import type { RunContext } from './tracked-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
-import { nextWatermark, type WalkPlan } from './window.js';
+import { nextConfirmFrom, nextWatermark, type WalkPlan } from './window.js';
 
 /** The few decisions that tell one kind of list walk from another; the engine does the rest. */
 export interface WalkKind {
@@ -87,6 +87,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     );
     result.passes = pass;
     let passClean = false;
+    // Pages this pass has been given; a pass resumed from its checkpoint stood past a page already.
+    let passPages = resuming ? 1 : 0;
     await walkPages({
       api,
       warehouse,
@@ -104,6 +106,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       ...(deps.writerBacklog ? { writerBacklog: deps.writerBacklog } : {}),
       recordBuffer: () => warehouse.recordBuffer(resource, { observedWins: kind.observedWins }),
       onPage: (page) => {
+        passPages += 1;
         signals.observe(page.results, page.cursorRepeated === true);
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;
@@ -128,6 +131,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           kind.movesWatermark && clean
             ? nextWatermark(state.watermark, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock })
             : undefined;
+        const confirmFrom =
+          watermark === undefined ? null : nextConfirmFrom({ updatedAfter: plan.updatedAfter, passPages, previous: state.watermark });
         let sweep: SweepBatch | undefined;
         if (kind.sweepKey !== undefined) {
           sweep = { key: kind.sweepKey, fresh: freshSweep };
@@ -138,7 +143,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           ...(hasSummaries ? { summaries: pages.summaries } : {}),
           ...(pages.summariesReadAt ? { summariesReadAt: pages.summariesReadAt } : {}),
           checkpoint,
-          ...(watermark !== undefined ? { completeWatermark: watermark } : {}),
+          ...(watermark !== undefined ? { completeWatermark: watermark, confirmFrom } : {}),
           stateKey: kind.stateKey,
           ...(sweep ? { sweep } : {}),
           observedWins: kind.observedWins,

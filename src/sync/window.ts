@@ -17,13 +17,16 @@ export interface WalkPlan {
 export interface StoredWalkState {
   watermark: string | null;
   walk: WalkCheckpoint | null;
+  /** Where the next incremental walk starts instead of the watermark (`nextConfirmFrom`). */
+  confirmFrom?: string | null;
 }
 
 /**
  * Decide how to walk a resource. An interrupted walk of the same mode resumes from its checkpoint with the
  * same `updated_after`, because a cursor is only valid for the query that produced it. A full walk ignores
  * the watermark; an incremental one starts `lookbackMs` before it (the window is inclusive, so boundary
- * records come back, and upserts make that harmless). Pure.
+ * records come back, and upserts make that harmless), or before `confirmFrom` when the last walk must be listed
+ * again (`nextConfirmFrom`). Pure.
  */
 export function planWalk(state: StoredWalkState, mode: WalkMode, lookbackMs: number): WalkPlan {
   const walk = state.walk;
@@ -33,7 +36,22 @@ export function planWalk(state: StoredWalkState, mode: WalkMode, lookbackMs: num
   if (mode === 'full' || state.watermark === null) {
     return { mode, updatedAfter: null, after: null, resumedFrom: null, resumed: false };
   }
-  return { mode, updatedAfter: minusMs(state.watermark, lookbackMs), after: null, resumedFrom: null, resumed: false };
+  const confirmFrom = state.confirmFrom ?? null;
+  const from = confirmFrom !== null && compareInstants(confirmFrom, state.watermark) < 0 ? confirmFrom : state.watermark;
+  return { mode, updatedAfter: minusMs(from, lookbackMs), after: null, resumedFrom: null, resumed: false };
+}
+
+/**
+ * Where the walk after this one starts instead of the watermark this one leaves, or null for the watermark. A record
+ * deleted while a pass pages through its window shifts the records after it one place back under offset cursors:
+ * the pass steps over the one the next page would have begun with, and nothing it sees changes, so no pass signal
+ * can tell. So an incremental window listed over more than one page (or resumed past a page) is listed again by the
+ * next walk, which starts from the watermark this one started from (`previous`): a change is lost only if two walks
+ * in a row step over it. A single page has no page to shift, and a full walk's window is the reconcile's to check.
+ * Pure.
+ */
+export function nextConfirmFrom(walk: { updatedAfter: string | null; passPages: number; previous: string | null }): string | null {
+  return walk.updatedAfter !== null && walk.passPages > 1 ? walk.previous : null;
 }
 
 /** A clean pass, as the watermark rule sees it. */

@@ -619,7 +619,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             },
             prelude: [
               ...tx.opening(),
-              ...(batch.checkpoint ? [checkpointSql(batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now)] : []),
+              ...(batch.checkpoint
+                ? [checkpointSql(batch.stateKey ?? resource, batch.checkpoint, batch.completeWatermark, now, batch.confirmFrom ?? null)]
+                : []),
             ],
             epilogue: more ? [] : tx.closing(),
           });

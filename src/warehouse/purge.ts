@@ -125,7 +125,7 @@ export async function recordPolicy(
   await connection.run(
     `UPDATE sync_state SET watermark = NULL, walk_cursor = NULL, walk_updated_after = NULL, walk_started_at = NULL, walk_mode = NULL,
        walk_pass = NULL, walk_pass_started_at = NULL, walk_dirty = NULL, walk_max_updated_at = NULL, walk_local_clock = NULL,
-       updated_at = CAST($2 AS TIMESTAMPTZ)
+       confirm_from = NULL, updated_at = CAST($2 AS TIMESTAMPTZ)
      WHERE resource = $1`,
     [resource, now],
   );

@@ -41,6 +41,7 @@ export function checkpointSql(
   checkpoint: WalkCheckpoint,
   completeWatermark: string | null | undefined,
   now: string,
+  confirmFrom: string | null = null,
 ): string {
   const walkOpen = checkpoint.cursor !== null && completeWatermark === undefined;
   const open = <T extends string | number | boolean | null>(value: T): string => literal(walkOpen ? value : null);
@@ -58,7 +59,7 @@ export function checkpointSql(
   };
   // A walk under way leaves the watermark and the last completion as they are.
   const values: Record<string, string> = {
-    ...(complete ? { watermark: literal(completeWatermark), last_completed_at: literal(now) } : {}),
+    ...(complete ? { watermark: literal(completeWatermark), confirm_from: literal(confirmFrom), last_completed_at: literal(now) } : {}),
     ...walk,
     updated_at: `CAST(${literal(now)} AS TIMESTAMPTZ)`,
   };
@@ -90,7 +91,7 @@ export async function readState(connection: DuckDBConnection, stateKey: string):
   // `*`: a warehouse of an earlier release, opened read-only, has not been given the pass columns yet.
   const reader = await connection.runAndReadAll(`SELECT * FROM sync_state WHERE resource = $1`, [stateKey]);
   const row = reader.getRowObjects()[0];
-  if (!row) return { resource, watermark: null, walk: null, lastCompletedAt: null };
+  if (!row) return { resource, watermark: null, walk: null, lastCompletedAt: null, confirmFrom: null };
   const startedAt = text(row.walk_started_at);
   let walk: WalkCheckpoint | null = null;
   if (startedAt !== null) {
@@ -107,7 +108,13 @@ export async function readState(connection: DuckDBConnection, stateKey: string):
       localClock: row.walk_local_clock === true,
     };
   }
-  return { resource, watermark: text(row.watermark), walk, lastCompletedAt: text(row.last_completed_at) };
+  return {
+    resource,
+    watermark: text(row.watermark),
+    walk,
+    lastCompletedAt: text(row.last_completed_at),
+    confirmFrom: text(row.confirm_from),
+  };
 }
 
 export async function clearWalk(connection: DuckDBConnection, resource: ResourceName, now: string): Promise<void> {

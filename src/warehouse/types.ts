@@ -94,6 +94,11 @@ export interface ResourceState {
   walk: WalkCheckpoint | null;
   /** When the last walk completed (ISO). */
   lastCompletedAt: string | null;
+  /**
+   * Where the next incremental walk starts instead of `watermark`, when the last one must be listed again (see
+   * `planWalk`); null when it need not.
+   */
+  confirmFrom: string | null;
 }
 
 /**
@@ -120,6 +125,8 @@ export interface PageBatch {
   checkpoint?: WalkCheckpoint;
   /** Set when the walk is complete: the new watermark, stored in the same transaction. */
   completeWatermark?: string | null;
+  /** With `completeWatermark`: where the next incremental walk starts instead (`ResourceState.confirmFrom`). */
+  confirmFrom?: string | null;
   /**
    * The `sync_state` row the checkpoint goes to. @defaultValue the resource name. A backfill uses its own
    * (`deals#backfill`) so it never clobbers the incremental walk's checkpoint or watermark.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backlogCap, grownBatchRows, nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
+import { backlogCap, grownBatchRows, nextConfirmFrom, nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
 
 const watermark = '2026-03-01T10:00:00Z';
 
@@ -28,6 +28,18 @@ describe('planWalk', () => {
     });
   });
 
+  it('starts an incremental walk one lookback before where the last walk must be listed again from, when that is earlier', () => {
+    const confirmFrom = '2026-03-01T09:00:00Z';
+    expect(planWalk({ watermark, walk: null, confirmFrom }, 'incremental', 5 * 60_000)).toMatchObject({
+      updatedAfter: '2026-03-01T08:55:00.000000Z',
+    });
+    // One later than the watermark (a clock corrected backwards) never narrows the window.
+    expect(planWalk({ watermark, walk: null, confirmFrom: '2026-03-02T00:00:00Z' }, 'incremental', 0)).toMatchObject({
+      updatedAfter: '2026-03-01T10:00:00.000000Z',
+    });
+    expect(planWalk({ watermark, walk: null, confirmFrom }, 'full', 0)).toMatchObject({ updatedAfter: null });
+  });
+
   it('does not resume a walk of another mode: its cursor belongs to another query', () => {
     const walk = { cursor: 'c42', updatedAfter: null, startedAt: '2026-03-01T11:00:00Z', mode: 'full' as const };
     expect(planWalk({ watermark, walk }, 'incremental', 0)).toMatchObject({
@@ -35,6 +47,21 @@ describe('planWalk', () => {
       after: null,
       updatedAfter: '2026-03-01T10:00:00.000000Z',
     });
+  });
+});
+
+describe('nextConfirmFrom', () => {
+  const previous = '2026-03-01T09:00:00Z';
+
+  it('has the next walk list again an incremental window this one listed over more than one page, from where this one started', () => {
+    expect(nextConfirmFrom({ updatedAfter: '2026-03-01T08:55:00Z', passPages: 2, previous })).toBe(previous);
+    expect(nextConfirmFrom({ updatedAfter: '2026-03-01T08:55:00Z', passPages: 9, previous })).toBe(previous);
+  });
+
+  it('has nothing listed again after a window of one page (no page to shift), or after a full walk (the reconcile checks it)', () => {
+    expect(nextConfirmFrom({ updatedAfter: '2026-03-01T08:55:00Z', passPages: 1, previous })).toBeNull();
+    expect(nextConfirmFrom({ updatedAfter: '2026-03-01T08:55:00Z', passPages: 0, previous })).toBeNull();
+    expect(nextConfirmFrom({ updatedAfter: null, passPages: 50, previous: null })).toBeNull();
   });
 });
 

@@ -273,6 +273,7 @@ describe('DuckDB warehouse', () => {
       resource: 'deals',
       watermark: null,
       lastCompletedAt: null,
+      confirmFrom: null,
       walk: {
         ...checkpoint('cursor-1'),
         pass: 1,

@@ -40,6 +40,7 @@ describe('walk state', () => {
       watermark: null,
       walk: checkpoint,
       lastCompletedAt: null,
+      confirmFrom: null,
     });
   });
 
@@ -69,6 +70,22 @@ describe('walk state', () => {
     await warehouse.commitBatch('deals', { records: [record], checkpoint: { ...plain, cursor, updatedAfter: "'\u0000" } });
     expect((await warehouse.readState('deals')).walk).toEqual({ ...plain, cursor, updatedAfter: "'\u0000", ...DEFAULTS });
     expect(await warehouse.tableCounts()).toMatchObject({ deals: 1 });
+  });
+
+  it('a completed walk stores where the next walk starts instead of its watermark, and the next completion replaces it', async () => {
+    const done = { ...plain, cursor: null };
+    await warehouse.commitBatch('deals', {
+      records: [],
+      checkpoint: done,
+      completeWatermark: '2026-01-05T00:00:00Z',
+      confirmFrom: STARTED,
+    });
+    expect(await warehouse.readState('deals')).toMatchObject({ watermark: '2026-01-05T00:00:00Z', confirmFrom: STARTED, walk: null });
+    // A checkpoint of a walk under way leaves it; the walk's completion without one clears it.
+    await warehouse.commitBatch('deals', { records: [], checkpoint: plain });
+    expect(await warehouse.readState('deals')).toMatchObject({ confirmFrom: STARTED });
+    await warehouse.commitBatch('deals', { records: [], checkpoint: done, completeWatermark: '2026-01-06T00:00:00Z' });
+    expect(await warehouse.readState('deals')).toMatchObject({ watermark: '2026-01-06T00:00:00Z', confirmFrom: null });
   });
 
   it('a completed walk may store a null watermark', async () => {
@@ -115,6 +132,7 @@ describe('a warehouse written by the previous release', () => {
       watermark: '2026-01-01T00:00:00Z',
       walk,
       lastCompletedAt: '2026-01-01T00:00:00Z',
+      confirmFrom: null,
     });
     const [run] = await warehouse.recentRuns(5);
     expect(run).toMatchObject({ runId: 'r1', outcome: 'succeeded', pages: 1, changed: 0 });
@@ -144,6 +162,7 @@ describe('a warehouse written by the previous release', () => {
       watermark: '2026-01-01T00:00:00Z',
       walk,
       lastCompletedAt: '2026-01-01T00:00:00Z',
+      confirmFrom: null,
     });
     await warehouse.commitBatch('deals', { records: [], checkpoint: { ...plain, pass: 2 } });
     expect((await warehouse.readState('deals')).walk).toEqual({ ...plain, ...DEFAULTS, pass: 2 });
