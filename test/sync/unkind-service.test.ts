@@ -246,6 +246,37 @@ describe('clocks that lie', () => {
     }
   });
 
+  it('a Date header a day ahead over a list ordered by id: a change behind the cursor, then one ahead of it, is written by the next incremental sync', async () => {
+    // The change ahead is received and bounds the watermark (the Date header, a day ahead, cannot); the one behind,
+    // made earlier than the lookback before it, is never listed by that walk, and nothing the walk saw was dated
+    // after its start.
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    harness = await startHarness({ seed: 71, size: SIZE, listOrder: 'id', clock: { dateSkewMs: DAY }, now: () => clock });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    clock += 60 * MINUTE;
+    const ids = harness.sim.admin
+      .truth()
+      .records.deals.map((r) => r.id)
+      .sort();
+    for (const id of ids.slice(0, 300)) harness.sim.admin.updateRecord('deals', id, { name: `renamed ${id}` });
+    clock += 10 * MINUTE;
+    let fired = false;
+    harness.sim.admin.setOnListPage((event: ListPageEvent) => {
+      if (event.resource !== 'deals' || fired) return;
+      fired = true;
+      event.admin.updateRecord('deals', event.served[0]!.id, { name: 'behind the cursor' });
+      clock += 10 * MINUTE;
+      event.admin.updateRecord('deals', ids[299]!, { name: 'ahead of the cursor' });
+      clock += 10 * MINUTE;
+    });
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+    expect(fired).toBe(true);
+    harness.sim.admin.setOnListPage(null);
+    clock += 60 * MINUTE;
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('a service that sends no Date header syncs on the local clock, with a watermark held back', async () => {
     harness = await startHarness({ seed: 48, size: SIZE, clock: { omitDate: true } });
     const first = await harness.sync();
