@@ -187,6 +187,9 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
     setClock(settings) {
       knobs.clock = mergeClock(knobs.clock, settings);
     },
+    expireCursors() {
+      knobs.cursorEpoch += 1;
+    },
     setSummaryStatuses(statuses) {
       data.summaryStatuses = checkSummaryStatuses(statuses);
     },

@@ -10,6 +10,8 @@ import type { ClockSettings, ListPageHook, SummaryStatuses } from './types.js';
 export interface RuntimeKnobs {
   onListPage: ListPageHook | null;
   clock: Required<ClockSettings>;
+  /** Raised by `expireCursors`: every cursor given before is refused. */
+  cursorEpoch: number;
 }
 
 export function checkHook(hook: unknown): ListPageHook | null {

@@ -67,7 +67,8 @@ function methodNotAllowed(allow: string[]): ServiceError {
 export class PublicApi {
   constructor(
     private readonly data: SalesData,
-    private readonly cursorSecret: string,
+    /** The key cursors are signed with now (`expireCursors` replaces it). */
+    private readonly cursorSecret: () => string,
     private readonly knobs: ApiKnobs,
   ) {}
 
@@ -149,7 +150,7 @@ export class PublicApi {
     const rawAfter = request.query.get('after');
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
-      cursor = decodeCursor(this.cursorSecret, store.order, rawAfter);
+      cursor = decodeCursor(this.cursorSecret(), store.order, rawAfter);
       if (!cursor || cursor.kind !== this.knobs.cursorKind) throw invalidRequest('カーソル (after) が不正です。');
     }
     let start = 0;
@@ -184,7 +185,7 @@ export class PublicApi {
         this.knobs.cursorKind === 'offset'
           ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length, page: pageNumber + 1 }
           : { kind: 'keyset', key: { updatedAt: last.updatedAt, id: last.id }, page: pageNumber + 1 };
-      next = this.nextLink(request, encodeCursor(this.cursorSecret, store.order, nextCursor));
+      next = this.nextLink(request, encodeCursor(this.cursorSecret(), store.order, nextCursor));
     }
     // A scripted repeatPage fault: the page leads back to itself (only a request with a cursor consumes it).
     if (rawAfter !== null && this.knobs.takeRepeatPage(request.path)) next = this.nextLink(request, rawAfter);
@@ -204,7 +205,7 @@ export class PublicApi {
     let afterId: string | null = null;
     let pageNumber = 1;
     if (rawAfter !== null) {
-      const cursor = decodeCursor(this.cursorSecret, 'users', rawAfter);
+      const cursor = decodeCursor(this.cursorSecret(), 'users', rawAfter);
       if (cursor?.kind !== 'keyset') throw invalidRequest('カーソル (after) が不正です。');
       afterId = cursor.key.id;
       pageNumber = cursor.page;
@@ -226,7 +227,7 @@ export class PublicApi {
       more && last
         ? this.nextLink(
             request,
-            encodeCursor(this.cursorSecret, 'users', { kind: 'keyset', key: { updatedAt: 0, id: last.id }, page: pageNumber + 1 }),
+            encodeCursor(this.cursorSecret(), 'users', { kind: 'keyset', key: { updatedAt: 0, id: last.id }, page: pageNumber + 1 }),
           )
         : null;
     const results = page.map((u) => this.knobs.corruptions.user(this.data.renderUser(u)));

@@ -63,6 +63,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const knobs: RuntimeKnobs = {
     onListPage: checkHook(options.onListPage ?? null),
     clock: mergeClock({ dateSkewMs: 0, omitDate: false }, options.clock ?? {}),
+    cursorEpoch: 0,
   };
   const corruptions = new Corruptions();
 
@@ -76,7 +77,9 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const stats = new RequestStats();
   // The hook's event carries the admin, which is created below (it is only read when a request arrives).
   let adminRef: SimulatorAdmin | null = null;
-  const api = new PublicApi(data, `cursor-${seed}`, {
+  // The key cursors are signed with: a new one from `expireCursors` on, so every cursor given before fails its check.
+  const cursorSecret = () => (knobs.cursorEpoch === 0 ? `cursor-${seed}` : `cursor-${seed}-${knobs.cursorEpoch}`);
+  const api = new PublicApi(data, cursorSecret, {
     cursorKind,
     pagingFirst: jsonLayout === 'unkind',
     corruptions,

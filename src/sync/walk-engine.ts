@@ -1,5 +1,6 @@
 import type { RecordResourceName } from '../core/resources.js';
 import { resourceDescriptor } from '../core/resources.js';
+import { SalesyncError } from '../core/errors.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
 import type { SyncSettings } from './context.js';
@@ -27,6 +28,11 @@ export interface WalkKind {
   allDetails?: boolean;
   /** A reconcile sweep: its seen-id set (only changed rows written; every listed id recorded). */
   sweepKey?: string;
+}
+
+/** Whether a list request failed as the service refuses a cursor it does not accept (`invalid_request`, `validation_error`). */
+function cursorRefused(error: unknown): boolean {
+  return error instanceof SalesyncError && (error.code === 'invalid_request' || error.code === 'validation_error');
 }
 
 /** How the walk ended. */
@@ -87,9 +93,9 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     );
     result.passes = pass;
     let passClean = false;
-    // Pages this pass has been given; a pass resumed from its checkpoint stood past a page already.
-    let passPages = resuming ? 1 : 0;
-    await walkPages({
+    // Pages this pass has been given in this run (a pass resumed from its checkpoint stood past a page already).
+    let passPages = 0;
+    const walked = walkPages({
       api,
       warehouse,
       resource,
@@ -132,7 +138,9 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
             ? nextWatermark(state.watermark, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock })
             : undefined;
         const confirmFrom =
-          watermark === undefined ? null : nextConfirmFrom({ updatedAfter: plan.updatedAfter, passPages, previous: state.watermark });
+          watermark === undefined
+            ? null
+            : nextConfirmFrom({ updatedAfter: plan.updatedAfter, passPages: passPages + (resuming ? 1 : 0), previous: state.watermark });
         let sweep: SweepBatch | undefined;
         if (kind.sweepKey !== undefined) {
           sweep = { key: kind.sweepKey, fresh: freshSweep };
@@ -169,6 +177,21 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         return Object.assign(write, { discard: () => warehouse.discardBatch(batch) });
       },
     });
+    try {
+      await walked;
+    } catch (error) {
+      // The spec says nothing of how long a cursor lives: one refused as the checkpoint's first request (it expired,
+      // or a deploy changed its key) would fail every run. The window is walked again from its start instead: what
+      // the checkpoint's batches wrote stays, and the watermark has not moved.
+      if (!(resuming && passPages === 0 && cursorRefused(error))) throw error;
+      log.warn(
+        { code: (error as SalesyncError).code },
+        "the service refused the checkpoint's cursor (it may have expired): walking the window again from its start",
+      );
+      after = null;
+      passStartedAt = lastServerDate ?? now().toISOString();
+      continue;
+    }
     const seen = signals.snapshot();
     result.settled = passClean;
     if (passClean) return { settled: true, startedAt, localClock };

@@ -74,6 +74,21 @@ describe('cursor paging', () => {
     }
   });
 
+  test('after expireCursors every cursor given before is 400 invalid_request, and one given after works', async () => {
+    const sim = await start();
+    const before = (await call(sim, 'GET', '/v1/deals/?page_size=5')).body.paging.next.after as string;
+    const users = (await call(sim, 'GET', '/v1/users/?page_size=1')).body.paging.next.after as string;
+    expect((await call(sim, 'GET', `/v1/deals/?page_size=5&after=${encodeURIComponent(before)}`)).status).toBe(200);
+    sim.admin.expireCursors();
+    for (const path of [`/v1/deals/?page_size=5&after=${encodeURIComponent(before)}`, `/v1/users/?after=${encodeURIComponent(users)}`]) {
+      const reply = await call(sim, 'GET', path);
+      expect(reply.status, path).toBe(400);
+      expect(reply.body.error.code).toBe('invalid_request');
+    }
+    const after = (await call(sim, 'GET', '/v1/deals/?page_size=5')).body.paging.next.after as string;
+    expect((await call(sim, 'GET', `/v1/deals/?page_size=5&after=${encodeURIComponent(after)}`)).status).toBe(200);
+  });
+
   test('paging.next.link is the full URL of the next page with the other query parameters', async () => {
     const sim = await start();
     const first = await call(sim, 'GET', '/v1/deals/?page_size=5&updated_after=2020-01-01T00:00:00Z');
