@@ -202,6 +202,10 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         stats.record(method, path, token, 403);
         sendJson(res, 403, { error: { code: 'forbidden', message: MESSAGES.forbidden } }, dateHeader(res));
         return;
+      case 'notFound':
+        stats.record(method, path, token, 404);
+        sendJson(res, 404, { error: { code: 'not_found', message: MESSAGES.not_found } }, dateHeader(res));
+        return;
       default: {
         const status = faults.errorStatus(kind);
         stats.record(method, path, token, status);

@@ -88,6 +88,11 @@ export type FaultKind =
   /** Scripted only (failNext): 403 `forbidden`, a key denied one path (by a gateway policy or a narrower scope). */
   | 'forbidden'
   /**
+   * Scripted only (failNext): 404 `not_found` with the envelope, for a record that exists: a single view served by a
+   * replica behind the list (the spec promises no consistency between the two).
+   */
+  | 'notFound'
+  /**
    * Scripted only (failNext): the next record-list request that carries an `after` cursor is served normally, but
    * its `paging.next` points at the request's own cursor, so a client following it gets the same page again.
    * Requests without a cursor (and every other request) leave it armed.
@@ -105,6 +110,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'html',
   'rateLimit',
   'forbidden',
+  'notFound',
   'repeatPage',
 ];
 

@@ -20,7 +20,7 @@ export function logsNeedingDetail(listed: ServiceRecord[], stored: Map<string, s
 export interface DetailedPage {
   records: ServiceRecord[];
   summaries: Map<string, MeetingLogSummary[]>;
-  /** Logs listed but gone by the time their single view was asked for. */
+  /** Logs listed whose single view answered `not_found` (gone, or the single view lags the list). */
   vanished: number;
   /** Logs whose single view failed validation: quarantined, left out of `records`. */
   rejects: RejectedRecord[];
@@ -29,7 +29,8 @@ export interface DetailedPage {
 
 /**
  * Swap each changed log of a page for its single view (fresher, and the only place summaries live).
- * A log that vanished between the list and the GET is dropped: writing it would resurrect a deleted record.
+ * A log whose single view answers `not_found` is dropped: writing it would resurrect a deleted record. The caller
+ * counts it (`vanished`): the single view may only lag the list, so its pass lists the window again.
  */
 export async function withMeetingLogDetails(
   api: SalesApi,
@@ -54,7 +55,10 @@ export async function withMeetingLogDetails(
     } catch (error) {
       if (error instanceof SalesyncError && error.code === 'not_found') {
         vanished += 1;
-        logger.info({ resource: 'meeting-logs', id: record.id }, 'meeting log vanished before its single view was fetched; skipped');
+        logger.info(
+          { resource: 'meeting-logs', id: record.id },
+          'meeting log listed but its single view answered not_found; skipped, and its window listed again',
+        );
         return null;
       }
       const reject = rejectedFrom(error);

@@ -8,7 +8,7 @@ import { IdHashSet } from './id-set.js';
  * cursor moves to the end and the unchanged records after it shift one place back, so the walk steps over one.
  * Such a pass is not clean, and the watermark may not move on it.
  */
-export type DirtyReason = 'changed_during_pass' | 'id_repeated' | 'cursor_repeated' | 'before_resume';
+export type DirtyReason = 'changed_during_pass' | 'id_repeated' | 'cursor_repeated' | 'before_resume' | 'detail_missing';
 
 /** A pass's observations, as committed with its checkpoints. */
 export interface PassState {
@@ -62,6 +62,15 @@ export class PassSignals {
         if (before === undefined || compareInstants(before, record.updated_at) !== 0) this.mark('changed_during_pass');
       }
     }
+  }
+
+  /**
+   * A listed record's single view answered `not_found`: the record was deleted, or the single view lags the list
+   * (the spec promises no consistency between them). Left out of the batch either way, so the pass has not seen
+   * its whole window: another pass lists it again.
+   */
+  detailMissing(): void {
+    this.mark('detail_missing');
   }
 
   private observeMax(updatedAt: string): void {

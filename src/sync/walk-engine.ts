@@ -117,6 +117,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;
       },
+      onDetailMissing: () => signals.detailMissing(),
       commit: (pages, cursor) => {
         // Read now, synchronously: the pass goes on while this batch waits for the writer.
         const seen = signals.snapshot();

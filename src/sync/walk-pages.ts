@@ -53,6 +53,8 @@ export interface PageWalk {
   recordBuffer?: () => RecordBuffer;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
+  /** Told, before the page is buffered, that a listed meeting log's single view answered `not_found` (left out). */
+  onDetailMissing?: () => void;
   /**
    * The commit of the buffered pages with the cursor that follows them (`null`: the walk is complete). Called when
    * the pages are taken from the buffer, so what the batch holds is decided then (and its encoding may start);
@@ -116,6 +118,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
         if (detailed.summaries.size > 0) buffer.summariesReadAt = page.serverDate ?? buffer.summariesReadAt;
         for (const reject of detailed.rejects) buffer.rejects.push(reject);
         counters.details += detailed.fetched;
+        if (detailed.vanished > 0) walk.onDetailMissing?.();
       }
       if (buffer.records.added === 0) bufferSince = Date.now();
       await buffer.records.add(records);

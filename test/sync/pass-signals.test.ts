@@ -20,6 +20,14 @@ describe('PassSignals', () => {
     expect(signals.snapshot().dirty).toBe('changed_during_pass');
   });
 
+  it('finds a pass dirty when the single view of a listed record was missing (left out, so its window was not all seen)', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a'.repeat(18), before(1))]);
+    expect(signals.snapshot().dirty).toBeNull();
+    signals.detailMissing();
+    expect(signals.snapshot()).toEqual({ dirty: 'detail_missing', maxUpdatedAt: '2026-03-01T10:01:00.000000Z' });
+  });
+
   it('does not count a record updated within the whole second its Date header names: it may predate the pass', () => {
     const signals = new PassSignals(start);
     signals.observe([rec('a'.repeat(18), '2026-03-01T11:00:00.999999Z')]);
