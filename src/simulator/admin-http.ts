@@ -1,6 +1,7 @@
 import { invalidRequest, notFound } from './errors.js';
 import type {
   ClockSettings,
+  CommitLagScope,
   FaultKind,
   PropertyOption,
   RecordCorruption,
@@ -84,7 +85,7 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
     'faults/next',
     (_p, b) => (a.failNext(Number(b['count'] ?? 1), str(b, 'kind') as FaultKind, b['path_prefix'] as string | undefined), { ok: true }),
   );
-  route('PUT', 'commit-lag', (_p, b) => (a.setCommitLag(b['ms'] as number), { ok: true }));
+  route('PUT', 'commit-lag', (_p, b) => (a.setCommitLag(b['ms'] as number, b['scope'] as CommitLagScope | undefined), { ok: true }));
   route('PUT', 'clock', (_p, b) => (a.setClock(b as ClockSettings), { ok: true }));
   route('POST', 'cursors/expire', () => (a.expireCursors(), { ok: true }));
   route('PUT', 'summary-statuses', (_p, b) => (a.setSummaryStatuses(b as unknown as SummaryStatuses), { ok: true }));

@@ -1,5 +1,5 @@
 import { invalidRequest } from './errors.js';
-import type { ClockSettings, ListPageHook, SummaryStatuses } from './types.js';
+import type { ClockSettings, CommitLagScope, ListPageHook, SummaryStatuses } from './types.js';
 
 /**
  * The unkind knobs that can change while the simulator runs (the onListPage hook, the service's clock shown by
@@ -30,6 +30,11 @@ export function mergeClock(current: Required<ClockSettings>, settings: ClockSett
 export function checkCommitLag(ms: unknown): number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw invalidRequest('commitLagMs は 0 以上の数値です。');
   return ms;
+}
+
+export function checkCommitLagScope(scope: unknown): CommitLagScope {
+  if (scope !== 'all' && scope !== 'single') throw invalidRequest('commitLagScope は all または single です。');
+  return scope;
 }
 
 export function checkSummaryStatuses(statuses: SummaryStatuses): SummaryStatuses {

@@ -9,6 +9,7 @@ import type { FieldSpec, ResourceSchema } from './schema.js';
 import { ACTIVITY_PARENT, buildSchemas, isCustomApiName, isPropertyType } from './schema.js';
 import { formatTimestamp, parseDate, parseTimestamp } from './timestamps.js';
 import type {
+  CommitLagScope,
   MeetingLogView,
   PropertyDefinition,
   PropertyOption,
@@ -80,6 +81,8 @@ export class SalesData {
   nowMs: () => number = Date.now;
   /** What readers (list, search, single GET) still see while changes wait out the commit lag. */
   readonly lag = new CommitLag(() => this.nowMs() * 1000);
+  /** The readers the commit lag holds back: all of them, or the single GET alone (a replica behind the list). */
+  lagScope: CommitLagScope = 'all';
   /** Names of summary statuses, for seeded and generated summaries. */
   summaryStatuses: SummaryStatuses = { pending: 'pending', final: ['completed', 'failed'] };
 
@@ -176,19 +179,22 @@ export class SalesData {
   /** The version readers see, or undefined (unknown, deleted, or created but not yet visible). */
   visibleGet(resource: RecordResource, id: string): StoredRecord | undefined {
     const live = this.stores[resource].get(id);
+    if (this.lagScope === 'single') return live;
     return live && (this.lag.resolve(resource, live) ?? undefined);
   }
 
+  /** The version the single GET shows (held back by the commit lag whatever its scope), or 404 `not_found`. */
   requireVisible(resource: RecordResource, id: string): StoredRecord {
     if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
-    const record = this.visibleGet(resource, id);
+    const live = this.stores[resource].get(id);
+    const record = live && (this.lag.resolve(resource, live) ?? undefined);
     if (!record) throw notFound();
     return record;
   }
 
   /** Every version readers see, in no particular order. */
   visibleValues(resource: RecordResource): Iterable<StoredRecord> {
-    if (!this.lag.hasPending(resource)) return this.stores[resource].values();
+    if (!this.lag.hasPending(resource) || this.lagScope === 'single') return this.stores[resource].values();
     const out: StoredRecord[] = [];
     for (const live of this.stores[resource].values()) {
       const version = this.lag.resolve(resource, live);
@@ -200,7 +206,7 @@ export class SalesData {
   /** The versions readers see, in list order (the store's own sorted view when nothing is pending). */
   visibleOrdered(resource: RecordResource): readonly StoredRecord[] {
     const store = this.stores[resource];
-    if (!this.lag.hasPending(resource)) return store.ordered();
+    if (!this.lag.hasPending(resource) || this.lagScope === 'single') return store.ordered();
     const list = [...this.visibleValues(resource)];
     return list.sort((a, b) => store.compare(a, b));
   }

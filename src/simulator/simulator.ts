@@ -8,7 +8,7 @@ import { Corruptions } from './corruption.js';
 import { invalidRequest, MESSAGES, ServiceError } from './errors.js';
 import { FaultInjector } from './faults.js';
 import type { RuntimeKnobs } from './knobs.js';
-import { checkCommitLag, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
+import { checkCommitLag, checkCommitLagScope, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
 import type { FaultKind, Role, Simulator, SimulatorAdmin, SimulatorOptions, SimulatorSizes } from './types.js';
 import { deriveSeed } from './prng.js';
 import { PublicApi } from './public-api.js';
@@ -60,6 +60,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   data.clock = createChangeClock(nowMs, newest);
   data.nowMs = nowMs;
   data.lag.lag = checkCommitLag(options.commitLagMs ?? 0);
+  data.lagScope = checkCommitLagScope(options.commitLagScope ?? 'all');
   const knobs: RuntimeKnobs = {
     onListPage: checkHook(options.onListPage ?? null),
     clock: mergeClock({ dateSkewMs: 0, omitDate: false }, options.clock ?? {}),

@@ -181,6 +181,9 @@ export interface ListPageEvent {
 export type ListPageHook = (event: ListPageEvent) => void;
 
 /** The service's clock as a client sees it: the `Date` header, and `X-RateLimit-Reset` (Unix seconds on that clock). */
+/** The readers a commit lag holds back (`SimulatorOptions.commitLagScope`). */
+export type CommitLagScope = 'all' | 'single';
+
 export interface ClockSettings {
   /**
    * Added to the simulator clock (`now`) in `Date` and `X-RateLimit-Reset`; positive = the service's clock runs
@@ -271,6 +274,12 @@ export interface SimulatorOptions {
    * Also `admin.setCommitLag`. @defaultValue 0
    */
   commitLagMs?: number;
+  /**
+   * The readers the commit lag holds back: `'all'`, or `'single'`, the single GET alone, as a replica behind the
+   * list would serve it (list and search show the latest; the spec promises no consistency between them). Also
+   * `admin.setCommitLag`. @defaultValue 'all'
+   */
+  commitLagScope?: CommitLagScope;
   /** The service's clock (`Date`, `X-RateLimit-Reset`) of public responses. Also `admin.setClock`. @defaultValue from `now`, no skew */
   clock?: ClockSettings;
   /**
@@ -352,7 +361,7 @@ export interface SimulatorAdmin {
   /** Replaces the `onListPage` hook; null removes it. */
   setOnListPage(hook: ListPageHook | null): void;
   /** Commit lag of changes made from now on (pending ones keep theirs); 0 turns it off. */
-  setCommitLag(ms: number): void;
+  setCommitLag(ms: number, scope?: CommitLagScope): void;
   /** Merges into the clock settings: an omitted member keeps its value. */
   setClock(settings: ClockSettings): void;
   /**

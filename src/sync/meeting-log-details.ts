@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
-import { sameInstant } from '../core/time.js';
+import { compareInstants, sameInstant } from '../core/time.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import { fanOut } from './fan-out.js';
 
@@ -22,6 +22,8 @@ export interface DetailedPage {
   summaries: Map<string, MeetingLogSummary[]>;
   /** Logs listed whose single view answered `not_found` (gone, or the single view lags the list). */
   vanished: number;
+  /** Logs whose single view is an older version than the list's (it lags the list): left out of `records`. */
+  behind: number;
   /** Logs whose single view failed validation: quarantined, left out of `records`. */
   rejects: RejectedRecord[];
   fetched: number;
@@ -29,8 +31,9 @@ export interface DetailedPage {
 
 /**
  * Swap each changed log of a page for its single view (fresher, and the only place summaries live).
- * A log whose single view answers `not_found` is dropped: writing it would resurrect a deleted record. The caller
- * counts it (`vanished`): the single view may only lag the list, so its pass lists the window again.
+ * A log whose single view answers `not_found` is dropped: writing it would resurrect a deleted record. So is one
+ * whose single view is older than the list's (`behind`): its summaries would be of that older version. The caller
+ * counts both: the single view may only lag the list, so its pass lists the window again.
  */
 export async function withMeetingLogDetails(
   api: SalesApi,
@@ -43,6 +46,7 @@ export async function withMeetingLogDetails(
   const needed = new Set(logsNeedingDetail(page, storedUpdatedAt).map((r) => r.id));
   const summaries = new Map<string, MeetingLogSummary[]>();
   let vanished = 0;
+  let behind = 0;
   const rejects: RejectedRecord[] = [];
   const records = await fanOut(page, concurrency, signal, async (record, signal) => {
     if (!needed.has(record.id)) return record;
@@ -50,6 +54,14 @@ export async function withMeetingLogDetails(
       // Yielding: the walks' pages, one at a time each, go before a page's details, many at once.
       const detail = await api.getMeetingLog(record.id, signal, { yielding: true });
       const { summaries: logSummaries, ...rest } = detail;
+      if (compareInstants(rest.updated_at, record.updated_at) < 0) {
+        behind += 1;
+        logger.info(
+          { resource: 'meeting-logs', id: record.id, listed: record.updated_at, single: rest.updated_at },
+          'meeting log single view is older than its list row; skipped, and its window listed again',
+        );
+        return null;
+      }
       summaries.set(record.id, logSummaries);
       return rest as ServiceRecord;
     } catch (error) {
@@ -77,6 +89,7 @@ export async function withMeetingLogDetails(
     records: records.filter((r): r is ServiceRecord => r !== null),
     summaries,
     vanished,
+    behind,
     rejects,
     fetched: needed.size,
   };

@@ -65,9 +65,9 @@ export class PassSignals {
   }
 
   /**
-   * A listed record's single view answered `not_found`: the record was deleted, or the single view lags the list
-   * (the spec promises no consistency between them). Left out of the batch either way, so the pass has not seen
-   * its whole window: another pass lists it again.
+   * A listed record's single view answered `not_found`, or showed an older version than the list: the record was
+   * deleted, or the single view lags the list (the spec promises no consistency between them). Left out of the
+   * batch either way, so the pass has not seen its whole window: another pass lists it again.
    */
   detailMissing(): void {
     this.mark('detail_missing');

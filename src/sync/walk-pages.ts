@@ -53,7 +53,7 @@ export interface PageWalk {
   recordBuffer?: () => RecordBuffer;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
-  /** Told, before the page is buffered, that a listed meeting log's single view answered `not_found` (left out). */
+  /** Told, before the page is buffered, that a listed meeting log was left out: its single view was missing or older. */
   onDetailMissing?: () => void;
   /**
    * The commit of the buffered pages with the cursor that follows them (`null`: the walk is complete). Called when
@@ -118,7 +118,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
         if (detailed.summaries.size > 0) buffer.summariesReadAt = page.serverDate ?? buffer.summariesReadAt;
         for (const reject of detailed.rejects) buffer.rejects.push(reject);
         counters.details += detailed.fetched;
-        if (detailed.vanished > 0) walk.onDetailMissing?.();
+        if (detailed.vanished + detailed.behind > 0) walk.onDetailMissing?.();
       }
       if (buffer.records.added === 0) bufferSince = Date.now();
       await buffer.records.add(records);

@@ -57,6 +57,22 @@ describe('commitLagMs', () => {
     expect((await walkList(sim, '/v1/companies/')).at(-1)).toEqual(created);
   });
 
+  test("with scope 'single' only the single GET lags: list and search show the change at once, a create is listed but 404", async () => {
+    const clock = manualClock(Date.UTC(2025, 5, 1));
+    const sim = await start({ now: clock.now, commitLagMs: 5_000, commitLagScope: 'single' });
+    const deal = sim.admin.truth().records.deals[0]!;
+    const updated = sim.admin.updateRecord('deals', deal.id, { name: 'listed first' });
+    const created = sim.admin.createRecord('companies', { name: 'リストにだけ見える社' });
+    expect((await call(sim, 'GET', `/v1/deals/${deal.id}/`)).body).toEqual(deal);
+    expect((await walkList(sim, '/v1/deals/', { page_size: '200' })).find((r) => r.id === deal.id)).toEqual(updated);
+    expect((await call(sim, 'POST', '/v1/deals/search/', { body: byName('listed first') })).body.results).toEqual([updated]);
+    expect((await call(sim, 'GET', `/v1/companies/${created.id}/`)).status).toBe(404);
+    expect((await walkList(sim, '/v1/companies/')).at(-1)).toEqual(created);
+    clock.advance(5_001);
+    expect((await call(sim, 'GET', `/v1/deals/${deal.id}/`)).body).toEqual(updated);
+    expect((await call(sim, 'GET', `/v1/companies/${created.id}/`)).body).toEqual(created);
+  });
+
   test('an activity moves its parent only after the lag; successive changes surface one by one', async () => {
     const clock = manualClock(Date.UTC(2025, 5, 1));
     const sim = await start({ now: clock.now, commitLagMs: 10_000 });

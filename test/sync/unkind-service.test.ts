@@ -218,6 +218,26 @@ describe('a single view behind its list (the spec promises no consistency betwee
     expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
   });
+
+  it('a meeting log whose single view shows an older version than its list row is written once the single view catches up, not left stale', async () => {
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    harness = await startHarness({ seed: 56, size: SIZE, now: () => clock });
+    expect((await harness.sync({ resources: ['meeting-logs'] })).ok).toBe(true);
+    const [behind, ahead] = harness.sim.admin.truth().records['meeting-logs'];
+    // The single view of the first lags an hour behind the list; a change ten minutes later bounds the watermark.
+    harness.sim.admin.setCommitLag(60 * MINUTE, 'single');
+    clock += MINUTE;
+    harness.sim.admin.updateRecord('meeting-logs', behind!.id, { meeting_name: 'changed while a replica lags' });
+    harness.sim.admin.setCommitLag(0);
+    clock += 10 * MINUTE;
+    harness.sim.admin.updateRecord('meeting-logs', ahead!.id, { meeting_name: 'changed later' });
+    clock += MINUTE;
+    // Every pass sees the single view behind: the window stays where it was, and the run says so.
+    expect((await harness.sync({ resources: ['meeting-logs'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: false });
+    clock += 2 * 60 * MINUTE;
+    expect((await harness.sync({ resources: ['meeting-logs'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
+  });
 });
 
 describe('JSON laid out otherwise (the spec fixes neither member order nor spacing)', () => {
