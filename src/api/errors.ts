@@ -30,7 +30,11 @@ export function dispositionFor(code: string, status: number): ErrorDisposition {
   return status >= 500 || status === 429 || status === 408 ? 'retriable' : 'fatal';
 }
 
-/** The code for an answer without an error envelope (a proxy's HTML 502, an empty 404): read from the status. */
+/**
+ * The code for an answer without an error envelope (a proxy's HTML 502, an empty 404): read from the status. A 404
+ * is `http_404`, never `not_found`: every error of the service carries its envelope (spec: Errors), so a bare one
+ * is something else answering (a proxy, a wrong base URL), and must not pass for a record found deleted.
+ */
 export function codeForStatus(status: number): string {
   switch (status) {
     case 400:
@@ -39,8 +43,6 @@ export function codeForStatus(status: number): string {
       return 'unauthorized';
     case 403:
       return 'forbidden';
-    case 404:
-      return 'not_found';
     case 429:
       return 'rate_limited';
     default:
@@ -207,6 +209,11 @@ function salesApiErrorMessage(d: SalesApiErrorDetails): string {
       return (
         `the service found nothing at ${request} (${d.status}: ${said}). ` +
         'The record may have been deleted or its id is wrong; if every path answers 404, check SALES_API_BASE_URL.'
+      );
+    case 'http_404':
+      return (
+        `${request} answered 404 without the service's error envelope (${said}): something other than the service ` +
+        'answered. Check SALES_API_BASE_URL and any proxy in between; nothing was taken as deleted.'
       );
     case 'rate_limited': {
       if (d.retryAfterMs != null && d.maxRetryAfterMs !== undefined && d.retryAfterMs > d.maxRetryAfterMs) {

@@ -207,6 +207,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         stats.record(method, path, token, 404);
         sendJson(res, 404, { error: { code: 'not_found', message: MESSAGES.not_found } }, dateHeader(res));
         return;
+      case 'gateway404': {
+        stats.record(method, path, token, 404);
+        const html = '<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>';
+        res.writeHead(404, { ...dateHeader(res), 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(html) });
+        res.end(html);
+        return;
+      }
       default: {
         const status = faults.errorStatus(kind);
         stats.record(method, path, token, status);

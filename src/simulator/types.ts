@@ -92,6 +92,8 @@ export type FaultKind =
    * replica behind the list (the spec promises no consistency between the two).
    */
   | 'notFound'
+  /** Scripted only (failNext): 404 with an HTML body and no envelope, as a proxy in front of the service answers. */
+  | 'gateway404'
   /**
    * Scripted only (failNext): the next record-list request that carries an `after` cursor is served normally, but
    * its `paging.next` points at the request's own cursor, so a client following it gets the same page again.
@@ -111,6 +113,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'rateLimit',
   'forbidden',
   'notFound',
+  'gateway404',
   'repeatPage',
 ];
 

@@ -498,8 +498,6 @@ describe('single views', () => {
   it.each([
     ['a 400 whose envelope says not_found', 400, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
     ['a 500 whose envelope says not_found', 500, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
-    ['a bare 404 without an envelope', 404, ''],
-    ['a 404 with an HTML body', 404, '<html>Not Found</html>'],
   ])('a single view answered with %s throws not_found without retrying', async (_label, status, body) => {
     const { api, service } = await setup((_req, res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body));
     for (const get of [
@@ -512,6 +510,20 @@ describe('single views', () => {
       expect(error).toMatchObject({ code: 'not_found', status, disposition: 'fatal' });
     }
     expect(service.requests).toHaveLength(3);
+  });
+
+  it.each([
+    ['a bare 404 without an envelope', ''],
+    ['a 404 with an HTML body', '<html>Not Found</html>'],
+  ])('a single view answered with %s is no word of the service: http_404, never not_found, and not retried', async (_label, body) => {
+    const { api, service } = await setup((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end(body));
+    for (const get of [() => api.getMeetingLog(recordId(1)), () => api.getRecord('contacts', recordId(1))]) {
+      const error = await rejectionOf(get());
+      expect(error).toBeInstanceOf(SalesApiError);
+      expect(error).toMatchObject({ code: 'http_404', status: 404, disposition: 'fatal' });
+      expect((error as Error).message).toMatch(/without the service's error envelope.*SALES_API_BASE_URL.*nothing was taken as deleted/);
+    }
+    expect(service.requests).toHaveLength(2);
   });
 
   it('lists property definitions with the server date, options defaulting to []', async () => {

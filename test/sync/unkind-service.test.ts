@@ -183,6 +183,23 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
     await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
   });
 
+  it("a 404 without the service's error envelope (a proxy answering) marks nothing deleted: the reconcile fails and says so", async () => {
+    harness = await startHarness({ seed: 57, size: SIZE });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const [gone] = harness.sim.admin.truth().records.deals;
+    harness.sim.admin.deleteRecord('deals', gone!.id);
+    harness.sim.admin.failNext(1, 'gateway404', `/v1/deals/${gone!.id}/`);
+    const env = harness.env();
+    const refused = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(refused.results[0]).toMatchObject({ outcome: 'failed', error: { code: 'http_404' } });
+    expect(refused.results[0]!.error?.message).toMatch(/SALES_API_BASE_URL/);
+    expect(await env.warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE _deleted_at IS NOT NULL`)).toEqual([{ n: 0 }]);
+    // The service itself says not_found: then it is marked.
+    const confirmed = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(confirmed.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('a page served twice (the service gave a cursor it had given before) makes the pass unclean, not the sync fail', async () => {
     harness = await startHarness({ seed: 52, size: SIZE, cursorKind: 'offset' });
     harness.sim.admin.failNext(1, 'repeatPage', '/v1/deals/');
