@@ -6,9 +6,10 @@
  * Date would drop microseconds and offsets.
  */
 import { z } from 'zod';
+import { RECORD_ID_PATTERN } from '../core/resources.js';
 import type { MeetingLogRecord, MeetingLogSummary, PropertyDefinition, PropertyValue, ServiceRecord, ServiceUser } from '../core/types.js';
 
-export const RECORD_ID_PATTERN = /^[A-Za-z0-9]{18}$/;
+export { RECORD_ID_PATTERN };
 
 /**
  * RFC 3339 date-time (what the spec's "date-time" means): a calendar date, `T`, a time with optional fraction of

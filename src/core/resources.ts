@@ -51,3 +51,6 @@ export function resourceDescriptor(name: ResourceName): ResourceDescriptor {
   if (!found) throw new Error(`unknown resource ${name}`);
   return found;
 }
+
+/** A record's or user's id as the spec fixes it: 18 alphanumeric characters. */
+export const RECORD_ID_PATTERN = /^[A-Za-z0-9]{18}$/;

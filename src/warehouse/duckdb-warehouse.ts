@@ -6,7 +6,13 @@ import { existsSync } from 'node:fs';
 import pLimit from 'p-limit';
 import { listValue, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { SalesyncError } from '../core/errors.js';
-import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
+import {
+  RECORD_ID_PATTERN,
+  RECORD_RESOURCE_NAMES,
+  resourceDescriptor,
+  type RecordResourceName,
+  type ResourceName,
+} from '../core/resources.js';
 import type { PropertyDefinition, RejectedRecord, ServiceRecord, ServiceUser } from '../core/types.js';
 import type {
   ChangeQuery,
@@ -655,9 +661,11 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         inTransaction(connection, async () => {
           const now = nowIso();
           const rejects = rejected?.rejects ?? [];
-          // A rejected user was listed, just invalid: not gone.
+          // A rejected user was listed, just invalid: not gone. One whose id is unusable (missing, or not an id)
+          // could be any user, so this listing marks none missing.
           const listedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
-          const written = await writeUsers(connection, users, completedAt, now, listedIds);
+          const knowsWhoIsGone = rejects.every((r) => r.id !== null && RECORD_ID_PATTERN.test(r.id));
+          const written = await writeUsers(connection, users, completedAt, now, knowsWhoIsGone ? listedIds : null);
           await quarantineRecords(connection, 'users', rejects, rejected?.runId ?? null, now);
           // A complete listing: a user not sent broken this time is fixed or gone.
           if (rejected) await settleQuarantine(connection, 'users', rejected.runId);

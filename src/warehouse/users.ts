@@ -19,15 +19,16 @@ const USER_COLUMNS: readonly StageColumn[] = [
 
 /**
  * Upsert the listing (last duplicate wins); mark absent users deleted at `completedAt`, except `listedIds`: users
- * the listing held but that could not be written (rejected: they exist, just invalid). Users written leave
- * quarantine. Returns users written.
+ * the listing held but that could not be written (rejected: they exist, just invalid); with `listedIds` null, none
+ * (a rejected user the listing cannot name could be any of them). Users written leave quarantine. Returns users
+ * written.
  */
 export async function writeUsers(
   connection: DuckDBConnection,
   users: readonly ServiceUser[],
   completedAt: string,
   syncedAt: string,
-  listedIds: readonly string[] = [],
+  listedIds: readonly string[] | null = [],
 ): Promise<number> {
   const unique = [...new Map(users.map((u) => [u.id, u])).values()];
   const synced = canonicalInstant(syncedAt);
@@ -39,14 +40,16 @@ export async function writeUsers(
   );
   await connection.run(`INSERT OR REPLACE INTO users BY NAME SELECT * FROM ${quoteIdentifier(USER_STAGE)}`);
   // Keep the first time a user went missing: a later listing must not move it.
-  await connection.run(
-    `UPDATE users SET _deleted_at = CAST($1 AS TIMESTAMPTZ)
-     WHERE _deleted_at IS NULL AND id NOT IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})
-       AND id NOT IN (SELECT unnest(CAST($2 AS VARCHAR[])))`,
-    [canonicalInstant(completedAt) ?? synced, listValue([...listedIds])],
-    // Typed: an empty list has no item type to infer.
-    [VARCHAR, LIST(VARCHAR)],
-  );
+  if (listedIds !== null) {
+    await connection.run(
+      `UPDATE users SET _deleted_at = CAST($1 AS TIMESTAMPTZ)
+       WHERE _deleted_at IS NULL AND id NOT IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})
+         AND id NOT IN (SELECT unnest(CAST($2 AS VARCHAR[])))`,
+      [canonicalInstant(completedAt) ?? synced, listValue([...listedIds])],
+      // Typed: an empty list has no item type to infer.
+      [VARCHAR, LIST(VARCHAR)],
+    );
+  }
   await connection.run(`DELETE FROM rejected_records WHERE resource = 'users' AND id IN (SELECT id FROM ${quoteIdentifier(USER_STAGE)})`);
   await connection.run(`DROP TABLE ${quoteIdentifier(USER_STAGE)}`);
   return unique.length;

@@ -79,4 +79,19 @@ describe('one bad record never stops its resource', () => {
     const row = await harness.env().warehouse.query(`SELECT _deleted_at FROM users WHERE id = '${first!.id}'`);
     expect(row).toEqual([{ _deleted_at: null }]);
   });
+
+  it('a user listed with an id that is no id (17 characters) could be any user: the listing marks no user deleted', async () => {
+    harness = await startHarness({ seed: 64, size: SIZE });
+    expect((await harness.sync({ resources: ['users'] })).ok).toBe(true);
+    const [first] = harness.sim.admin.truth().users;
+    harness.sim.admin.corruptUser(first!.id, 'short_id');
+    const report = await harness.sync({ resources: ['users'] });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded_with_rejects', rejected: 1 });
+    const marked = await harness.env().warehouse.query(`SELECT count(*)::INTEGER AS n FROM users WHERE _deleted_at IS NOT NULL`);
+    expect(marked).toEqual([{ n: 0 }]);
+    // Fixed, it is written again, and the listing, naming every user, settles its quarantine.
+    harness.sim.admin.repairUser(first!.id);
+    expect((await harness.sync({ resources: ['users'] })).results[0]).toMatchObject({ outcome: 'succeeded', rejected: 0 });
+    expect(await quarantined(harness)).toEqual([]);
+  });
 });
