@@ -188,8 +188,10 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
     setClock(settings) {
       knobs.clock = mergeClock(knobs.clock, settings);
     },
-    expireCursors() {
+    expireCursors(answer = 'invalid_request') {
+      if (answer !== 'invalid_request' && answer !== 'not_found') throw invalidRequest('answer は invalid_request または not_found です。');
       knobs.cursorEpoch += 1;
+      knobs.refusedCursor = answer;
     },
     setSummaryStatuses(statuses) {
       data.summaryStatuses = checkSummaryStatuses(statuses);

@@ -12,6 +12,8 @@ export interface RuntimeKnobs {
   clock: Required<ClockSettings>;
   /** Raised by `expireCursors`: every cursor given before is refused. */
   cursorEpoch: number;
+  /** How `expireCursors` last said a cursor is refused. */
+  refusedCursor: 'invalid_request' | 'not_found';
 }
 
 export function checkHook(hook: unknown): ListPageHook | null {

@@ -47,6 +47,8 @@ export interface ApiKnobs {
   takeRepeatPage(path: string): boolean;
   /** A page built for the onListPage hook, or null when no hook is set. */
   listPageHook(): ((resource: RecordResource, pageNumber: number, served: RecordView[]) => void) | null;
+  /** How a cursor is refused once `expireCursors` chose: 400 `invalid_request` (as a garbled one), or 404 `not_found`. */
+  refusedCursor(): 'invalid_request' | 'not_found';
 }
 
 export interface Route {
@@ -71,6 +73,12 @@ export class PublicApi {
     private readonly cursorSecret: () => string,
     private readonly knobs: ApiKnobs,
   ) {}
+
+  private refuseCursor(): ServiceError {
+    return this.knobs.refusedCursor() === 'not_found'
+      ? new ServiceError(404, 'not_found', 'カーソル (after) が見つかりません。')
+      : invalidRequest('カーソル (after) が不正です。');
+  }
 
   /** A record as the public API sends it: through any corruption. */
   private view(resource: RecordResource, record: StoredRecord, single: boolean): RecordView {
@@ -151,7 +159,7 @@ export class PublicApi {
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
       cursor = decodeCursor(this.cursorSecret(), store.order, rawAfter);
-      if (!cursor || cursor.kind !== this.knobs.cursorKind) throw invalidRequest('カーソル (after) が不正です。');
+      if (!cursor || cursor.kind !== this.knobs.cursorKind) throw this.refuseCursor();
     }
     let start = 0;
     // Offset cursors count records of the filtered list, which in updated_at order is the tail from `since`.
@@ -206,7 +214,7 @@ export class PublicApi {
     let pageNumber = 1;
     if (rawAfter !== null) {
       const cursor = decodeCursor(this.cursorSecret(), 'users', rawAfter);
-      if (cursor?.kind !== 'keyset') throw invalidRequest('カーソル (after) が不正です。');
+      if (cursor?.kind !== 'keyset') throw this.refuseCursor();
       afterId = cursor.key.id;
       pageNumber = cursor.page;
     }

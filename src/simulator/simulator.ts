@@ -65,6 +65,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     onListPage: checkHook(options.onListPage ?? null),
     clock: mergeClock({ dateSkewMs: 0, omitDate: false }, options.clock ?? {}),
     cursorEpoch: 0,
+    refusedCursor: 'invalid_request',
   };
   const corruptions = new Corruptions();
 
@@ -89,6 +90,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       stats.fault('repeatPage');
       return true;
     },
+    refusedCursor: () => knobs.refusedCursor,
     listPageHook: () => {
       const hook = knobs.onListPage;
       if (!hook) return null;

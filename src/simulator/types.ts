@@ -368,10 +368,11 @@ export interface SimulatorAdmin {
   /** Merges into the clock settings: an omitted member keeps its value. */
   setClock(settings: ClockSettings): void;
   /**
-   * Every list cursor given so far is refused from now on (400 `invalid_request`, as for a garbled one): the spec
-   * says nothing of how long a cursor lives, so a service may expire them, or change their key at a deploy.
+   * Every list cursor given so far is refused from now on: 400 `invalid_request` as for a garbled one, or with
+   * `'not_found'` 404 `not_found` (the spec gives no status for it). The spec says nothing of how long a cursor
+   * lives, so a service may expire them, or change their key at a deploy.
    */
-  expireCursors(): void;
+  expireCursors(answer?: 'invalid_request' | 'not_found'): void;
   /** Names used by summaries generated from now on (stored summaries keep theirs). */
   setSummaryStatuses(statuses: SummaryStatuses): void;
   /** Renders the record broken in public responses until repaired (replaces an earlier corruption of it). */

@@ -46,8 +46,8 @@ export function planWalk(state: StoredWalkState, mode: WalkMode, lookbackMs: num
  * deleted while a pass pages through its window shifts the records after it one place back under offset cursors:
  * the pass steps over the one the next page would have begun with, and nothing it sees changes, so no pass signal
  * can tell. So an incremental window listed over more than one page (or resumed past a page) is listed again by the
- * next walk, which starts from the watermark this one started from (`previous`): a change is lost only if two walks
- * in a row step over it. A single page has no page to shift, and a full walk's window is the reconcile's to check.
+ * next walk, which starts from the watermark that stood before this one (`previous`): a change is lost only if two
+ * walks in a row step over it. A single page has no page to shift, and a full walk's window is the reconcile's to check.
  * Pure.
  */
 export function nextConfirmFrom(walk: { updatedAfter: string | null; passPages: number; previous: string | null }): string | null {

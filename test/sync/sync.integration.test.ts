@@ -108,30 +108,33 @@ describe('sync against the simulator', () => {
     await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['contacts'] });
   });
 
-  it('a checkpoint whose cursor the service no longer accepts is walked again from the start of its window, not refused on every run', async () => {
-    harness = await startHarness({ seed: 9, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
-    const controller = new AbortController();
-    const env = harness.env({}, controller.signal);
-    const makeApi = abortingAfterPages(env.deps.makeApi, controller, 3);
-    const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
-      resources: ['contacts'],
-      mode: 'incremental',
-      concurrency: 1,
-    });
-    expect(interrupted.results[0]?.outcome).toBe('interrupted');
-    expect((await env.warehouse.readState('contacts')).walk?.cursor).toBeTruthy();
-    // Cursors expire, or their key changed at a deploy: the spec says nothing of how long one lives.
-    harness.sim.admin.expireCursors();
-    harness.sim.admin.mutateRandom(40, 9, ['update', 'create']);
-    harness.sim.admin.resetStats();
-    const resumed = await harness.sync({ resources: ['contacts'] });
-    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-    // The refused page, then the whole window again: 1400 contacts and the new ones, 8 pages.
-    expect(harness.sim.admin.stats().byStatus['400']).toBe(1);
-    expect(harness.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(9);
-    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['contacts'] });
-    expect((await env.warehouse.readState('contacts')).walk).toBeNull();
-  });
+  it.each(['invalid_request', 'not_found'] as const)(
+    'a checkpoint whose cursor the service no longer accepts (%s) is walked again from the start of its window, not refused on every run',
+    async (answer) => {
+      harness = await startHarness({ seed: 9, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
+      const controller = new AbortController();
+      const env = harness.env({}, controller.signal);
+      const makeApi = abortingAfterPages(env.deps.makeApi, controller, 3);
+      const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
+        resources: ['contacts'],
+        mode: 'incremental',
+        concurrency: 1,
+      });
+      expect(interrupted.results[0]?.outcome).toBe('interrupted');
+      expect((await env.warehouse.readState('contacts')).walk?.cursor).toBeTruthy();
+      // Cursors expire, or their key changed at a deploy: the spec says nothing of how long one lives.
+      harness.sim.admin.expireCursors(answer);
+      harness.sim.admin.mutateRandom(40, 9, ['update', 'create']);
+      harness.sim.admin.resetStats();
+      const resumed = await harness.sync({ resources: ['contacts'] });
+      expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+      // The refused page, then the whole window again: 1400 contacts and the new ones, 8 pages.
+      expect(harness.sim.admin.stats().byStatus[answer === 'not_found' ? '404' : '400']).toBe(1);
+      expect(harness.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(9);
+      await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['contacts'] });
+      expect((await env.warehouse.readState('contacts')).walk).toBeNull();
+    },
+  );
 
   it('a wrong key fails with unauthorized before the warehouse file is even opened', async () => {
     harness = await startHarness({ seed: 7, size: SMALL });
