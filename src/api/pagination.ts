@@ -13,12 +13,19 @@
  * under the walk may send one back) and the page naming it is handed out with `cursorRepeated: true`, so the caller
  * can treat the pass as not clean. Past `maxCursorRepeats` such repeats in one walk, it is a loop: the walk throws
  * `invalid_response` ("loop detected in pagination") before handing out the page that named the cursor.
+ *
+ * Empty pages: a page with no records that still names a next cursor is followed (the spec does not forbid one),
+ * but past `maxEmptyPages` of them in a row the list is taken for one that never ends, and the walk throws
+ * `invalid_response` rather than wait for ever.
  */
 import { InvalidResponseError } from './errors.js';
 import type { ListPage } from './types.js';
 
 /** @defaultValue of FollowCursorsOptions.maxCursorRepeats: repeated cursors one walk follows before it calls it a loop. */
 export const MAX_CURSOR_REPEATS = 3;
+
+/** @defaultValue of FollowCursorsOptions.maxEmptyPages: empty pages with a next cursor followed in a row. */
+export const MAX_EMPTY_PAGES = 100;
 
 /**
  * Fetches the page after `after` (null: the first page), rejecting once `signal` fires. Calls `onCursor` with the
@@ -38,10 +45,14 @@ export interface FollowCursorsOptions {
   path: string;
   /** Repeated cursors followed in one walk before it throws. @defaultValue MAX_CURSOR_REPEATS */
   maxCursorRepeats?: number;
+  /** Empty pages naming a next cursor followed in a row before it throws. @defaultValue MAX_EMPTY_PAGES */
+  maxEmptyPages?: number;
 }
 
 export async function* followCursors<T>(fetchPage: FetchPage<T>, options: FollowCursorsOptions): AsyncGenerator<ListPage<T>> {
   const maxRepeats = options.maxCursorRepeats ?? MAX_CURSOR_REPEATS;
+  const maxEmpty = options.maxEmptyPages ?? MAX_EMPTY_PAGES;
+  let emptyInARow = 0;
   const seen = new Set<string>();
   if (options.after) seen.add(options.after);
   let repeats = 0;
@@ -81,6 +92,16 @@ export async function* followCursors<T>(fetchPage: FetchPage<T>, options: Follow
           detail:
             `loop detected in pagination: paging.next.after ${JSON.stringify(truncate(page.nextCursor!, 40))} came back on ` +
             `page ${pages}: ${repeats} repeated cursors in this walk, more than the ${maxRepeats} it follows`,
+          attempts: 1,
+          disposition: 'fatal',
+        });
+      }
+      emptyInARow = page.nextCursor !== null && page.results.length + page.rejects.length === 0 ? emptyInARow + 1 : 0;
+      if (emptyInARow > maxEmpty) {
+        throw new InvalidResponseError({
+          method: options.method,
+          path: options.path,
+          detail: `the list does not end: ${emptyInARow} empty pages in a row, each naming a next page (page ${pages})`,
           attempts: 1,
           disposition: 'fatal',
         });

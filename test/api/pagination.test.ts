@@ -106,6 +106,25 @@ describe('followCursors', () => {
     expect(strict).toBeInstanceOf(InvalidResponseError);
   });
 
+  it('follows empty pages that name a next page, and throws once more of them than maxEmptyPages come in a row: never waits for ever', async () => {
+    let n = 0;
+    // Every page empty, each naming a new cursor: a list that never ends.
+    const endless: FetchPage<string> = async () => {
+      await new Promise((resolve) => setImmediate(resolve)); // a turn of the event loop: a test timeout can fire
+      return { results: [], rejects: [], nextCursor: `c${++n}`, serverDate: null };
+    };
+    const error = await collect(followCursors(endless, { ...where, maxEmptyPages: 5 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error).toMatchObject({ code: 'invalid_response', disposition: 'fatal' });
+    expect((error as Error).message).toContain('the list does not end: 6 empty pages in a row');
+    // Empty pages between full ones are followed: the run of empty ones starts again after each full page.
+    const gappy: FetchPage<string> = async (after) => {
+      const i = after === null ? 0 : Number(after.slice(1));
+      return { results: i % 4 === 3 ? ['r'] : [], rejects: [], nextCursor: i < 40 ? `c${i + 1}` : null, serverDate: null };
+    };
+    expect(await collect(followCursors(gappy, { ...where, maxEmptyPages: 3 }))).toHaveLength(41);
+  });
+
   it('counts the cursor a resumed walk starts after as already given', async () => {
     const { fetchPage } = scripted((after) => (after === 'resume' ? 'resume' : null));
     const walk = followCursors(fetchPage, { ...where, after: 'resume' });
