@@ -16,8 +16,9 @@ export const SCHEDULE_PREFIX = 'salesync:';
 
 /**
  * The schedules `salesync schedule` registers: an incremental sync of each record resource (15 min), users
- * (hourly), the reconcile sweep of each record resource (nightly at 03:00 in SALESYNC_TIMEZONE) and the
- * summaries job (hourly). Intervals come from the configuration.
+ * (hourly), the reconcile sweep of each record resource (nightly at 03:00 in SALESYNC_TIMEZONE), a deep reconcile
+ * of meeting logs (Sundays at 05:00; summaries regenerated on a log older than the summaries window move nothing
+ * a plain sweep sees) and the summaries job (hourly). Intervals come from the configuration.
  */
 export function defaultSchedules(config: Config): ScheduleDefinition[] {
   return [
@@ -36,6 +37,15 @@ export function defaultSchedules(config: Config): ScheduleDefinition[] {
       repeat: { pattern: config.reconcileCron, tz: config.timezone },
       tick: { kind: 'reconcile' as const, data: { resource } },
     })),
+    ...(config.deepReconcileCron === 'off'
+      ? []
+      : [
+          {
+            id: `${SCHEDULE_PREFIX}reconcile-deep:meeting-logs`,
+            repeat: { pattern: config.deepReconcileCron, tz: config.timezone },
+            tick: { kind: 'reconcile' as const, data: { resource: 'meeting-logs' as const, deep: true } },
+          },
+        ]),
     { id: `${SCHEDULE_PREFIX}summaries`, repeat: { every: config.summariesEveryMs }, tick: { kind: 'summaries', data: {} } },
   ];
 }
@@ -81,7 +91,7 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
     if (next === undefined || !Number.isFinite(next)) {
       throw new ConfigError(
         'invalid_cron',
-        `invalid cron pattern "${repeat.pattern}" (--reconcile-cron or SALESYNC_RECONCILE_CRON): ${why}; ` +
+        `invalid cron pattern "${repeat.pattern}" (${id.includes('reconcile-deep') ? '--deep-reconcile-cron or SALESYNC_DEEP_RECONCILE_CRON' : '--reconcile-cron or SALESYNC_RECONCILE_CRON'}): ${why}; ` +
           'use five fields, minute hour day-of-month month day-of-week, such as "0 3 * * *" for 03:00 daily',
         { schedule: id },
       );

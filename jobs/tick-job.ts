@@ -7,7 +7,9 @@ import { deduplicationId, type TickJobData } from './queue.js';
  * the deduplication id (kind and resource) makes a tick that finds the job still queued or running add nothing.
  */
 export async function processTickJob(queue: Queue, tick: TickJobData): Promise<{ deduplicationId: string; jobId: string | undefined }> {
-  const id = deduplicationId(tick.kind, tick.data.resource);
+  // A deep reconcile is its own job: one queued behind the nightly sweep must not be taken for it.
+  const deep = 'deep' in tick.data && tick.data.deep === true;
+  const id = `${deduplicationId(tick.kind, tick.data.resource)}${deep ? ':deep' : ''}`;
   // When the id is taken, BullMQ adds nothing and returns the job that holds it.
   const job = await queue.add(tick.kind, tick.data, { deduplication: { id } });
   return { deduplicationId: id, jobId: job.id };

@@ -339,6 +339,12 @@ export const SETTINGS = {
     default: '0 3 * * *',
     meaning: '`schedule`: reconcile sweep, in `SALESYNC_TIMEZONE`',
   }),
+  deepReconcileCron: setting({
+    variable: 'SALESYNC_DEEP_RECONCILE_CRON',
+    schema: text,
+    default: '0 5 * * 0',
+    meaning: "`schedule`: `reconcile meeting-logs --deep` (every log's summaries), in `SALESYNC_TIMEZONE`; `off`: never",
+  }),
   timezone: setting({ variable: 'SALESYNC_TIMEZONE', schema: text, default: 'UTC', meaning: 'time zone of the reconcile cron pattern' }),
   leaseTtlMs: setting({
     variable: 'SALESYNC_LEASE_TTL',

@@ -240,6 +240,7 @@ export function buildProgram(): Command {
     .option('--users-every <duration>', flagHelp('usersEveryMs', 'users refresh'), duration('--users-every'))
     .option('--summaries-every <duration>', flagHelp('summariesEveryMs', 'summaries job'), duration('--summaries-every'))
     .option('--reconcile-cron <pattern>', flagHelp('reconcileCron', 'reconcile sweep'))
+    .option('--deep-reconcile-cron <pattern>', flagHelp('deepReconcileCron', "deep reconcile of meeting logs, or 'off'"))
     .option('--timezone <tz>', flagHelp('timezone'))
     .option('--json', 'print JSON instead of a table')
     .action(
@@ -250,6 +251,7 @@ export function buildProgram(): Command {
         usersEvery?: number;
         summariesEvery?: number;
         reconcileCron?: string;
+        deepReconcileCron?: string;
         timezone?: string;
         json?: boolean;
       }) =>
@@ -261,6 +263,7 @@ export function buildProgram(): Command {
             ...(options.usersEvery ? { usersEveryMs: options.usersEvery } : {}),
             ...(options.summariesEvery ? { summariesEveryMs: options.summariesEvery } : {}),
             ...(options.reconcileCron ? { reconcileCron: options.reconcileCron } : {}),
+            ...(options.deepReconcileCron ? { deepReconcileCron: options.deepReconcileCron } : {}),
             ...(options.timezone ? { timezone: options.timezone } : {}),
           },
           async (rt) => (await commands.schedule()).scheduleCommand(rt, options),

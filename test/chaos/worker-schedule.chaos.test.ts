@@ -29,7 +29,7 @@ describe('salesync worker on a schedule', () => {
     expect(scheduled.code, scheduled.output).toBe(0);
     expect(scheduled.output).toMatch(/salesync:sync:deals/);
     const again = await runCli(['schedule', '--sync-every', '2s', '--users-every', '2s', '--json'], { ...env, LOG_LEVEL: 'warn' });
-    expect((JSON.parse(again.output) as unknown[]).length).toBe(12);
+    expect((JSON.parse(again.output) as unknown[]).length).toBe(13);
 
     const owner = startCli(['worker'], env);
     await waitFor(
@@ -74,7 +74,7 @@ describe('salesync worker on a schedule', () => {
     expect(await standby.exited, standby.output()).toBe(0);
 
     const listed = await runCli(['schedule', '--remove'], env);
-    expect(listed.output).toMatch(/removed 12 schedules/);
+    expect(listed.output).toMatch(/removed 13 schedules/);
     await harness.close();
     // Mostly waiting for schedules, leases and takeovers: ~110 s alone, more on a loaded CI machine.
   }, 240_000);

@@ -92,14 +92,21 @@ describe('operator mistakes', () => {
       /invalid cron pattern "0 99 \* \* \*" \(--reconcile-cron or SALESYNC_RECONCILE_CRON\): .*expected range 0-23; use five fields/,
     );
     expect(await schedulerKeys(prefix)).toEqual([]);
+    const deep = await runCli(
+      ['schedule', '--deep-reconcile-cron', 'weekly'],
+      cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }),
+    );
+    expectOneLine(deep, 'invalid_cron');
+    expect(deep.stderr).toMatch(/invalid cron pattern "weekly" \(--deep-reconcile-cron or SALESYNC_DEEP_RECONCILE_CRON\)/);
+    expect(await schedulerKeys(prefix)).toEqual([]);
 
-    // The same schedule with a valid pattern registers all twelve.
+    // The same schedule with a valid pattern registers all thirteen.
     const ok = await runCli(
       ['schedule', '--reconcile-cron', '0 4 * * *', '--timezone', 'Asia/Tokyo', '--json'],
       cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn' }),
     );
     expect(ok.code, ok.stderr).toBe(0);
-    expect((JSON.parse(ok.stdout) as unknown[]).length).toBe(12);
+    expect((JSON.parse(ok.stdout) as unknown[]).length).toBe(13);
   });
 
   it('schedule with no Redis reachable is redis_unavailable (exit 1: not configuration)', async () => {

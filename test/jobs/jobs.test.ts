@@ -4,6 +4,7 @@ import { processBackfillJob } from '../../jobs/backfill-job.js';
 import { openQueue } from '../../jobs/queue.js';
 import { resourceLeaseKey } from '../../src/lease/index.js';
 import { defaultSchedules, listSchedules, registerSchedules, removeSchedules } from '../../jobs/schedules.js';
+import { processTickJob } from '../../jobs/tick-job.js';
 import { runWorker } from '../../jobs/worker.js';
 import { DEFAULT_CONFIG } from '../../src/config.js';
 import { tryAcquireLease } from '../../src/lease/index.js';
@@ -41,17 +42,35 @@ describe('schedule', () => {
     const second = await listSchedules(queue);
     expect(second.map((s) => s.id)).toEqual(first.map((s) => s.id));
     expect(await queue.getJobSchedulersCount()).toBe(first.length);
-    // 5 record resources synced and reconciled, users, summaries.
-    expect(first).toHaveLength(12);
+    // 5 record resources synced and reconciled, users, a deep reconcile of meeting logs, summaries.
+    expect(first).toHaveLength(13);
     expect(first.find((s) => s.id === 'salesync:sync:deals')).toMatchObject({ every: 15 * 60_000 });
     expect(first.find((s) => s.id === 'salesync:sync:users')).toMatchObject({ every: 60 * 60_000 });
     expect(first.find((s) => s.id === 'salesync:reconcile:deals')).toMatchObject({ pattern: '0 3 * * *', tz: 'Asia/Tokyo' });
     expect(first.find((s) => s.id === 'salesync:summaries')).toMatchObject({ every: 60 * 60_000 });
+    expect(first.find((s) => s.id === 'salesync:reconcile-deep:meeting-logs')).toMatchObject({ pattern: '0 5 * * 0', tz: 'Asia/Tokyo' });
+    expect(defaultSchedules({ ...config, deepReconcileCron: 'off' }).map((s) => s.id)).not.toContain(
+      'salesync:reconcile-deep:meeting-logs',
+    );
     // A changed interval updates the scheduler in place.
     await registerSchedules(queue, defaultSchedules({ ...config, syncEveryMs: 60_000 }));
     expect((await listSchedules(queue)).find((s) => s.id === 'salesync:sync:deals')).toMatchObject({ every: 60_000 });
-    expect(await removeSchedules(queue)).toHaveLength(12);
+    expect(await removeSchedules(queue)).toHaveLength(13);
     expect(await listSchedules(queue)).toEqual([]);
+    await queue.close();
+  });
+});
+
+describe('ticks', () => {
+  it('a deep reconcile tick adds its own job beside a queued nightly reconcile; a second tick of either adds nothing', async () => {
+    const queue = openQueue(redis.connect(), `${redis.prefix}-ticks`);
+    const plain = await processTickJob(queue, { kind: 'reconcile', data: { resource: 'meeting-logs' } });
+    const deep = await processTickJob(queue, { kind: 'reconcile', data: { resource: 'meeting-logs', deep: true } });
+    expect(deep.jobId).not.toBe(plain.jobId);
+    expect((await processTickJob(queue, { kind: 'reconcile', data: { resource: 'meeting-logs', deep: true } })).jobId).toBe(deep.jobId);
+    expect((await processTickJob(queue, { kind: 'reconcile', data: { resource: 'meeting-logs' } })).jobId).toBe(plain.jobId);
+    expect((await queue.getJob(deep.jobId!))?.data).toEqual({ resource: 'meeting-logs', deep: true });
+    await queue.obliterate({ force: true });
     await queue.close();
   });
 });
