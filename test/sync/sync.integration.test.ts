@@ -83,10 +83,12 @@ describe('sync against the simulator', () => {
     await expectMirrorsTruth(env.warehouse, sim, { resources: ['deals'] });
   });
 
-  it('resumes an interrupted walk from its checkpoint and still ends equal to the truth', async () => {
-    harness = await startHarness({ seed: 6, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
+  /** 1,400 contacts, a first sync of them interrupted after 3 pages (committed in batches of a page). */
+  async function interruptedContacts(seed: number): Promise<{ h: Harness; env: ReturnType<Harness['env']> }> {
+    const h = await startHarness({ seed, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
+    harness = h;
     const controller = new AbortController();
-    const env = harness.env({}, controller.signal);
+    const env = h.env({}, controller.signal);
     const makeApi = abortingAfterPages(env.deps.makeApi, controller, 3);
     const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
       resources: ['contacts'],
@@ -94,44 +96,40 @@ describe('sync against the simulator', () => {
       concurrency: 1,
     });
     expect(interrupted.results[0]?.outcome).toBe('interrupted');
+    return { h, env };
+  }
+
+  it('resumes an interrupted walk from its checkpoint and still ends equal to the truth', async () => {
+    const { h, env } = await interruptedContacts(6);
     const state = await env.warehouse.readState('contacts');
     expect(state.walk?.cursor).toBeTruthy();
     expect(state.watermark).toBeNull();
     const committed = (await env.warehouse.tableCounts()).contacts;
     expect(committed).toBe(600);
 
-    harness.sim.admin.resetStats();
-    const resumed = await harness.sync({ resources: ['contacts'] });
+    h.sim.admin.resetStats();
+    const resumed = await h.sync({ resources: ['contacts'] });
     expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true });
     // Pages already committed are not fetched again: 1400 contacts = 7 pages, 3 done before the interruption.
-    expect(harness.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(4);
-    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['contacts'] });
+    expect(h.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(4);
+    await expectMirrorsTruth(env.warehouse, h.sim, { resources: ['contacts'] });
   });
 
   it.each(['invalid_request', 'not_found'] as const)(
     'a checkpoint whose cursor the service no longer accepts (%s) is walked again from the start of its window, not refused on every run',
     async (answer) => {
-      harness = await startHarness({ seed: 9, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
-      const controller = new AbortController();
-      const env = harness.env({}, controller.signal);
-      const makeApi = abortingAfterPages(env.deps.makeApi, controller, 3);
-      const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
-        resources: ['contacts'],
-        mode: 'incremental',
-        concurrency: 1,
-      });
-      expect(interrupted.results[0]?.outcome).toBe('interrupted');
+      const { h, env } = await interruptedContacts(9);
       expect((await env.warehouse.readState('contacts')).walk?.cursor).toBeTruthy();
       // Cursors expire, or their key changed at a deploy: the spec says nothing of how long one lives.
-      harness.sim.admin.expireCursors(answer);
-      harness.sim.admin.mutateRandom(40, 9, ['update', 'create']);
-      harness.sim.admin.resetStats();
-      const resumed = await harness.sync({ resources: ['contacts'] });
+      h.sim.admin.expireCursors(answer);
+      h.sim.admin.mutateRandom(40, 9, ['update', 'create']);
+      h.sim.admin.resetStats();
+      const resumed = await h.sync({ resources: ['contacts'] });
       expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
       // The refused page, then the whole window again: 1400 contacts and the new ones, 8 pages.
-      expect(harness.sim.admin.stats().byStatus[answer === 'not_found' ? '404' : '400']).toBe(1);
-      expect(harness.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(9);
-      await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['contacts'] });
+      expect(h.sim.admin.stats().byStatus[answer === 'not_found' ? '404' : '400']).toBe(1);
+      expect(h.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(9);
+      await expectMirrorsTruth(env.warehouse, h.sim, { resources: ['contacts'] });
       expect((await env.warehouse.readState('contacts')).walk).toBeNull();
     },
   );
