@@ -9,8 +9,6 @@ import { z } from 'zod';
 import { RECORD_ID_PATTERN } from '../core/resources.js';
 import type { MeetingLogRecord, MeetingLogSummary, PropertyDefinition, PropertyValue, ServiceRecord, ServiceUser } from '../core/types.js';
 
-export { RECORD_ID_PATTERN };
-
 /**
  * RFC 3339 date-time (what the spec's "date-time" means): a calendar date, `T`, a time with optional fraction of
  * any length, and an offset (`Z` or ±hh:mm; ±hhmm tolerated). The fields sit at fixed places up to the seconds;
