@@ -14,6 +14,9 @@ export interface ScheduleDefinition {
 /** Ids of the schedulers salesync owns start with this, so `--remove` never touches anyone else's. */
 export const SCHEDULE_PREFIX = 'salesync:';
 
+/** The weekly deep reconcile of meeting logs (`SALESYNC_DEEP_RECONCILE_CRON`). */
+const DEEP_RECONCILE_ID = `${SCHEDULE_PREFIX}reconcile-deep:meeting-logs`;
+
 /**
  * The schedules `salesync schedule` registers: an incremental sync of each record resource (15 min), users
  * (hourly), the reconcile sweep of each record resource (nightly at 03:00 in SALESYNC_TIMEZONE), a deep reconcile
@@ -41,13 +44,18 @@ export function defaultSchedules(config: Config): ScheduleDefinition[] {
       ? []
       : [
           {
-            id: `${SCHEDULE_PREFIX}reconcile-deep:meeting-logs`,
+            id: DEEP_RECONCILE_ID,
             repeat: { pattern: config.deepReconcileCron, tz: config.timezone },
             tick: { kind: 'reconcile' as const, data: { resource: 'meeting-logs' as const, deep: true } },
           },
         ]),
     { id: `${SCHEDULE_PREFIX}summaries`, repeat: { every: config.summariesEveryMs }, tick: { kind: 'summaries', data: {} } },
   ];
+}
+
+/** The flag and variable that set a cron schedule's pattern, for its error. */
+function cronSetting(id: string): string {
+  return id === DEEP_RECONCILE_ID ? '--deep-reconcile-cron or SALESYNC_DEEP_RECONCILE_CRON' : '--reconcile-cron or SALESYNC_RECONCILE_CRON';
 }
 
 /** A time zone this runtime knows (the IANA names BullMQ's cron parser resolves through the same Intl data). */
@@ -91,7 +99,7 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
     if (next === undefined || !Number.isFinite(next)) {
       throw new ConfigError(
         'invalid_cron',
-        `invalid cron pattern "${repeat.pattern}" (${id.includes('reconcile-deep') ? '--deep-reconcile-cron or SALESYNC_DEEP_RECONCILE_CRON' : '--reconcile-cron or SALESYNC_RECONCILE_CRON'}): ${why}; ` +
+        `invalid cron pattern "${repeat.pattern}" (${cronSetting(id)}): ${why}; ` +
           'use five fields, minute hour day-of-month month day-of-week, such as "0 3 * * *" for 03:00 daily',
         { schedule: id },
       );

@@ -233,7 +233,9 @@ export function buildProgram(): Command {
 
   program
     .command('schedule')
-    .description('register the Job Schedulers in Redis (idempotent): syncs every 15m, users hourly, reconcile nightly, summaries hourly')
+    .description(
+      'register the Job Schedulers in Redis (idempotent): syncs every 15m, users hourly, reconcile nightly, deep reconcile of meeting logs weekly, summaries hourly',
+    )
     .option('--list', 'show the registered schedules and change nothing')
     .option('--remove', "remove salesync's schedules (jobs already queued still run)")
     .option('--sync-every <duration>', flagHelp('syncEveryMs', 'incremental sync of each record resource'), duration('--sync-every'))
