@@ -9,6 +9,7 @@ import { codeForStatus, dispositionFor, parseErrorEnvelope } from './errors.js';
 import type { RawResponse, RequestSpec } from './request.js';
 import { serverDateOf } from './response-headers.js';
 import type { AttemptFailure } from './retry.js';
+import { errorEnvelopeSchema } from './schemas.js';
 import { parseJson } from './validation.js';
 
 export type Answer<T> =
@@ -26,6 +27,13 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
   const sentEarly = spec.onText?.(response.body) === true;
   if (sentEarly) await aTurn();
   const json = parseJson(response.body);
+  // The spec leaves the statuses of `not_found` and `internal_error` unshown and says to branch on `code`: its
+  // error envelope is that error whatever the status, never a record that fails its check.
+  const envelope = json.ok ? errorEnvelopeOf(json.value) : null;
+  if (envelope !== null) {
+    const retriable = dispositionFor(envelope, response.status) === 'retriable';
+    return { kind: 'failed', failure: { kind: 'status', status: response.status, retriable }, invalidJson: false };
+  }
   // Only one early request per answer: once the text led to it, the parsed body need not be shown.
   if (json.ok && !sentEarly && spec.onJson?.(json.value)) await aTurn();
   const checked = json.ok ? spec.check(json.value) : json;
@@ -39,6 +47,13 @@ export function statusFailure(response: Pick<RawResponse, 'status' | 'body'>, re
   if (response.status === 429) return { kind: 'rate_limited', retryAfterMs };
   const code = parseErrorEnvelope(response.body.toString('utf8'))?.code ?? codeForStatus(response.status);
   return { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
+}
+
+/** The code of a 2xx body that is the service's error envelope (its only member `error`), else null. */
+function errorEnvelopeOf(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || !('error' in value) || Object.keys(value).length !== 1) return null;
+  const parsed = errorEnvelopeSchema.safeParse(value);
+  return parsed.success ? parsed.data.error.code : null;
 }
 
 const aTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

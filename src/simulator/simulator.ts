@@ -216,6 +216,10 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         res.end(html);
         return;
       }
+      case 'error200':
+        stats.record(method, path, token, 200);
+        sendJson(res, 200, { error: { code: 'internal_error', message: MESSAGES.internal_error } }, dateHeader(res));
+        return;
       default: {
         const status = faults.errorStatus(kind);
         stats.record(method, path, token, status);

@@ -95,6 +95,11 @@ export type FaultKind =
   /** Scripted only (failNext): 404 with an HTML body and no envelope, as a proxy in front of the service answers. */
   | 'gateway404'
   /**
+   * Scripted only (failNext): 200 with the envelope, code `internal_error`. The spec leaves the statuses of
+   * `not_found` and `internal_error` unshown and tells clients to branch on `code`, never on the status.
+   */
+  | 'error200'
+  /**
    * Scripted only (failNext): the next record-list request that carries an `after` cursor is served normally, but
    * its `paging.next` points at the request's own cursor, so a client following it gets the same page again.
    * Requests without a cursor (and every other request) leave it armed.
@@ -114,6 +119,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'forbidden',
   'notFound',
   'gateway404',
+  'error200',
   'repeatPage',
 ];
 

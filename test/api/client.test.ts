@@ -498,6 +498,7 @@ describe('single views', () => {
   it.each([
     ['a 400 whose envelope says not_found', 400, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
     ['a 500 whose envelope says not_found', 500, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
+    ['a 200 whose body is the envelope of not_found', 200, JSON.stringify(errorBody('not_found', 'レコードが見つかりません'))],
   ])('a single view answered with %s throws not_found without retrying', async (_label, status, body) => {
     const { api, service } = await setup((_req, res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body));
     for (const get of [
@@ -573,6 +574,14 @@ describe('retries', () => {
     const error = await rejectionOf(api.listPage('deals'));
     expect(error).toBeInstanceOf(SalesApiError);
     expect(error).toMatchObject({ code: 'internal_error', status: 500, disposition: 'retriable', serviceMessage: '障害' });
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it("gives up on a persistent 200 carrying the internal_error envelope with the retriable service error, not a malformed answer", async () => {
+    const { api, service } = await setup((_req, res) => sendJson(res, 200, errorBody('internal_error', '障害')));
+    const error = await rejectionOf(api.listPage('deals'));
+    expect(error).toBeInstanceOf(SalesApiError);
+    expect(error).toMatchObject({ code: 'internal_error', status: 200, disposition: 'retriable', serviceMessage: '障害' });
     expect(service.requests).toHaveLength(3);
   });
 

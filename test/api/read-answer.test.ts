@@ -51,6 +51,25 @@ describe('readAnswer', () => {
     });
   });
 
+  it("reads the service's error envelope in a 2xx as that error, by its code, and never as a record to check", async () => {
+    const envelope = (code: string) => JSON.stringify({ error: { code, message: 'エラー' } });
+    const refuseAll = spec({ check: () => ({ ok: false, error: new SalesyncError('invalid_record', 'not a record') }) });
+    expect(await readAnswer(refuseAll, answer(200, envelope('internal_error')), null)).toEqual({
+      kind: 'failed',
+      failure: { kind: 'status', status: 200, retriable: true },
+      invalidJson: false,
+    });
+    expect(await readAnswer(refuseAll, answer(200, envelope('not_found')), null)).toEqual({
+      kind: 'failed',
+      failure: { kind: 'status', status: 200, retriable: false },
+      invalidJson: false,
+    });
+    // A body with more than the envelope is the endpoint's answer, checked as such.
+    expect(await readAnswer(spec(), answer(200, '{"ok":true,"error":{"code":"internal_error","message":""}}'), null)).toMatchObject({
+      kind: 'data',
+    });
+  });
+
   it("returns the check's own error, to be thrown at once rather than retried", async () => {
     const error = new SalesyncError('invalid_record', 'the record breaks its schema');
     expect(await readAnswer(spec({ check: () => ({ ok: false, error }) }), answer(200, '{}'), null)).toEqual({ kind: 'refused', error });

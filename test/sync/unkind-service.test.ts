@@ -383,3 +383,26 @@ describe('resources other than deals walk the same engine', () => {
     await expectMirrorsTruth(harness.env().warehouse, harness.sim);
   });
 });
+
+describe('an error answered with a success status (the spec leaves the statuses of not_found and internal_error unshown)', () => {
+  it("a meeting log single view answered 200 with the service's internal_error envelope is retried, not quarantined", async () => {
+    harness = await startHarness({ seed: 58, size: SIZE });
+    expect((await harness.sync({ resources: ['meeting-logs'] })).ok).toBe(true);
+    const [log] = harness.sim.admin.truth().records['meeting-logs'];
+    harness.sim.admin.updateRecord('meeting-logs', log!.id, { meeting_name: 'changed before a 200 error' });
+    harness.sim.admin.failNext(1, 'error200', `/v1/meeting-logs/${log!.id}/`);
+    const report = await harness.sync({ resources: ['meeting-logs'] });
+    expect(harness.sim.admin.stats().faults.error200).toBe(1);
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, rejected: 0 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
+  });
+
+  it("a list page answered 200 with the service's internal_error envelope is retried like a 500", async () => {
+    harness = await startHarness({ seed: 59, size: SIZE });
+    harness.sim.admin.failNext(2, 'error200', '/v1/deals/');
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(harness.sim.admin.stats().faults.error200).toBe(2);
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
