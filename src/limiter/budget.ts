@@ -91,6 +91,16 @@ export function laneParams(budget: ResolvedBudget, lane: RateLane, keyCount = 1)
   return gcraParams(perMinute, budget.burst);
 }
 
+/**
+ * A key's pace after an answer announced `limit` (X-RateLimit-Limit, the current window's per-key limit): that
+ * figure while it is below ours, ours again once it is not, since a window's limit lowered for a while must not
+ * slow the key for the life of the process. Undefined when the answer announced none: the pace stays.
+ */
+export function announcedKeyParams(budget: ResolvedBudget, limit: number | undefined): GcraParams | undefined {
+  if (limit === undefined || !Number.isFinite(limit) || limit <= 0) return undefined;
+  return gcraParams(Math.min(limit, budget.perKeyPerMinute), budget.burst);
+}
+
 /** The queue a waiter stands in: its lane's, or its lane's yielding requests' (see AcquireOptions.yielding). */
 export function queueOf(waiter: { lane: RateLane; yielding: boolean }): string {
   return waiter.yielding ? `${waiter.lane}:yielding` : waiter.lane;

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { SalesyncError } from '../core/errors.js';
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
-import { laneParams, queueOf, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
+import { announcedKeyParams, laneParams, queueOf, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
 import { gcraParams, gcraYielding, type GcraParams } from './gcra.js';
 
 /** The little a limiter says: pino's Logger fits. */
@@ -88,7 +88,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
   private readonly logger: LimiterLogger | undefined;
   private readonly unavailableMs: number;
   private readonly orgParams: GcraParams;
-  /** Per-key limits the server announced below ours (X-RateLimit-Limit): this process spaces those keys wider. */
+  /** Per-key paces the server last announced (X-RateLimit-Limit, capped at ours): this process spaces those keys so. */
   private readonly keyParams = new Map<string, GcraParams>();
   private readonly waiters: Waiter[] = [];
   private running = false;
@@ -145,11 +145,8 @@ class RedisRateLimiter implements ClosableRateLimiter {
 
   observe(keyId: string, observation: RateLimitObservation): void {
     const { limit, remaining, resetAt } = observation;
-    if (limit !== undefined && limit > 0 && limit < this.budget.perKeyPerMinute) {
-      const current = this.keyParams.get(keyId);
-      const params = gcraParams(limit, this.budget.burst);
-      if (!current || params.intervalMs > current.intervalMs) this.keyParams.set(keyId, params);
-    }
+    const announced = announcedKeyParams(this.budget, limit);
+    if (announced) this.keyParams.set(keyId, announced);
     if (remaining === 0 && resetAt !== undefined) {
       const ms = resetAt * 1000 - Date.now();
       if (ms > 0) this.pause(keyId, ms);

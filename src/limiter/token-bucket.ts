@@ -1,5 +1,5 @@
 import type { AcquireOptions, Grant, RateLane, RateLimitObservation, RateLimiter } from '../core/rate-limiter.js';
-import { laneParams, queueOf, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
+import { announcedKeyParams, laneParams, queueOf, resolveBudget, type LimiterBudgetOptions, type ResolvedBudget } from './budget.js';
 import { gcraLimitAvailable, gcraParams, gcraTake, gcraWait, gcraYielding, type GcraParams, type GcraState } from './gcra.js';
 
 export { gcraParams, gcraTake, gcraWait } from './gcra.js';
@@ -92,10 +92,7 @@ export class TokenBucketLimiter implements RateLimiter {
   observe(keyId: string, observation: RateLimitObservation): void {
     const bucket = this.keyBucket(keyId);
     const now = this.now();
-    if (observation.limit !== undefined && observation.limit > 0 && observation.limit < this.budget.perKeyPerMinute) {
-      // The server grants this key less than we assumed: slow down to its figure.
-      bucket.params = gcraParams(observation.limit, this.budget.burst);
-    }
+    bucket.params = announcedKeyParams(this.budget, observation.limit) ?? bucket.params;
     if (observation.remaining === 0 && observation.resetAt !== undefined) {
       bucket.pausedUntil = Math.max(bucket.pausedUntil, observation.resetAt * 1000);
     } else if (observation.remaining !== undefined) {

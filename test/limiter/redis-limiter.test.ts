@@ -120,6 +120,17 @@ describe('Redis limiter', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
   });
 
+  it('spaces a key as its answers announce (X-RateLimit-Limit), and as ours again once they announce ours', async () => {
+    const [limiter] = pair({ perKeyPerMinute: 6000, perOrgPerMinute: 100_000, burst: 2 });
+    limiter.observe('k', { limit: 60 });
+    await hammer(limiter, ['k'], 50, { inFlight: 4 }); // spends the burst
+    expect(await hammer(limiter, ['k'], 300, { inFlight: 4 })).toHaveLength(0);
+    limiter.observe('k', { limit: 6000 });
+    // One a second at 60/min, a hundred at ours; the burst taken at 60/min is paid off first (2 s).
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect((await hammer(limiter, ['k'], 300, { inFlight: 4 })).length).toBeGreaterThanOrEqual(10);
+  });
+
   it('queues waiters locally: a hundred waiting requests cost one Redis call per grant or wait', async () => {
     const prefix = `${redis.prefix}-calls`;
     const client = redis.connect();

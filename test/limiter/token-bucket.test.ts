@@ -433,6 +433,17 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     expect(order).toEqual([0, 1, 2, 3]);
   });
 
+  it("slows a key to the limit its answers announce, and back to ours once they announce ours again", async () => {
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 600, perOrgPerMinute: 100_000, burst: 1, now: () => Date.now() });
+    const perTenSeconds = async () => (await driveLimiter(limiter, [{ keys: ['a'], inFlight: 4 }], 10_000)).length;
+    expect(await perTenSeconds()).toBeGreaterThanOrEqual(90);
+    limiter.observe('a', { limit: 60 });
+    expect(await perTenSeconds()).toBeLessThanOrEqual(11);
+    // The window that lowered it has passed: the service announces more than ours, and ours governs again.
+    limiter.observe('a', { limit: 1000 });
+    expect(await perTenSeconds()).toBeGreaterThanOrEqual(85);
+  });
+
   it('sends no more back to back than the server says remain', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 600, perOrgPerMinute: 100_000, now: () => Date.now() });
     limiter.observe('a', { remaining: 3 });
