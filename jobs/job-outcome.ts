@@ -15,7 +15,28 @@ export type JobVerdict =
 /** A walk interrupted by a shutdown resumes from its checkpoint on whichever worker runs next. */
 const RESUME_AFTER_INTERRUPT_MS = 1000;
 
-export function verdictFor(results: readonly Pick<ResourceResult, 'outcome' | 'error'>[], now: number): JobVerdict {
+/** The longest a job waiting for its resource sleeps between looks. */
+const MAX_BUSY_DELAY_MS = 15 * 60_000;
+
+/**
+ * How long a job that found its resource walked elsewhere sleeps before it looks again: as long as it has
+ * waited so far, at least `minMs` and at most 15 minutes, so a long backfill holding the resource costs a
+ * handful of looks (each recorded as a skipped run), not one a minute. Pure.
+ */
+export function busyDelayMs(waitedMs: number, minMs: number): number {
+  return Math.min(MAX_BUSY_DELAY_MS, Math.max(minMs, waitedMs));
+}
+
+/**
+ * `busyDelay`: for a job that must run however busy its resource is (a sweep or a backfill, which no other walk
+ * stands in for), the wait before it looks again when it was skipped; without it a skipped job is complete
+ * (a scheduled sync: the walk already running fetches what it would have).
+ */
+export function verdictFor(
+  results: readonly Pick<ResourceResult, 'outcome' | 'error'>[],
+  now: number,
+  busyDelay?: number,
+): JobVerdict {
   const failed = results.filter((r) => r.error);
   const fatal = failed.find((r) => r.error!.disposition === 'fatal');
   if (fatal) return { action: 'fail', error: fatal.error! };
@@ -24,6 +45,13 @@ export function verdictFor(results: readonly Pick<ResourceResult, 'outcome' | 'e
   if (failed[0]) return { action: 'retry', error: failed[0].error! };
   if (results.some((r) => r.outcome === 'interrupted')) {
     return { action: 'delay', at: now + RESUME_AFTER_INTERRUPT_MS, reason: 'interrupted: resumes from its checkpoint' };
+  }
+  if (busyDelay !== undefined && results.some((r) => r.outcome === 'skipped')) {
+    return {
+      action: 'delay',
+      at: now + busyDelay,
+      reason: `skipped: another walk holds the resource; looks again in ${Math.ceil(busyDelay / 1000)} s`,
+    };
   }
   return { action: 'complete' };
 }

@@ -6,7 +6,7 @@ import type { ResourceProgress, ResourceResult, SyncDeps, WalkGuard } from '../s
 import { estimateRemainingMs, toSalesyncError } from '../src/sync/index.js';
 import { processBackfillJob, type BackfillJobData } from './backfill-job.js';
 import type { JobEnvironment } from './job-environment.js';
-import { settleJob, verdictFor, verdictForError } from './job-outcome.js';
+import { busyDelayMs, settleJob, verdictFor, verdictForError } from './job-outcome.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { JobKind, TickJobData } from './queue.js';
 import { processReconcileJob, type ReconcileJobData } from './reconcile-job.js';
@@ -23,7 +23,12 @@ export interface ProcessorOptions {
   logger: Logger;
   /** Aborted on SIGTERM/SIGINT: walks commit the pages in hand and stop. */
   shutdown: AbortSignal;
+  /** The shortest wait of a reconcile or backfill job that found its resource walked elsewhere (see busyDelayMs). */
+  busyRetryMs: number;
 }
+
+/** Kinds no other walk stands in for: skipped while their resource is busy, they wait for it instead of ending. */
+const WAITS_FOR_RESOURCE: ReadonlySet<JobKind> = new Set(['reconcile', 'backfill']);
 
 /** Progress reported to the job (the dashboard and `status` show it), at most once a second. */
 function jobProgress(job: Job): SyncDeps['progress'] {
@@ -102,7 +107,8 @@ export function createProcessor(options: ProcessorOptions) {
       return undefined;
     }
     for (const result of results) metrics.recordResult(kind, result);
-    const verdict = verdictFor(results, Date.now());
+    const now = Date.now();
+    const verdict = verdictFor(results, now, WAITS_FOR_RESOURCE.has(kind) ? busyDelayMs(now - job.timestamp, options.busyRetryMs) : undefined);
     if (verdict.action !== 'complete')
       log.info({ action: verdict.action, reason: 'reason' in verdict ? verdict.reason : verdict.error.code }, 'job not complete');
     await settleJob(job, token, verdict);

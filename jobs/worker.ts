@@ -107,7 +107,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       waitMs: 0,
       signal: stop,
     });
-    const processor = createProcessor({ queue, jobs, guard, metrics, logger, shutdown: stop });
+    // By twice the lease's ttl a crashed holder's lease has lapsed.
+    const processor = createProcessor({ queue, jobs, guard, metrics, logger, shutdown: stop, busyRetryMs: 2 * config.leaseTtlMs });
     const health = healthRefresher(() => collectStatus(jobs.env.warehouse), metrics, logger);
     health.refresh();
     // The jobs in hand, so shutdown can tell "a job is still committing" from "BullMQ is stuck on a connection".

@@ -183,7 +183,7 @@ describe('manual reconcile and summaries with REDIS_URL', () => {
 });
 
 describe('reconcile jobs', () => {
-  it('a worker runs a queued reconcile under the resource lease: skipped while another process walks the resource, then it marks the deletion and fixes the silent changes', async () => {
+  it('a worker holds a queued reconcile and backfill while another process walks the resource, runs them once it is free, and the reconcile marks the deletion and fixes the silent changes', async () => {
     const harness = await startHarness({ size: { deals: 250 } });
     expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
     const gone = harness.sim.admin.truth().records.deals[3]!.id;
@@ -191,7 +191,7 @@ describe('reconcile jobs', () => {
     // Predicted values change without moving updated_at: only a sweep sees them.
     harness.sim.admin.runPredictionBatch();
     const prefix = `${redis.prefix}-reconcile-job`;
-    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, leaseTtlMs: 3000 };
+    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0, leaseTtlMs: 1000 };
     const client = redis.connect();
     const held = await tryAcquireLease(client, resourceLeaseKey(prefix, harness.config.warehousePath, 'deals'), {
       ttlMs: 60_000,
@@ -201,34 +201,34 @@ describe('reconcile jobs', () => {
     try {
       const queue = openQueue(client, prefix);
       await queue.add('reconcile', { resource: 'deals' });
-      await waitFor(
-        () => pendingJobs(queue),
-        (n) => n === 0,
-        30_000,
-        'the held reconcile to be skipped',
-      );
+      await queue.add('backfill', { resource: 'deals', since: null, until: null });
+      // Neither ends while the resource is busy: each waits for it, delayed.
+      await waitFor(() => queue.getDelayedCount(), (n) => n === 2, 30_000, 'both jobs to wait for the resource');
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(await queue.getJobCounts('completed', 'delayed', 'failed')).toMatchObject({ completed: 0, failed: 0 });
       await held!.release();
-      await queue.add('reconcile', { resource: 'deals' });
       await waitFor(
         () => pendingJobs(queue),
         (n) => n === 0,
         60_000,
-        'the reconcile to run',
+        'the reconcile and the backfill to run',
       );
+      expect(await queue.getJobCounts('completed', 'failed')).toEqual({ completed: 2, failed: 0 });
       await queue.close();
     } finally {
       await worker.stop();
     }
     const warehouse = createWarehouse(harness.config, silent);
-    const runs = (await warehouse.recentRuns(50))
-      .filter((r) => r.mode === 'reconcile')
-      .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
-    expect(runs.map((r) => [r.resource, r.outcome])).toEqual([
-      ['deals', 'skipped'],
-      ['deals', 'succeeded'],
-    ]);
-    expect(runs[1]).toMatchObject({ deleted: 1 });
-    expect(runs[1]!.changed).toBeGreaterThan(0);
+    const runs = (await warehouse.recentRuns(50)).sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    const outcomes = (mode: string) => runs.filter((r) => r.mode === mode).map((r) => r.outcome);
+    for (const mode of ['reconcile', 'backfill']) {
+      expect(outcomes(mode).at(-1)).toBe('succeeded');
+      expect(outcomes(mode).slice(0, -1).every((o) => o === 'skipped')).toBe(true);
+      expect(outcomes(mode).length).toBeGreaterThanOrEqual(2);
+    }
+    const swept = runs.filter((r) => r.mode === 'reconcile').at(-1)!;
+    expect(swept).toMatchObject({ deleted: 1 });
+    expect(swept.changed).toBeGreaterThan(0);
     await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
     await harness.close();
   });
