@@ -17,8 +17,9 @@ export async function startUnthrottledService(
   seed: number,
   size: NonNullable<SimulatorOptions['size']>,
   name: string,
+  extra: Pick<SimulatorOptions, 'now'> = {},
 ): Promise<UnthrottledService> {
-  const sim = createSimulator({ seed, size, perKeyPerMinute: 10_000_000, perOrgPerMinute: 10_000_000 });
+  const sim = createSimulator({ seed, size, perKeyPerMinute: 10_000_000, perOrgPerMinute: 10_000_000, ...extra });
   const { url } = await sim.listen(0);
   const dir = await mkdtemp(join(tmpdir(), `salesync-bench-${name}-`));
   const config: Config = {
