@@ -109,7 +109,9 @@ await section('efficiency', async () => {
       met: r.ratio <= 1.05,
       detail:
         `${r.requests} requests, minimum ${r.minimum} for ${r.records} records` +
-        (confirming && r.changesOnly ? `; ${fixed(r.requests / r.changesOnly)} × the minimum for the new changes alone (${r.changesOnly})` : ''),
+        (confirming && r.changesOnly
+          ? `; ${fixed(r.requests / r.changesOnly)} × the minimum for the new changes alone (${r.changesOnly})`
+          : ''),
     });
   }
 });

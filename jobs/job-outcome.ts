@@ -32,11 +32,7 @@ export function busyDelayMs(waitedMs: number, minMs: number): number {
  * stands in for), the wait before it looks again when it was skipped; without it a skipped job is complete
  * (a scheduled sync: the walk already running fetches what it would have).
  */
-export function verdictFor(
-  results: readonly Pick<ResourceResult, 'outcome' | 'error'>[],
-  now: number,
-  busyDelay?: number,
-): JobVerdict {
+export function verdictFor(results: readonly Pick<ResourceResult, 'outcome' | 'error'>[], now: number, busyDelay?: number): JobVerdict {
   const failed = results.filter((r) => r.error);
   const fatal = failed.find((r) => r.error!.disposition === 'fatal');
   if (fatal) return { action: 'fail', error: fatal.error! };

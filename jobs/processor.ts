@@ -108,7 +108,11 @@ export function createProcessor(options: ProcessorOptions) {
     }
     for (const result of results) metrics.recordResult(kind, result);
     const now = Date.now();
-    const verdict = verdictFor(results, now, WAITS_FOR_RESOURCE.has(kind) ? busyDelayMs(now - job.timestamp, options.busyRetryMs) : undefined);
+    const verdict = verdictFor(
+      results,
+      now,
+      WAITS_FOR_RESOURCE.has(kind) ? busyDelayMs(now - job.timestamp, options.busyRetryMs) : undefined,
+    );
     if (verdict.action !== 'complete')
       log.info({ action: verdict.action, reason: 'reason' in verdict ? verdict.reason : verdict.error.code }, 'job not complete');
     await settleJob(job, token, verdict);

@@ -577,7 +577,7 @@ describe('retries', () => {
     expect(service.requests).toHaveLength(3);
   });
 
-  it("gives up on a persistent 200 carrying the internal_error envelope with the retriable service error, not a malformed answer", async () => {
+  it('gives up on a persistent 200 carrying the internal_error envelope with the retriable service error, not a malformed answer', async () => {
     const { api, service } = await setup((_req, res) => sendJson(res, 200, errorBody('internal_error', '障害')));
     const error = await rejectionOf(api.listPage('deals'));
     expect(error).toBeInstanceOf(SalesApiError);

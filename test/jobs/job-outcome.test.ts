@@ -15,7 +15,10 @@ describe('verdictFor', () => {
   it('fails a fatal error for good and retries a retriable one before anything else', () => {
     const fatal = new SalesyncError('unauthorized', 'bad key', { disposition: 'fatal' });
     const retriable = new SalesyncError('internal_error', 'down', { disposition: 'retriable' });
-    expect(verdictFor([{ outcome: 'skipped' }, { outcome: 'failed', error: fatal }], NOW, 60_000)).toEqual({ action: 'fail', error: fatal });
+    expect(verdictFor([{ outcome: 'skipped' }, { outcome: 'failed', error: fatal }], NOW, 60_000)).toEqual({
+      action: 'fail',
+      error: fatal,
+    });
     expect(verdictFor([{ outcome: 'failed', error: retriable }], NOW, 60_000)).toEqual({ action: 'retry', error: retriable });
   });
 });

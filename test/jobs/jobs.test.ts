@@ -203,7 +203,12 @@ describe('reconcile jobs', () => {
       await queue.add('reconcile', { resource: 'deals' });
       await queue.add('backfill', { resource: 'deals', since: null, until: null });
       // Neither ends while the resource is busy: each waits for it, delayed.
-      await waitFor(() => queue.getDelayedCount(), (n) => n === 2, 30_000, 'both jobs to wait for the resource');
+      await waitFor(
+        () => queue.getDelayedCount(),
+        (n) => n === 2,
+        30_000,
+        'both jobs to wait for the resource',
+      );
       await new Promise((resolve) => setTimeout(resolve, 3000));
       expect(await queue.getJobCounts('completed', 'delayed', 'failed')).toMatchObject({ completed: 0, failed: 0 });
       await held!.release();
@@ -223,7 +228,11 @@ describe('reconcile jobs', () => {
     const outcomes = (mode: string) => runs.filter((r) => r.mode === mode).map((r) => r.outcome);
     for (const mode of ['reconcile', 'backfill']) {
       expect(outcomes(mode).at(-1)).toBe('succeeded');
-      expect(outcomes(mode).slice(0, -1).every((o) => o === 'skipped')).toBe(true);
+      expect(
+        outcomes(mode)
+          .slice(0, -1)
+          .every((o) => o === 'skipped'),
+      ).toBe(true);
       expect(outcomes(mode).length).toBeGreaterThanOrEqual(2);
     }
     const swept = runs.filter((r) => r.mode === 'reconcile').at(-1)!;

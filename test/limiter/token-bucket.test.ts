@@ -433,7 +433,7 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
     expect(order).toEqual([0, 1, 2, 3]);
   });
 
-  it("slows a key to the limit its answers announce, and back to ours once they announce ours again", async () => {
+  it('slows a key to the limit its answers announce, and back to ours once they announce ours again', async () => {
     const limiter = new TokenBucketLimiter({ perKeyPerMinute: 600, perOrgPerMinute: 100_000, burst: 1, now: () => Date.now() });
     const perTenSeconds = async () => (await driveLimiter(limiter, [{ keys: ['a'], inFlight: 4 }], 10_000)).length;
     expect(await perTenSeconds()).toBeGreaterThanOrEqual(90);
