@@ -40,6 +40,8 @@ export interface ApiResponse {
 /** The unkind knobs the handlers consult (see SimulatorOptions). */
 export interface ApiKnobs {
   cursorKind: CursorKind;
+  /** Each next page begins with the last record of the one before (SimulatorOptions.overlappingPages). */
+  overlappingPages: boolean;
   /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
   pagingFirst: boolean;
   corruptions: Corruptions;
@@ -189,10 +191,13 @@ export class PublicApi {
     const last = page[page.length - 1];
     let next: { after: string; link: string } | null = null;
     if (more && last) {
+      // An overlapping next page starts at the last record given, so it leads on from the one before that.
+      const overlap = this.knobs.overlappingPages && page.length > 1 ? 1 : 0;
+      const leadsOn = page[page.length - 1 - overlap] as StoredRecord;
       const nextCursor: ListCursor =
         this.knobs.cursorKind === 'offset'
-          ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length, page: pageNumber + 1 }
-          : { kind: 'keyset', key: { updatedAt: last.updatedAt, id: last.id }, page: pageNumber + 1 };
+          ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length - overlap, page: pageNumber + 1 }
+          : { kind: 'keyset', key: { updatedAt: leadsOn.updatedAt, id: leadsOn.id }, page: pageNumber + 1 };
       next = this.nextLink(request, encodeCursor(this.cursorSecret(), store.order, nextCursor));
     }
     // A scripted repeatPage fault: the page leads back to itself (only a request with a cursor consumes it).

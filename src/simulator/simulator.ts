@@ -83,6 +83,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const cursorSecret = () => (knobs.cursorEpoch === 0 ? `cursor-${seed}` : `cursor-${seed}-${knobs.cursorEpoch}`);
   const api = new PublicApi(data, cursorSecret, {
     cursorKind,
+    overlappingPages: options.overlappingPages === true,
     pagingFirst: jsonLayout === 'unkind',
     corruptions,
     takeRepeatPage: (path) => {

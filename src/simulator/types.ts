@@ -266,6 +266,12 @@ export interface SimulatorOptions {
    */
   cursorKind?: CursorKind;
   /**
+   * Record lists' next page begins with the last record of the page before (an inclusive cursor, as a service
+   * paging by `updated_at >= the last one given` does): the spec does not say pages never overlap. A page of one
+   * record leads on past it. @defaultValue false
+   */
+  overlappingPages?: boolean;
+  /**
    * How answers are written; the spec fixes neither the order of a list's members nor the JSON's spacing.
    * 'unkind': every list names `paging` before `results`, and every body is indented. @defaultValue 'compact'
    */

@@ -10,6 +10,15 @@ import { IdHashSet } from './id-set.js';
  */
 export type DirtyReason = 'changed_during_pass' | 'id_repeated' | 'cursor_repeated' | 'before_resume' | 'detail_missing';
 
+/**
+ * How a pass's pages overlapped: each began with the last `records` records of the page before, at every one of
+ * its `boundaries`. Handed to the next pass of the walk (`PassSignals.pageOverlap`).
+ */
+export interface PageOverlap {
+  records: number;
+  boundaries: number;
+}
+
 /** A pass's observations, as committed with its checkpoints. */
 export interface PassState {
   dirty: DirtyReason | null;
@@ -30,6 +39,13 @@ export interface PassState {
  */
 export class PassSignals {
   private readonly seen = new IdHashSet();
+  /** The last records of the page before (id and `updated_at`), to find a page that begins where it ended. */
+  private tail: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>> = [];
+  /** How many records the pass's pages begin with from the end of the page before, once a boundary showed it. */
+  private overlap: number | null = null;
+  /** Boundaries between pages this pass has seen, and whether any of them overlapped otherwise than the first. */
+  private boundaries = 0;
+  private overlapBroken = false;
   /** Records received with `updated_at` at or after the pass's start: what the next pass may see again. */
   readonly recent = new Map<string, string>();
   private state: PassState;
@@ -40,6 +56,8 @@ export class PassSignals {
     passStartedAt: string,
     private readonly known: ReadonlyMap<string, string> = new Map(),
     carried: { dirty: boolean; maxUpdatedAt: string | null } | null = null,
+    /** The previous pass's `pageOverlap()`: a boundary it showed confirms this pass's. */
+    private readonly overlapBefore: PageOverlap | null = null,
   ) {
     // A `Date` header has whole seconds: a record updated within that second may predate the pass. Such a change
     // behind the cursor still shows, as an id received twice.
@@ -50,7 +68,11 @@ export class PassSignals {
 
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], cursorRepeated = false): void {
     if (cursorRepeated) this.mark('cursor_repeated');
-    for (const record of records) {
+    const head = this.boundaryOverlap(records);
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
+      if (i < head) continue;
       if (!this.seen.add(record.id)) this.mark('id_repeated');
       // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
       const updatedAt = canonicalInstant(record.updated_at);
@@ -62,6 +84,34 @@ export class PassSignals {
         if (before === undefined || compareInstants(before, record.updated_at) !== 0) this.mark('changed_during_pass');
       }
     }
+  }
+
+  /**
+   * How many records `page` begins with that the page before ended with, the same versions in the same order. The
+   * spec does not say a next page begins after the last record given: a service whose cursor is inclusive repeats
+   * it at every boundary, and such repeats are no sign of a moving list. A list that moves shows as a boundary
+   * unlike the others: a record inserted behind an offset cursor repeats one more, a deletion behind it one fewer
+   * (or, where pages do not overlap, one where none do), and either makes the pass unclean. One boundary alone
+   * cannot tell an inclusive cursor from a record inserted behind an offset cursor: an overlap counts as the
+   * service's habit once two boundaries showed it, in this pass or the one before (see `snapshot`). Pages of a
+   * pass resumed after a crash are compared from its first page on.
+   */
+  private boundaryOverlap(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): number {
+    if (page.length === 0) return 0;
+    let head = 0;
+    if (this.tail.length > 0) {
+      for (let k = Math.min(this.tail.length, page.length); k >= 1 && head === 0; k--) {
+        if (endsWith(this.tail, page, k)) head = k;
+      }
+      this.boundaries += 1;
+      if (this.overlap === null) this.overlap = head;
+      else if (head !== this.overlap) {
+        this.overlapBroken = true;
+        this.mark('id_repeated');
+      }
+    }
+    this.tail = page.slice(-MAX_OVERLAP).map(({ id, updated_at }) => ({ id, updated_at }));
+    return head;
   }
 
   /**
@@ -79,14 +129,45 @@ export class PassSignals {
       this.state.maxUpdatedAt = canonical;
   }
 
-  /** A copy of what the pass saw so far: taken when a batch is handed to its commit. */
+  /**
+   * A copy of what the pass saw so far: taken when a batch is handed to its commit. Pages that overlapped at fewer
+   * than two boundaries (counting the pass before, when its pages overlapped alike) leave the pass unclean: that
+   * could have been a record inserted behind the cursor.
+   */
   snapshot(): PassState {
-    return { ...this.state };
+    const state = { ...this.state };
+    if (state.dirty === null && (this.overlap ?? 0) > 0) {
+      const before = this.overlapBefore?.records === this.overlap ? this.overlapBefore.boundaries : 0;
+      if (this.boundaries + before < 2) state.dirty = 'id_repeated';
+    }
+    return state;
+  }
+
+  /** How this pass's pages overlapped, for the next pass; null when they overlapped unlike each other, or had no boundary. */
+  pageOverlap(): PageOverlap | null {
+    return this.overlap === null || this.overlapBroken ? null : { records: this.overlap, boundaries: this.boundaries };
   }
 
   private mark(reason: DirtyReason): void {
     this.state.dirty ??= reason;
   }
+}
+
+/** The most records a page may begin with from the end of the one before and still count as an overlap. */
+const MAX_OVERLAP = 4;
+
+/** Whether `tail` ends with the first `k` records of `page`, the same ids with the same `updated_at`. */
+function endsWith(
+  tail: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>>,
+  page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[],
+  k: number,
+): boolean {
+  for (let i = 0; i < k; i++) {
+    const before = tail[tail.length - k + i]!;
+    const now = page[i]!;
+    if (before.id !== now.id || before.updated_at !== now.updated_at) return false;
+  }
+  return true;
 }
 
 /** The first instant after the whole second `iso` falls in (canonical), or `iso` itself when it is unreadable. */

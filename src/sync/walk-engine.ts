@@ -5,7 +5,7 @@ import type { SalesyncError } from '../core/errors.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
 import type { SyncSettings } from './context.js';
-import { PassSignals } from './pass-signals.js';
+import { PassSignals, type PageOverlap } from './pass-signals.js';
 import { expectedRecords } from './progress.js';
 import type { RunContext } from './tracked-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
@@ -85,16 +85,18 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   let passStartedAt = from?.passStartedAt ?? startedAt;
   let after = plan.after;
   let known: ReadonlyMap<string, string> = new Map();
+  let overlapBefore: PageOverlap | null = null;
   // Only the sweep's first batch starts its seen set afresh (ids of an abandoned sweep are forgotten).
   let freshSweep = !plan.resumed;
   // A record rejected by every pass is one record in quarantine.
   const rejected = new Set<string>();
   for (;;) {
     const resuming = after !== null && from !== null;
-    const signals = new PassSignals(
+    const signals: PassSignals = new PassSignals(
       passStartedAt,
       known,
       resuming ? { dirty: from.dirty === true, maxUpdatedAt: from.maxUpdatedAt ?? null } : null,
+      overlapBefore,
     );
     result.passes = pass;
     let passClean = false;
@@ -210,6 +212,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     }
     log.info({ pass, reason: seen.dirty }, 'the list moved under this pass: walking the window again');
     known = signals.recent;
+    overlapBefore = signals.pageOverlap();
     pass += 1;
     // The next pass starts now: the last answer's date is the latest server time known before its first request.
     passStartedAt = lastServerDate ?? now().toISOString();

@@ -19,6 +19,22 @@ describe('cursor paging', () => {
     }
   });
 
+  test('with overlappingPages each next page begins with the last record of the one before, under either cursor', async () => {
+    for (const cursorKind of ['keyset', 'offset'] as const) {
+      const sim = await start({ overlappingPages: true, cursorKind });
+      const truth = sim.admin.truth().records.contacts.map((r) => r.id);
+      const pages: string[][] = [];
+      let after: string | null = null;
+      do {
+        const page = await call(sim, 'GET', `/v1/contacts/?page_size=7${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+        pages.push(page.body.results.map((r: { id: string }) => r.id));
+        after = page.body.paging.next?.after ?? null;
+      } while (after !== null);
+      for (let i = 1; i < pages.length; i++) expect(pages[i]![0], cursorKind).toBe(pages[i - 1]!.at(-1));
+      expect(new Set(pages.flat()).size).toBe(truth.length);
+    }
+  });
+
   test('the list order is (updated_at, id) ascending and pages hold page_size records', async () => {
     const sim = await start();
     const first = await call(sim, 'GET', '/v1/contacts/?page_size=25');

@@ -64,4 +64,57 @@ describe('PassSignals', () => {
     second.observe([rec('b'.repeat(18), '2026-03-01T12:00:01Z')]);
     expect(second.snapshot().dirty).toBe('changed_during_pass');
   });
+
+  describe('pages that overlap (an inclusive cursor)', () => {
+    const id = (n: number) => String(n).padStart(18, 'x');
+    /** Pages of `size` records from `ids`, each beginning `overlap` records before the page before ended. */
+    const pages = (ids: number[], size: number, overlaps: number[]) => {
+      const out: Array<ReturnType<typeof rec>[]> = [];
+      let at = 0;
+      for (let page = 0; at < ids.length; page++) {
+        if (page > 0) at -= overlaps[page - 1] ?? 0;
+        out.push(ids.slice(at, at + size).map((n) => rec(id(n), before(n % 60))));
+        at += size;
+      }
+      return out;
+    };
+    const ids = Array.from({ length: 12 }, (_, i) => i);
+
+    it('finds a pass clean whose every page begins with the last record of the page before', () => {
+      const signals = new PassSignals(start);
+      for (const page of pages(ids, 4, [1, 1, 1])) signals.observe(page);
+      expect(signals.snapshot().dirty).toBeNull();
+      expect(signals.pageOverlap()).toEqual({ records: 1, boundaries: 3 });
+    });
+
+    it('finds a pass of one overlapping boundary unclean (it could be a record inserted behind an offset cursor), and the next pass that overlaps alike clean', () => {
+      const first = new PassSignals(start);
+      for (const page of pages(ids.slice(0, 7), 4, [1])) first.observe(page);
+      expect(first.snapshot().dirty).toBe('id_repeated');
+      const second = new PassSignals(start, first.recent, null, first.pageOverlap());
+      for (const page of pages(ids.slice(0, 7), 4, [1])) second.observe(page);
+      expect(second.snapshot().dirty).toBeNull();
+    });
+
+    it('finds a pass dirty where one boundary overlaps unlike the others: a record inserted (one more) or deleted (one fewer) behind the cursor', () => {
+      for (const overlaps of [
+        [1, 2, 1],
+        [1, 0, 1],
+        [0, 1, 0],
+      ]) {
+        const signals = new PassSignals(start);
+        for (const page of pages(ids, 4, overlaps)) signals.observe(page);
+        expect(signals.snapshot().dirty, overlaps.join()).toBe('id_repeated');
+        expect(signals.pageOverlap()).toBeNull();
+      }
+    });
+
+    it('does not take a record repeated at a boundary with another updated_at for an overlap', () => {
+      const signals = new PassSignals(start);
+      signals.observe([rec(id(1), before(1)), rec(id(2), before(2))]);
+      signals.observe([rec(id(2), before(3)), rec(id(3), before(4))]);
+      signals.observe([rec(id(3), before(4)), rec(id(4), before(5))]);
+      expect(signals.snapshot().dirty).toBe('id_repeated');
+    });
+  });
 });

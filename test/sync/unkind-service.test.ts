@@ -224,6 +224,47 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
   });
 });
 
+describe('pages that overlap (the spec does not say a next page begins after the last record given)', () => {
+  it.each(['keyset', 'offset'] as const)(
+    'a service whose next page repeats the last record given (%s cursors) is walked in one clean pass, and the watermark moves',
+    async (cursorKind) => {
+      let clock = Date.parse('2026-06-01T00:00:00Z');
+      harness = await startHarness({ seed: 60, size: SIZE, cursorKind, overlappingPages: true, now: () => clock });
+      const first = await harness.sync({ resources: ['deals'] });
+      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+      clock += 60 * MINUTE;
+      for (const record of harness.sim.admin.truth().records.deals.slice(0, 450)) {
+        clock += 1000;
+        harness.sim.admin.updateRecord('deals', record.id, { name: `renamed ${record.id}` });
+      }
+      clock += 10 * MINUTE;
+      const next = await harness.sync({ resources: ['deals'] });
+      expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+      expect(next.results[0]!.watermark).not.toBe(first.results[0]!.watermark);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    },
+  );
+
+  it('over overlapping pages, a record created behind an offset cursor in an id-ordered list makes the pass unclean, and the sync lists it', async () => {
+    harness = await startHarness({ seed: 61, size: SIZE, cursorKind: 'offset', listOrder: 'id', overlappingPages: true });
+    let behind: string | undefined;
+    harness.sim.admin.setOnListPage((event: ListPageEvent) => {
+      if (event.resource !== 'deals' || event.pageNumber !== 2 || behind !== undefined) return;
+      const last = event.served.at(-1)!.id;
+      // New ids are random: create until one sorts before the last record given, so the list shifts under the cursor.
+      for (let tries = 0; tries < 50 && behind === undefined; tries++) {
+        const { id } = event.admin.createRecord('deals', { name: `created mid-walk ${tries}` });
+        if (id < last) behind = id;
+      }
+    });
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(behind).toBeDefined();
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
 describe('a single view behind its list (the spec promises no consistency between them)', () => {
   it('a meeting log listed but whose single view answers not_found once is written, with its summaries, by the same sync', async () => {
     harness = await startHarness({ seed: 55, size: SIZE });
