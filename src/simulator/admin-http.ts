@@ -88,6 +88,8 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
   route('PUT', 'commit-lag', (_p, b) => (a.setCommitLag(b['ms'] as number, b['scope'] as CommitLagScope | undefined), { ok: true }));
   route('PUT', 'clock', (_p, b) => (a.setClock(b as ClockSettings), { ok: true }));
   route('POST', 'cursors/expire', (_p, b) => (a.expireCursors(b['answer'] as 'invalid_request' | 'not_found' | undefined), { ok: true }));
+  route('POST', 'replica', () => (a.keepReplica(), { ok: true }));
+  route('PUT', 'single-views', (_p, b) => (a.routeSingleViews(str(b, 'from') as 'primary' | 'replica'), { ok: true }));
   route('PUT', 'summary-statuses', (_p, b) => (a.setSummaryStatuses(b as unknown as SummaryStatuses), { ok: true }));
   route('GET', 'corruptions', () => a.corrupted());
   route(

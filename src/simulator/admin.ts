@@ -193,6 +193,8 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
       knobs.cursorEpoch += 1;
       knobs.refusedCursor = answer;
     },
+    keepReplica: () => data.keepReplica(),
+    routeSingleViews: (to) => data.routeSingleViews(to),
     setSummaryStatuses(statuses) {
       data.summaryStatuses = checkSummaryStatuses(statuses);
     },

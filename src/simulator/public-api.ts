@@ -255,8 +255,7 @@ export class PublicApi {
   }
 
   private getOne(resource: RecordResource, id: string): ApiResponse {
-    const record = this.data.requireVisible(resource, id);
-    return { status: 200, body: this.view(resource, record, true) };
+    return { status: 200, body: this.knobs.corruptions.record(resource, this.data.singleView(resource, id)) };
   }
 
   private create(resource: RecordResource, request: ApiRequest): ApiResponse {

@@ -42,6 +42,12 @@ export interface StoredSummary {
   updatedAt: number;
 }
 
+/** What a replica kept by `keepReplica` holds. */
+interface Replica {
+  records: Record<RecordResource, Map<string, StoredRecord>>;
+  summaries: Map<string, StoredSummary[]>;
+}
+
 export type ActivityResource = keyof typeof ACTIVITY_PARENT;
 
 export function isActivityResource(resource: RecordResource): resource is ActivityResource {
@@ -85,6 +91,9 @@ export class SalesData {
   lagScope: CommitLagScope = 'all';
   /** Names of summary statuses, for seeded and generated summaries. */
   summaryStatuses: SummaryStatuses = { pending: 'pending', final: ['completed', 'failed'] };
+  /** A replica that stopped applying changes when it was kept (`keepReplica`); single GETs read it while routed there. */
+  private replica: Replica | null = null;
+  private singleFromReplica = false;
 
   constructor(
     listOrder: ListOrder,
@@ -125,14 +134,14 @@ export class SalesData {
   }
 
   /** The single-record view: meeting logs add `summaries`. */
-  renderSingle(resource: RecordResource, record: StoredRecord): RecordView | MeetingLogView {
+  renderSingle(resource: RecordResource, record: StoredRecord, summaries = this.summaries): RecordView | MeetingLogView {
     const view = this.render(resource, record);
     if (resource !== 'meeting-logs') return view;
-    return { ...view, summaries: this.renderSummaries(record) };
+    return { ...view, summaries: this.renderSummaries(record, summaries) };
   }
 
-  renderSummaries(log: StoredRecord): Summary[] {
-    return (this.summaries.get(log.id) ?? []).map((s) => ({
+  renderSummaries(log: StoredRecord, summaries: ReadonlyMap<string, StoredSummary[]> = this.summaries): Summary[] {
+    return (summaries.get(log.id) ?? []).map((s) => ({
       summary_type: s.summary_type,
       result_type: s.result_type,
       text: s.text,
@@ -181,6 +190,34 @@ export class SalesData {
     const live = this.stores[resource].get(id);
     if (this.lagScope === 'single') return live;
     return live && (this.lag.resolve(resource, live) ?? undefined);
+  }
+
+  /** Keeps a replica of every record and summary as they stand now: it applies no later change. */
+  keepReplica(): void {
+    const records = {} as Replica['records'];
+    for (const resource of RECORD_RESOURCES) {
+      records[resource] = new Map([...this.stores[resource].values()].map((r) => [r.id, snapshot(r)]));
+    }
+    const summaries = new Map(
+      [...this.summaries].map(([id, list]) => [id, list.map((s) => ({ ...s, selections: s.selections.map((x) => ({ ...x })) }))]),
+    );
+    this.replica = { records, summaries };
+  }
+
+  /** Where single GETs read: the primary, or the replica kept last (which must exist). */
+  routeSingleViews(to: 'primary' | 'replica'): void {
+    if (to !== 'primary' && to !== 'replica') throw invalidRequest('to は primary または replica です。');
+    if (to === 'replica' && !this.replica) throw invalidRequest('レプリカがありません (keepReplica を先に呼んでください)。');
+    this.singleFromReplica = to === 'replica';
+  }
+
+  /** The single GET's view: from the replica when routed there (404 for what it never held), else `requireVisible`. */
+  singleView(resource: RecordResource, id: string): RecordView | MeetingLogView {
+    if (!this.singleFromReplica || !this.replica) return this.renderSingle(resource, this.requireVisible(resource, id));
+    if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
+    const record = this.replica.records[resource].get(id);
+    if (!record) throw notFound();
+    return this.renderSingle(resource, record, this.replica.summaries);
   }
 
   /** The version the single GET shows (held back by the commit lag whatever its scope), or 404 `not_found`. */

@@ -385,6 +385,16 @@ export interface SimulatorAdmin {
    * lives, so a service may expire them, or change their key at a deploy.
    */
   expireCursors(answer?: 'invalid_request' | 'not_found'): void;
+  /**
+   * Keeps a replica of every record and summary as they stand now; it applies no later change (a create is not
+   * in it, a deleted record still is). Replaces the replica kept before.
+   */
+  keepReplica(): void;
+  /**
+   * Where single GETs read: `'replica'` (the one kept last, however far behind) or `'primary'` (the default).
+   * The spec promises no consistency between a list and a single view, nor between two single views.
+   */
+  routeSingleViews(to: 'primary' | 'replica'): void;
   /** Names used by summaries generated from now on (stored summaries keep theirs). */
   setSummaryStatuses(statuses: SummaryStatuses): void;
   /** Renders the record broken in public responses until repaired (replaces an earlier corruption of it). */

@@ -1,6 +1,6 @@
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
-import { minusMs } from '../core/time.js';
+import { compareInstants, minusMs } from '../core/time.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import { fanOut } from './fan-out.js';
 import type { ResourceResult, SyncDeps, SyncSettings } from './context.js';
@@ -15,6 +15,8 @@ export interface SummariesResult extends ResourceResult {
   candidates: number;
   /** Logs whose single view answered `not_found` (deleted; the next reconcile confirms and marks them). */
   vanished: number;
+  /** Logs whose single view was older than the warehouse's row (a replica behind): left due, for the next run. */
+  behind: number;
 }
 
 /** Logs created at or after this instant are in the window. Pure. */
@@ -43,9 +45,15 @@ export function refreshSummaries(deps: SyncDeps, settings: SyncSettings): Promis
       lane: 'summaries',
       name: 'summaries refresh',
       logFields: { summaries: true },
-      extra: { candidates: 0, vanished: 0 },
+      extra: { candidates: 0, vanished: 0, behind: 0 },
       figures: (r) => ({ pages: 0, records: r.details, changed: r.summariesChanged, deleted: null }),
-      logLine: (r) => ({ candidates: r.candidates, fetched: r.details, changed: r.summariesChanged, vanished: r.vanished }),
+      logLine: (r) => ({
+        candidates: r.candidates,
+        fetched: r.details,
+        changed: r.summariesChanged,
+        vanished: r.vanished,
+        behind: r.behind,
+      }),
     },
     async ({ api, log, result, progress, report, runId, now }) => {
       report('properties');
@@ -66,10 +74,17 @@ export function refreshSummaries(deps: SyncDeps, settings: SyncSettings): Promis
         const read = await fetchSingleViews(api, chunk, settings.detailConcurrency, signal);
         result.details += chunk.length;
         result.vanished += read.vanished;
+        // A single view older than the row it would refresh comes from a replica behind: its summaries are of that
+        // older version. Left out, the log stays due and is read again by the next run.
+        const current = read.views.filter((v) => compareInstants(v.record.updated_at, due.get(v.record.id)!) >= 0);
+        result.behind += read.views.length - current.length;
+        if (current.length < read.views.length) {
+          log.info({ behind: read.views.length - current.length }, 'single views older than the warehouse: left for the next run');
+        }
         report('committing');
-        const summaries = new Map<string, MeetingLogSummary[]>(read.views.map((v) => [v.record.id, v.summaries]));
+        const summaries = new Map<string, MeetingLogSummary[]>(current.map((v) => [v.record.id, v.summaries]));
         const moved = logsNeedingDetail(
-          read.views.map((v) => v.record),
+          current.map((v) => v.record),
           due,
         );
         const committed = await warehouse.commitBatch('meeting-logs', {

@@ -73,6 +73,29 @@ describe('commitLagMs', () => {
     expect((await call(sim, 'GET', `/v1/companies/${created.id}/`)).body).toEqual(created);
   });
 
+  test('single GETs routed to a kept replica show records and summaries as they stood when it was kept, until routed back', async () => {
+    const sim = await start();
+    const [log] = sim.admin.truth().records['meeting-logs'];
+    const before = (await call(sim, 'GET', `/v1/meeting-logs/${log!.id}/`)).body;
+    sim.admin.keepReplica();
+    const updated = sim.admin.updateRecord('meeting-logs', log!.id, { meeting_name: 'after the replica stopped' });
+    sim.admin.generateSummaries(log!.id);
+    const created = sim.admin.createRecord('companies', { name: 'レプリカにない社' });
+    const gone = sim.admin.truth().records.deals[0]!;
+    sim.admin.deleteRecord('deals', gone.id);
+    sim.admin.routeSingleViews('replica');
+    expect((await call(sim, 'GET', `/v1/meeting-logs/${log!.id}/`)).body).toEqual(before);
+    expect((await call(sim, 'GET', `/v1/companies/${created.id}/`)).status).toBe(404);
+    expect((await call(sim, 'GET', `/v1/deals/${gone.id}/`)).body).toEqual(gone);
+    // Lists read the primary.
+    expect((await walkList(sim, '/v1/meeting-logs/', { page_size: '200' })).find((r) => r.id === log!.id)).toMatchObject({
+      updated_at: updated.updated_at,
+    });
+    sim.admin.routeSingleViews('primary');
+    const now = (await call(sim, 'GET', `/v1/meeting-logs/${log!.id}/`)).body;
+    expect(now).toMatchObject({ updated_at: updated.updated_at, summaries: sim.admin.truth().summaries[log!.id] });
+  });
+
   test('an activity moves its parent only after the lag; successive changes surface one by one', async () => {
     const clock = manualClock(Date.UTC(2025, 5, 1));
     const sim = await start({ now: clock.now, commitLagMs: 10_000 });

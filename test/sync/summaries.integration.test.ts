@@ -102,6 +102,35 @@ describe('summary lifecycle against the simulator', () => {
     await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
   });
 
+  it("a single view older than the warehouse's row (a replica behind) does not take the log's summaries back: the log stays due and the next read writes it", async () => {
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 46, size: SMALL, now: () => clock, summaryStatuses: { pending: 'queued', final: ['done'] } });
+    const { sim } = harness;
+    const { activity: log } = sim.admin.recordActivity('meeting-logs', sim.admin.truth().records.deals[0]!.id);
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    // A replica stops here: it will show the log as it was, with no summaries.
+    sim.admin.keepReplica();
+    clock += 60_000;
+    sim.admin.updateRecord('meeting-logs', log.id, { meeting_name: 'renamed after the replica stopped' });
+    sim.admin.generateSummaries(log.id);
+    clock += HOUR;
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
+
+    // The re-read, due an hour on, meets the replica.
+    sim.admin.routeSingleViews('replica');
+    clock += 2 * HOUR;
+    const stale = await processSummariesJob(summariesEnv(harness));
+    expect(stale).toMatchObject({ outcome: 'succeeded', candidates: 1, behind: 1, summariesChanged: 0 });
+    await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
+
+    sim.admin.routeSingleViews('primary');
+    sim.admin.generateSummaries(log.id);
+    const caughtUp = await processSummariesJob(summariesEnv(harness));
+    expect(caughtUp).toMatchObject({ outcome: 'succeeded', candidates: 1, behind: 0, summariesChanged: 1 });
+    await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
+  });
+
   it('a window of zero leaves every log alone', async () => {
     harness = await startHarness({ seed: 42, size: SMALL });
     const deal = harness.sim.admin.truth().records.deals[0]!;
