@@ -162,7 +162,7 @@ export function salesApiErrorFromResponse(
 export function parseErrorEnvelope(body: string): ErrorEnvelope['error'] | null {
   let json: unknown;
   try {
-    json = JSON.parse(body);
+    json = JSON.parse(body.startsWith('\uFEFF') ? body.slice(1) : body);
   } catch {
     return null;
   }

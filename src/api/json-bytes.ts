@@ -31,8 +31,20 @@ interface MemberArray {
   elements: number[];
 }
 
-/** JSON.parse of the bytes' UTF-8 text; throws what JSON.parse throws for a body that is not JSON. */
+/**
+ * JSON.parse of the bytes' UTF-8 text; throws what JSON.parse throws for a body that is not JSON. A leading byte
+ * order mark is skipped (RFC 8259 lets a parser ignore one). Every string comes out well formed: a lone UTF-16
+ * surrogate (a `\ud83d` escape, text cut inside an emoji) is valid JSON, but neither UTF-8 nor DuckDB can hold
+ * it, so it becomes U+FFFD, as the UTF-8 decoder makes of any byte that is no character.
+ */
 export function parseJsonBytes(bytes: Buffer): unknown {
+  const body = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+  const value = parseBody(body);
+  // A surrogate can only arrive escaped: a body without `\ud` / `\uD` has none to mend.
+  return body.includes('\\ud') || body.includes('\\uD') ? wellFormed(value) : value;
+}
+
+function parseBody(bytes: Buffer): unknown {
   if (bytes.length <= WHOLE_BYTES) return JSON.parse(bytes.toString('utf8'));
   const arrays = memberArrays(bytes);
   // Anything the scan does not follow (not an object, not well nested) is JSON.parse's to accept or reject.
@@ -156,4 +168,27 @@ function memberArrays(bytes: Buffer): MemberArray[] | null {
     }
   }
   return open.length === 0 ? arrays : null;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** `value` with every string (object keys too) made well formed: each lone surrogate replaced by U+FFFD. */
+export function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(LONE_SURROGATE, '\uFFFD');
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) value[i] = wellFormed(value[i]);
+    return value;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    const mended = key.replace(LONE_SURROGATE, '\uFFFD');
+    const inner = wellFormed(object[key]);
+    if (mended === key) object[key] = inner;
+    else {
+      delete object[key];
+      Object.defineProperty(object, mended, { value: inner, writable: true, enumerable: true, configurable: true });
+    }
+  }
+  return object;
 }

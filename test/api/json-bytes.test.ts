@@ -91,6 +91,30 @@ describe('parseJsonBytes', () => {
     }
   });
 
+  it('mends a lone surrogate in any string, keys included, to U+FFFD, small body or large, and keeps a pair whole', () => {
+    const cut = '商談メモ😀'.slice(0, 5);
+    const record = (i: number) => ({ id: `r${i}`, properties: { memo: i === 150 ? cut : '😀 whole', [`k${cut}`]: [cut, 'ok'] } });
+    for (const count of [1, 300]) {
+      const bytes = Buffer.from(JSON.stringify({ results: Array.from({ length: count }, (_, i) => record(i)), paging: { next: null } }));
+      expect(bytes.includes('\\ud83d')).toBe(true);
+      const parsed = parseJsonBytes(bytes) as { results: Array<{ properties: Record<string, unknown> }> };
+      const last = parsed.results.at(-1)!.properties;
+      expect(last[`k商談メモ\uFFFD`]).toEqual(['商談メモ\uFFFD', 'ok']);
+      if (count === 300) expect(parsed.results[150]!.properties.memo).toBe('商談メモ\uFFFD');
+      expect(parsed.results[0]!.properties.memo).toBe(count === 1 ? '😀 whole' : '😀 whole');
+      expect(JSON.stringify(parsed)).not.toMatch(/\\ud[89a-f]/i);
+    }
+  });
+
+  it('skips a leading byte order mark, which JSON.parse would reject, small body or large', () => {
+    const pad = 'x'.repeat(40_000);
+    expect(parseJsonBytes(Buffer.from(`\uFEFF{"results":[],"pad":"${pad}"}`))).toEqual({ results: [], pad });
+    expect(parseJsonBytes(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"results":[],"paging":{"next":null}}')]))).toEqual({
+      results: [],
+      paging: { next: null },
+    });
+  });
+
   it('rejects exactly the large bodies JSON.parse rejects', () => {
     const pad = 'x'.repeat(40_000);
     const bad = [
@@ -105,7 +129,6 @@ describe('parseJsonBytes', () => {
       `{[1],"pad":"${pad}"}`,
       `{"results":[{"a":1],"pad":"${pad}"}`,
       `{"results":["\u0001"],"pad":"${pad}"}`,
-      `\uFEFF{"results":[],"pad":"${pad}"}`,
     ];
     for (const text of bad) {
       expect(reference(Buffer.from(text)), text.slice(0, 40)).toEqual({ threw: true });

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { wellFormed } from '../../src/api/json-bytes.js';
 import { RESOURCES, type RecordResourceName } from '../../src/core/resources.js';
 import { parseInstantMicros } from '../../src/core/time.js';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -49,6 +50,10 @@ export async function expectMirrorsTruth(
   options: { resources?: RecordResourceName[]; summaries?: boolean; users?: boolean; exclude?: readonly string[] } = {},
 ): Promise<void> {
   const truth = sim.admin.truth();
+  // What the warehouse can hold of the service's text: a lone surrogate arrives as U+FFFD (parseJsonBytes).
+  wellFormed(truth.records);
+  wellFormed(truth.summaries);
+  wellFormed(truth.users);
   // Records left out on purpose (in quarantine): neither side is compared for them.
   const excluded = new Set(options.exclude ?? []);
   const resources = options.resources ?? (RESOURCES.filter((r) => r.shape === 'record').map((r) => r.name) as RecordResourceName[]);

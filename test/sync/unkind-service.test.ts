@@ -265,6 +265,28 @@ describe('pages that overlap (the spec does not say a next page begins after the
   });
 });
 
+describe('text the warehouse cannot hold as sent', () => {
+  it('a value and an option label cut inside an emoji (a lone surrogate, valid JSON) are stored with U+FFFD, and the resource keeps syncing', async () => {
+    harness = await startHarness({ seed: 62, size: SIZE });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const cut = '商談メモ😀'.slice(0, 5);
+    const deals = harness.sim.admin.truth().records.deals;
+    for (const deal of deals.slice(0, 10)) harness.sim.admin.updateRecord('deals', deal.id, { name: `renamed ${deal.id}` });
+    harness.sim.admin.updateRecord('deals', deals[20]!.id, { name: cut });
+    const stage = harness.sim.admin.truth().properties.deals.find((d) => d.api_name === 'stage')!;
+    harness.sim.admin.updatePropertyOptions('deals', 'stage', [...stage.options!, { value: 'cut_label', label: cut }]);
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', rejected: 0 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    expect(await harness.env().warehouse.query(`SELECT name FROM deals WHERE id = '${deals[20]!.id}'`)).toEqual([
+      { name: '商談メモ\uFFFD' },
+    ]);
+    expect(
+      await harness.env().warehouse.query(`SELECT label FROM property_options WHERE resource = 'deals' AND value = 'cut_label'`),
+    ).toEqual([{ label: '商談メモ\uFFFD' }]);
+  });
+});
+
 describe('a single view behind its list (the spec promises no consistency between them)', () => {
   it('a meeting log listed but whose single view answers not_found once is written, with its summaries, by the same sync', async () => {
     harness = await startHarness({ seed: 55, size: SIZE });
