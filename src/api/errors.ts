@@ -159,6 +159,17 @@ export function salesApiErrorFromResponse(
   });
 }
 
+/**
+ * Whether a non-2xx answer says the key is rate-limited: a 429, or the service's `rate_limited` code under another
+ * status (the spec: the status does not map one to one to the code, so clients branch on the code).
+ */
+export function isRateLimited(status: number, body: Buffer | undefined): boolean {
+  if (status === 429) return true;
+  // A 2xx (a page of records) is not read twice: its envelope, if it is one, is read with its body.
+  if (body === undefined || (status >= 200 && status < 300) || !body.includes('rate_limited')) return false;
+  return parseErrorEnvelope(body.toString('utf8'))?.code === 'rate_limited';
+}
+
 export function parseErrorEnvelope(body: string): ErrorEnvelope['error'] | null {
   let json: unknown;
   try {

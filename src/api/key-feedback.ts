@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { RateLimiter } from '../core/rate-limiter.js';
 import type { KeyPool } from './keys.js';
 import type { RequestSpec } from './request.js';
+import { isRateLimited } from './errors.js';
 import { rateLimitObservation, retryAfterOf } from './response-headers.js';
 import { waitTooLong, type ResolvedRetryOptions, type ServiceWait } from './retry.js';
 
@@ -19,7 +20,7 @@ export interface KeyFeedback {
    */
   noteAnswer(
     keyId: string,
-    answer: { status: number; headers: Response['headers'] },
+    answer: { status: number; headers: Response['headers']; body?: Buffer },
     request: Pick<RequestSpec<unknown>, 'method' | 'path'>,
   ): { retryAfterMs: number | null; tooLong: ServiceWait | null };
   /**
@@ -42,10 +43,10 @@ export function createKeyFeedback(deps: {
 }): KeyFeedback {
   const { keys, limiter, log, retry } = deps;
   return {
-    noteAnswer(keyId, { status, headers }, request) {
+    noteAnswer(keyId, { status, headers, body }, request) {
       const now = Date.now();
       const observation = rateLimitObservation(headers, now);
-      const retryAfterMs = retryAfterOf(status, headers, now);
+      const retryAfterMs = retryAfterOf(isRateLimited(status, body), headers, now);
       const tooLong = waitTooLong(retryAfterMs, observation, now, retry);
       if (tooLong) {
         keys.setAside(keyId, { untilMs: now + tooLong.ms, source: tooLong.source, seenOn: `${status} ${request.method} ${request.path}` });

@@ -31,6 +31,7 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
   // error envelope is that error whatever the status, never a record that fails its check.
   const envelope = json.ok ? errorEnvelopeOf(json.value) : null;
   if (envelope !== null) {
+    if (envelope === 'rate_limited') return { kind: 'failed', failure: { kind: 'rate_limited', retryAfterMs }, invalidJson: false };
     const retriable = dispositionFor(envelope, response.status) === 'retriable';
     return { kind: 'failed', failure: { kind: 'status', status: response.status, retriable }, invalidJson: false };
   }
@@ -42,10 +43,14 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
   return { kind: 'failed', failure: { kind: 'invalid_body', detail: checked.detail }, invalidJson: !json.ok };
 }
 
-/** A non-2xx answer as a failure: a 429 with its Retry-After, else its status and whether its error code is retriable. */
+/**
+ * A non-2xx answer as a failure: a 429, or `rate_limited` under another status (clients branch on the code), with
+ * its Retry-After; else its status and whether its error code is retriable.
+ */
 export function statusFailure(response: Pick<RawResponse, 'status' | 'body'>, retryAfterMs: number | null): AttemptFailure {
   if (response.status === 429) return { kind: 'rate_limited', retryAfterMs };
   const code = parseErrorEnvelope(response.body.toString('utf8'))?.code ?? codeForStatus(response.status);
+  if (code === 'rate_limited') return { kind: 'rate_limited', retryAfterMs };
   return { kind: 'status', status: response.status, retriable: dispositionFor(code, response.status) === 'retriable' };
 }
 

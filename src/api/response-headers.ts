@@ -18,14 +18,18 @@ export function rateLimitObservation(headers: Headers, localNow: number = Date.n
   const serverDateMs = parseServerDateMs(header(headers, 'date'));
   return {
     limit: headerNumber(header(headers, 'x-ratelimit-limit')),
-    remaining: headerNumber(header(headers, 'x-ratelimit-remaining')),
+    // A negative count (a window overdrawn by requests in flight) is a spent window, as 0 is.
+    remaining: atLeastZero(headerNumber(header(headers, 'x-ratelimit-remaining'))),
     resetAt: resetAt === undefined || serverDateMs === null ? resetAt : localResetMs(resetAt, serverDateMs, localNow) / 1000,
   };
 }
 
-/** A 429's Retry-After in milliseconds, null for any other status: only a 429's is ours to honour. */
-export function retryAfterOf(status: number, headers: Headers, localNow: number): number | null {
-  if (status !== 429) return null;
+/**
+ * A rate-limited answer's Retry-After in milliseconds (a 429, or the envelope's `rate_limited` under another status:
+ * see `isRateLimited`), null for any other answer: only those are ours to honour.
+ */
+export function retryAfterOf(rateLimited: boolean, headers: Headers, localNow: number): number | null {
+  if (!rateLimited) return null;
   // An HTTP date in it is on the server's clock, like the reset.
   return parseRetryAfterMs(header(headers, 'retry-after'), parseServerDateMs(header(headers, 'date')) ?? localNow);
 }
@@ -38,6 +42,10 @@ export function serverDateOf(headers: Headers): string | null {
 function header(headers: Headers, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+function atLeastZero(n: number | undefined): number | undefined {
+  return n === undefined ? undefined : Math.max(0, n);
 }
 
 function headerNumber(value: string | undefined): number | undefined {

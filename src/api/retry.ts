@@ -114,9 +114,14 @@ export function parseRetryAfterMs(header: string | undefined, now: number = Date
 /** The `Date` response header (RFC 9110 IMF-fixdate, whole seconds) as epoch milliseconds. Null when absent or unreadable. */
 export function parseServerDateMs(header: string | undefined): number | null {
   if (header === undefined || header.trim() === '') return null;
-  const at = Date.parse(header);
+  // HTTP's obsolete asctime form names no zone but means UTC; Date.parse would read it on the local clock.
+  const asctime = ASCTIME.exec(header.trim());
+  const at = Date.parse(asctime ? `${asctime[2]} ${asctime[1]} ${asctime[4]} ${asctime[3]} GMT` : header);
   return Number.isNaN(at) ? null : at;
 }
+
+/** `Sun Nov  6 08:49:37 1994` (RFC 9110 §5.6.7): month, day, time, year. */
+const ASCTIME = /^[A-Za-z]{3} ([A-Za-z]{3}) +(\d{1,2}) (\d{2}:\d{2}:\d{2}) (\d{4})$/;
 
 /**
  * The `Date` response header as ISO 8601 UTC without fractional seconds, e.g. `2024-05-01T09:30:00Z`. Null when

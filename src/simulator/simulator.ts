@@ -182,14 +182,16 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         res.end(html);
         return;
       }
-      case 'rateLimit': {
-        stats.record(method, path, token, 429);
+      case 'rateLimit':
+      case 'rateLimit503': {
+        const status = kind === 'rateLimit' ? 429 : 503;
+        stats.record(method, path, token, status);
         const { retryAfterSeconds, remaining, resetSeconds } = faults.spuriousRateLimit();
         // The reset is on the service's clock, the one the Date header shows.
         const serverNow = nowMs() + knobs.clock.dateSkewMs;
         sendJson(
           res,
-          429,
+          status,
           { error: { code: 'rate_limited', message: MESSAGES.rate_limited } },
           {
             ...dateHeader(res),

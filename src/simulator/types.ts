@@ -100,6 +100,11 @@ export type FaultKind =
    */
   | 'error200'
   /**
+   * Scripted only (failNext): a spurious 429's answer (see `rateLimit`) under status 503: the spec gives 429 for an
+   * exceeded limit but says the status does not map one to one to the code, and a gateway may answer so.
+   */
+  | 'rateLimit503'
+  /**
    * Scripted only (failNext): the next record-list request that carries an `after` cursor is served normally, but
    * its `paging.next` points at the request's own cursor, so a client following it gets the same page again.
    * Requests without a cursor (and every other request) leave it armed.
@@ -120,6 +125,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'notFound',
   'gateway404',
   'error200',
+  'rateLimit503',
   'repeatPage',
 ];
 

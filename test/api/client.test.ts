@@ -633,6 +633,25 @@ describe('retries', () => {
     expect(api.stats()).toMatchObject({ requests: 2, retries: 1, rateLimited: 1 });
   });
 
+  it.each([503, 403])(
+    'reads rate_limited under status %i as a 429: waits out its Retry-After with the key paused, spending no retry',
+    async (status) => {
+      const { api, service, limiter } = await setup(
+        sequence(
+          (_req, res) => sendJson(res, status, errorBody('rate_limited', '制限超過'), { 'retry-after': '1' }),
+          (_req, res) => sendJson(res, 200, listBody([], null)),
+        ),
+        { retry: { ...FAST_RETRY, limit: 0 } },
+      );
+      const started = Date.now();
+      await api.listPage('deals');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+      expect(limiter.paused).toEqual([{ keyId: FINGERPRINT, ms: 1000 }]);
+      expect(service.requests).toHaveLength(2);
+      expect(api.stats()).toMatchObject({ requests: 2, rateLimited: 1 });
+    },
+  );
+
   it('fails at once with a one-line rate_limited saying how long Retry-After asked, without pausing the key that long', async () => {
     const { api, service, limiter } = await setup((_req, res) =>
       sendJson(res, 429, errorBody('rate_limited', '制限超過'), { 'retry-after': '3600' }),

@@ -7,6 +7,7 @@ import {
   codeForStatus,
   dispositionFor,
   formatWait,
+  isRateLimited,
   looksLikeApiKey,
   salesApiErrorFromResponse,
 } from '../../src/api/errors.js';
@@ -37,6 +38,18 @@ describe('dispositionFor', () => {
   it('judges an unknown code by its status: 5xx retriable, others fatal', () => {
     expect(dispositionFor('quota_exceeded', 503)).toBe('retriable');
     expect(dispositionFor('conflict', 409)).toBe('fatal');
+  });
+});
+
+describe('isRateLimited', () => {
+  it('is a 429, or the rate_limited code under another error status, never a 2xx or another code', () => {
+    const envelope = (code: string) => Buffer.from(JSON.stringify({ error: { code, message: '制限超過' } }));
+    expect(isRateLimited(429, undefined)).toBe(true);
+    expect(isRateLimited(503, envelope('rate_limited'))).toBe(true);
+    expect(isRateLimited(403, envelope('rate_limited'))).toBe(true);
+    expect(isRateLimited(503, envelope('internal_error'))).toBe(false);
+    expect(isRateLimited(200, envelope('rate_limited'))).toBe(false);
+    expect(isRateLimited(503, Buffer.from('<html>rate_limited</html>'))).toBe(false);
   });
 });
 

@@ -14,6 +14,10 @@ describe('rateLimitObservation', () => {
     expect(observation).toEqual({ limit: 1000, remaining: 0, resetAt: (localNow + 5000) / 1000 });
   });
 
+  it('reads a negative remaining (a window overdrawn) as a spent one', () => {
+    expect(rateLimitObservation({ 'x-ratelimit-remaining': '-3' }).remaining).toBe(0);
+  });
+
   it('keeps the reset as given without a Date header, and leaves missing or unreadable headers undefined', () => {
     expect(rateLimitObservation({ 'x-ratelimit-reset': '1700000000', 'x-ratelimit-remaining': 'soon', 'x-ratelimit-limit': ' ' })).toEqual({
       limit: undefined,
@@ -24,14 +28,14 @@ describe('rateLimitObservation', () => {
 });
 
 describe('retryAfterOf', () => {
-  it("reads only a 429's Retry-After", () => {
-    expect(retryAfterOf(429, { 'retry-after': '3' }, 0)).toBe(3000);
-    expect(retryAfterOf(503, { 'retry-after': '3' }, 0)).toBeNull();
+  it("reads only a rate-limited answer's Retry-After", () => {
+    expect(retryAfterOf(true, { 'retry-after': '3' }, 0)).toBe(3000);
+    expect(retryAfterOf(false, { 'retry-after': '3' }, 0)).toBeNull();
   });
 
   it("reads an HTTP-date Retry-After against the server's Date, not the local clock", () => {
     const later = new Date(serverMs + 4000).toUTCString();
-    expect(retryAfterOf(429, { 'retry-after': later, date: serverDate }, serverMs + 3_600_000)).toBe(4000);
+    expect(retryAfterOf(true, { 'retry-after': later, date: serverDate }, serverMs + 3_600_000)).toBe(4000);
   });
 });
 

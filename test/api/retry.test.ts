@@ -128,6 +128,21 @@ describe('parseServerDate', () => {
     expect(parseServerDate('Wed, 01 May 2024 09:30:05 GMT')).toBe('2024-05-01T09:30:05Z');
   });
 
+  it("reads HTTP's obsolete forms as UTC whatever the machine's time zone (asctime names none)", () => {
+    const zone = process.env['TZ'];
+    try {
+      for (const tz of ['UTC', 'Asia/Tokyo', 'America/New_York']) {
+        process.env['TZ'] = tz;
+        expect(parseServerDate('Wed May  1 09:30:05 2024'), tz).toBe('2024-05-01T09:30:05Z');
+        expect(parseServerDate('Wednesday, 01-May-24 09:30:05 GMT'), tz).toBe('2024-05-01T09:30:05Z');
+        expect(parseServerDate('Wed, 01 May 2024 09:30:05 GMT'), tz).toBe('2024-05-01T09:30:05Z');
+      }
+    } finally {
+      if (zone === undefined) delete process.env['TZ'];
+      else process.env['TZ'] = zone;
+    }
+  });
+
   it('is null when the header is absent, empty or garbage', () => {
     expect(parseServerDate(undefined)).toBeNull();
     expect(parseServerDate('')).toBeNull();

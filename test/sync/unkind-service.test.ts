@@ -460,6 +460,15 @@ describe('an error answered with a success status (the spec leaves the statuses 
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
   });
 
+  it('rate_limited answered under status 503 is waited out as a 429 (the key paused), not retried as a server error', async () => {
+    harness = await startHarness({ seed: 63, size: SIZE, faults: { rateLimitRetryAfterSeconds: 0 } });
+    harness.sim.admin.failNext(2, 'rateLimit503', '/v1/deals/');
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(harness.sim.admin.stats().faults.rateLimit503).toBe(2);
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', rateLimited: 2 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it("a list page answered 200 with the service's internal_error envelope is retried like a 500", async () => {
     harness = await startHarness({ seed: 59, size: SIZE });
     harness.sim.admin.failNext(2, 'error200', '/v1/deals/');
