@@ -30,7 +30,7 @@ import type {
   WarehouseOptions,
 } from './types.js';
 import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
-import { assignColumnNames, quoteIdentifier } from './identifiers.js';
+import { assignColumnNames, distinctDefinitions, quoteIdentifier } from './identifiers.js';
 import { type ChunkSpill, dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { SlabPool } from './slab-pool.js';
 import { encodeInTurns } from './encode-turns.js';
@@ -535,10 +535,17 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
     ensureSchema: () => serialized('ensureSchema', 'write', async () => undefined),
 
-    applyPropertyDefinitions: (resource: RecordResourceName, definitions: PropertyDefinition[]): Promise<ColumnPlan[]> =>
+    applyPropertyDefinitions: (resource: RecordResourceName, listed: PropertyDefinition[]): Promise<ColumnPlan[]> =>
       serialized('applyPropertyDefinitions', 'write', async (connection) => {
         factsOf(connection).plans.delete(resource);
         factsOf(connection).kept.delete(resource);
+        const { definitions, duplicated } = distinctDefinitions(listed, await readAssignments(connection, resource));
+        if (duplicated.length > 0) {
+          logger?.warn(
+            { resource, apiNames: duplicated },
+            'the service lists these properties more than once: one definition of each is kept',
+          );
+        }
         // Adding columns fills them in every stored row: that needs what a commit into the widened table needs.
         const columnsBefore = (await tableColumns(connection, tableOf(resource))) ?? [];
         const { plan: widened } = assignColumnNames(await readAssignments(connection, resource), definitions, columnsBefore);

@@ -66,6 +66,39 @@ function compareCodeUnits(a: string, b: string): number {
 }
 
 /**
+ * One definition per api_name, whatever order the service lists duplicates in (the spec does not rule them out):
+ * of a name listed more than once, the entry whose type keeps its stored column, else the least by type, display
+ * name and options. Taking the last listed, as a Map would, flipped the column's type with the listing order and
+ * added a column on every sync. Pure; `duplicated` names the api_names listed more than once.
+ */
+export function distinctDefinitions(
+  definitions: readonly PropertyDefinition[],
+  existing: readonly ColumnAssignment[],
+): { definitions: PropertyDefinition[]; duplicated: string[] } {
+  const groups = new Map<string, PropertyDefinition[]>();
+  for (const definition of definitions) {
+    const group = groups.get(definition.api_name);
+    if (group) group.push(definition);
+    else groups.set(definition.api_name, [definition]);
+  }
+  const storedType = new Map(existing.map((a) => [a.apiName, sqlTypeFor(a.propertyType)]));
+  const key = (d: PropertyDefinition) => `${d.property_type}\u0000${d.display_name}\u0000${JSON.stringify(d.options ?? [])}`;
+  const duplicated: string[] = [];
+  const chosen: PropertyDefinition[] = [];
+  for (const [apiName, group] of groups) {
+    if (group.length === 1) {
+      chosen.push(group[0]!);
+      continue;
+    }
+    duplicated.push(apiName);
+    const ordered = [...group].sort((a, b) => compareCodeUnits(key(a), key(b)));
+    const stored = storedType.get(apiName);
+    chosen.push(ordered.find((d) => stored !== undefined && sqlTypeFor(d.property_type) === stored) ?? ordered[0]!);
+  }
+  return { definitions: chosen, duplicated };
+}
+
+/**
  * Decide each definition's column. Pure and deterministic:
  * - an existing assignment whose SQL type is unchanged keeps its column forever;
  * - a new property takes its api_name (a NUL in it becomes U+FFFD); a type change takes `<api_name>__<type>`
@@ -84,7 +117,7 @@ export function assignColumnNames(
     [...SYSTEM_COLUMNS, ...RESERVED_COLUMNS, ...existingColumns, ...existing.map((a) => a.columnName)].map(foldCase),
   );
   const byApiName = new Map(existing.map((a) => [a.apiName, a]));
-  // The last listing of a duplicated api_name wins.
+  // Callers pass distinct definitions (distinctDefinitions); of a duplicate the last listed would win here.
   const unique = new Map(definitions.map((d) => [d.api_name, d]));
 
   const chosen = new Map<string, { columnName: string; isNew: boolean }>();

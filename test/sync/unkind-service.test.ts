@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PAGE_SIZE } from '../../src/api/client.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
+import type { PropertyDefinition } from '../../src/core/types.js';
 import type { ListPageEvent } from '../../src/simulator/index.js';
 import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { startTamperProxy } from '../support/tamper-proxy.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -262,6 +264,34 @@ describe('pages that overlap (the spec does not say a next page begins after the
     expect(behind).toBeDefined();
     expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
+describe('definitions listed twice (the spec does not say an api_name is listed once)', () => {
+  it('a property listed twice with two types, in an order that alternates, keeps one column and one type sync after sync', async () => {
+    harness = await startHarness({ seed: 64, size: SIZE });
+    let calls = 0;
+    const proxy = await startTamperProxy(harness.url, (path, body) => {
+      if (path !== '/v1/deals/properties/') return undefined;
+      const { results } = body as { results: PropertyDefinition[] };
+      calls += 1;
+      const twice = { ...results.find((d) => d.api_name === 'dK3mP9xQ')!, property_type: 'text' };
+      return { results: calls % 2 ? [...results, twice] : [twice, ...results] };
+    });
+    try {
+      for (let run = 1; run <= 4; run += 1) {
+        harness.sim.admin.mutateRandom(5, run, ['update']);
+        expect((await harness.sync({ resources: ['deals'], config: { baseUrl: proxy.url } })).ok).toBe(true);
+      }
+      const warehouse = harness.env().warehouse;
+      expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM property_type_changes`)).toEqual([{ n: 0 }]);
+      expect(
+        await warehouse.query(`SELECT column_name FROM duckdb_columns() WHERE table_name = 'deals' AND column_name ILIKE 'dK3mP9xQ%'`),
+      ).toEqual([{ column_name: 'dK3mP9xQ' }]);
+      await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

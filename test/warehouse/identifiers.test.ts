@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PropertyDefinition } from '../../src/core/types.js';
-import { assignColumnNames, quoteIdentifier, type ColumnAssignment } from '../../src/warehouse/identifiers.js';
+import { assignColumnNames, distinctDefinitions, quoteIdentifier, type ColumnAssignment } from '../../src/warehouse/identifiers.js';
 import { findSchemaDir, recordTableDdl } from '../../src/warehouse/schema.js';
 
 function def(api_name: string, property_type = 'text'): PropertyDefinition {
@@ -21,6 +21,26 @@ describe('quoteIdentifier', () => {
       { apiName: 'a', columnName: 'x"; DROP TABLE deals; --', propertyType: 'text', sqlType: 'VARCHAR' },
     ]);
     expect(ddl).toContain('"x""; DROP TABLE deals; --" VARCHAR');
+  });
+});
+
+describe('distinctDefinitions', () => {
+  it('keeps one definition of an api_name listed twice, the same whichever comes first: the stored type, else the least', () => {
+    const twice = [def('dK3mP9xQ', 'number'), def('other'), def('dK3mP9xQ', 'text')];
+    const reversed = [...twice].reverse();
+    for (const listed of [twice, reversed]) {
+      expect(distinctDefinitions(listed, []).definitions.find((d) => d.api_name === 'dK3mP9xQ')!.property_type).toBe('number');
+      const stored: ColumnAssignment[] = [{ apiName: 'dK3mP9xQ', columnName: 'dK3mP9xQ', propertyType: 'text' }];
+      expect(distinctDefinitions(listed, stored)).toMatchObject({ duplicated: ['dK3mP9xQ'] });
+      expect(
+        distinctDefinitions(listed, stored)
+          .definitions.map((d) => [d.api_name, d.property_type])
+          .sort(),
+      ).toEqual([
+        ['dK3mP9xQ', 'text'],
+        ['other', 'text'],
+      ]);
+    }
   });
 });
 
