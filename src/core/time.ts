@@ -3,7 +3,7 @@
  * neither the offset nor the sub-millisecond digits, so instants are epoch microseconds in a bigint.
  */
 
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+const INSTANT = /^(\d{4,6})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
 const MICROS_PER_SECOND = 1_000_000n;
 const SECONDS_PER_DAY = 86_400n;
@@ -38,8 +38,9 @@ function daysInMonth(year: number, month: number): number {
   return MONTH_DAYS[month]!;
 }
 
+/** Year 0 is ISO 8601's 1 BC (proleptic Gregorian), which DuckDB holds too. */
 function validDate(year: number, month: number, day: number): boolean {
-  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+  return year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
 const digit = (text: string, i: number): number => text.charCodeAt(i) - 48;

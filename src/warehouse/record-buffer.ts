@@ -113,8 +113,7 @@ export class EncodedRecords implements RecordBuffer {
 
 // A stamp as one string: its canonical instant when fixed-width (compared as text), else the text it came as
 // (compared exactly, as `atOrAfter` does, by parsing). Half the memory of the pair, for every record of a batch.
-// Year 0000 (year 1 moved back by an offset) is no instant to read back: its text is kept.
-const pack = (stamp: Stamp): string => (isFixedWidth(stamp.instant) && !stamp.instant.startsWith('0000') ? stamp.instant : stamp.text);
+const pack = (stamp: Stamp): string => (isFixedWidth(stamp.instant) ? stamp.instant : stamp.text);
 const unpack = (packed: string): Stamp => {
   const instant = canonicalInstant(packed)!;
   return { instant, text: packed };

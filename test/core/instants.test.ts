@@ -45,9 +45,11 @@ describe('parseDateDays', () => {
     expect(parseDateDays('2026-01-31')).toBe(daysFromCivil(2026, 1, 31));
     expect(parseDateDays('2000-02-29')).toBe(daysFromCivil(2000, 2, 29));
     expect(parseDateDays('0001-01-01')).toBe(daysFromCivil(1, 1, 1));
+    // Year 0 is ISO 8601's 1 BC, which DuckDB holds as 0001-01-01 (BC).
+    expect(parseDateDays('0000-01-01')).toBe(daysFromCivil(0, 1, 1));
     expect(parseDateDays('9999-12-31')).toBe(daysFromCivil(9999, 12, 31));
     expect(parseDateDays('1969-12-31')).toBe(-1);
-    for (const text of ['1900-02-29', '0000-01-01', '2026-00-10', '2026-13-01', '2026-04-31', '2026-1-01', '2026-01-1', '2026/01/01']) {
+    for (const text of ['1900-02-29', '2026-00-10', '2026-13-01', '2026-04-31', '2026-1-01', '2026-01-1', '2026/01/01']) {
       expect(parseDateDays(text), text).toBeNull();
     }
     for (const text of [
@@ -130,6 +132,12 @@ describe('canonicalInstant', () => {
       expect(canonicalInstant(text), text).toBe(canonicalInstant(byPattern));
       expect(parseInstantMicros(text), text).toBe(parseInstantMicros(byPattern));
     }
+  });
+
+  it('reads instants in year 0 and past 9999, as an offset can put a date-time in UTC, and writes what it reads back', () => {
+    expect(canonicalInstant('0001-01-01T00:00:00+09:00')).toBe('0000-12-31T15:00:00.000000Z');
+    expect(canonicalInstant('9999-12-31T23:00-09:00')).toBe('10000-01-01T08:00:00.000000Z');
+    for (const text of ['0000-12-31T15:00:00.000000Z', '10000-01-01T08:00:00.000000Z']) expect(canonicalInstant(text)).toBe(text);
   });
 
   it('returns a canonical instant unchanged', () => {

@@ -267,6 +267,27 @@ describe('pages that overlap (the spec does not say a next page begins after the
   });
 });
 
+describe('dates at the ends of the calendar (the spec: a date, a date-time)', () => {
+  it('a date in year 0 and date-times an offset puts in year 0 or 10000 (in UTC) fill their typed columns', async () => {
+    harness = await startHarness({ seed: 65, size: SIZE });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const deals = harness.sim.admin.truth().records.deals;
+    const inUtc = deals.filter((d) => d.updated_at.endsWith('Z'));
+    harness.sim.admin.updateRecord('deals', inUtc[0]!.id, { dA7vL2nR: '0000-01-01' });
+    harness.sim.admin.updateRecord('deals', inUtc[1]!.id, { dT5wY8cE: '0001-01-01T00:00:00+09:00' });
+    harness.sim.admin.updateRecord('deals', inUtc[2]!.id, { dT5wY8cE: '9999-12-31T23:00:00-09:00' });
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', rejected: 0 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    const ids = inUtc.slice(0, 3).map((d) => `'${d.id}'`);
+    const typed = await harness
+      .env()
+      .warehouse.query(
+        `SELECT count(*)::INTEGER AS n FROM deals WHERE id IN (${ids.join(', ')}) AND coalesce("dA7vL2nR", "dT5wY8cE") IS NULL`,
+      );
+    expect(typed).toEqual([{ n: 0 }]);
+  });
+});
+
 describe('definitions listed twice (the spec does not say an api_name is listed once)', () => {
   it('a property listed twice with two types, in an order that alternates, keeps one column and one type sync after sync', async () => {
     harness = await startHarness({ seed: 64, size: SIZE });

@@ -74,7 +74,7 @@ describe('a batch encoded page by page', () => {
     records.push(deal(80, '9999-12-31T23:30:00-04:00', { name: 'year 10000, older' }));
     records.push(deal(81, '9999-12-31T23:30:00-04:00', { name: 'year 10000' }));
     records.push(deal(81, '9999-12-31T23:00:00-05:00', { name: 'year 10000, newer' }));
-    // Before year 1 by an offset: its canonical instant (year 0000) is not one a stamp can be read back from.
+    // Before year 1 by an offset: its canonical instant is in year 0000 (1 BC).
     records.push(deal(400, '0001-01-01T00:00:00+01:00', { name: 'year 0' }));
     records.push(deal(400, '0001-01-01T00:30:00+01:00', { name: 'year 0, newer' }));
     records.push(deal(400, '9999-12-31T23:00:00-05:00', { name: 'year 10000, newest' }));
