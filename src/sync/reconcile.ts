@@ -66,11 +66,16 @@ export function planSweep(state: Pick<ResourceState, 'walk'>): WalkPlan {
 
 /**
  * Whether a sweep may mark its confirmed-missing rows deleted without `force`: more than `share` of the live
- * rows missing at once is likelier a service fault (an empty answer, a key that sees less) than deletions. Pure.
+ * rows missing at once is likelier a service fault (an empty answer, a key that sees less) than deletions. A few
+ * rows are always allowed (unless `share` is 0): else one deletion in a table of nine failed every reconcile until
+ * someone gave `--force`. A row marked so by mistake is unmarked when it is listed again. Pure.
  */
 export function deletionsAllowed(missing: number, live: number, share: number, force: boolean): boolean {
-  return force || missing === 0 || missing <= share * live;
+  return force || missing === 0 || missing <= Math.max(share * live, share > 0 ? DELETIONS_ALWAYS_ALLOWED : 0);
 }
+
+/** Confirmed deletions a sweep marks whatever the table's size (see `deletionsAllowed`). */
+export const DELETIONS_ALWAYS_ALLOWED = 5;
 
 /** Check the connection, then sweep the resources in parallel. */
 export async function runReconcile(deps: SyncDeps, settings: SyncSettings, options: ReconcileRunOptions): Promise<ReconcileReport> {

@@ -31,6 +31,13 @@ describe('deletionsAllowed', () => {
     expect(deletionsAllowed(11, 100, 0.1, true)).toBe(true);
   });
 
+  it("lets a small table's few deletions through (up to 5), unless the share is 0", () => {
+    expect(deletionsAllowed(1, 9, 0.1, false)).toBe(true);
+    expect(deletionsAllowed(5, 20, 0.1, false)).toBe(true);
+    expect(deletionsAllowed(6, 20, 0.1, false)).toBe(false);
+    expect(deletionsAllowed(1, 9, 0, false)).toBe(false);
+  });
+
   it('refuses a sweep that listed nothing of a live table (an empty answer is a fault, not every record deleted)', () => {
     expect(deletionsAllowed(500, 500, 0.1, false)).toBe(false);
     expect(deletionsAllowed(0, 500, 0.1, false)).toBe(true);

@@ -211,6 +211,16 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
   });
 
+  it('a reconcile marks a deletion in a table of nine, though one row is more than its share', async () => {
+    harness = await startHarness({ seed: 66, size: { ...SIZE, companies: 9 } });
+    expect((await harness.sync({ resources: ['companies'] })).ok).toBe(true);
+    harness.sim.admin.deleteRecord('companies', harness.sim.admin.truth().records.companies[4]!.id);
+    const env = harness.env();
+    const report = await runReconcile(env.deps, env.settings, { resources: ['companies'], concurrency: 1 });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['companies'] });
+  });
+
   it('a reconcile that would mark more than its share of a table deleted marks nothing and asks for --force', async () => {
     harness = await startHarness({ seed: 45, size: SIZE }, { deleteShare: 0.1 });
     expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
