@@ -146,7 +146,7 @@ export async function reconcileResource(
         sweepKey: stateKey,
       });
       // Only a clean sweep knows what vanished; an unsettled one forgets what it saw and marks nothing.
-      const candidates = end.settled ? await deps.warehouse.sweepCandidates(resource, stateKey, end.startedAt) : { ids: [], live: 0 };
+      const candidates = end.settled ? await deps.warehouse.sweepCandidates(resource, stateKey) : { ids: [], live: 0 };
       if (!deletionsAllowed(candidates.ids.length, candidates.live, settings.deleteShare, options.force === true)) {
         await deps.warehouse.completeSweep(resource, {
           key: stateKey,

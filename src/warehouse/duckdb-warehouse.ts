@@ -705,11 +705,11 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return new Map([...found].map(([id, us]) => [id, microsToIso(us)]));
       }),
 
-    sweepCandidates: (resource: RecordResourceName, sweepKey: string, sweepStartedAt: string): Promise<SweepCandidates> =>
+    sweepCandidates: (resource: RecordResourceName, sweepKey: string): Promise<SweepCandidates> =>
       serialized('sweepCandidates', 'read', async (connection) => {
         const table = tableOf(resource);
         if ((await tableColumns(connection, table)) === null) return { ids: [], live: 0 };
-        return selectSweepCandidates(connection, table, sweepKey, sweepStartedAt);
+        return selectSweepCandidates(connection, table, sweepKey);
       }),
 
     completeSweep: (

@@ -4,23 +4,18 @@ import { quoteIdentifier } from './identifiers.js';
 import type { SummariesDue, SweepCandidates } from './types.js';
 
 /**
- * After a complete sweep: live rows updated before the sweep started (server clock) that it never listed, and the
- * live rows of the table. Rows updated at or after the start are left out: a record created or changed during the
- * sweep may sit behind its cursor, and the next sweep decides.
+ * After a complete sweep: the live rows it never listed, and the live rows of the table. Each is confirmed by a GET
+ * before anything is marked, so a row the sweep could not list (one changed during it behind an offset cursor, or
+ * written between an interrupted sweep and its resumption) costs a request, never a wrong mark. Not filtered by
+ * `updated_at`: a record stamped ahead of the service's `Date` (its clocks may disagree) would never be a candidate.
  */
-export async function selectSweepCandidates(
-  connection: DuckDBConnection,
-  table: string,
-  sweepKey: string,
-  sweepStartedAt: string,
-): Promise<SweepCandidates> {
+export async function selectSweepCandidates(connection: DuckDBConnection, table: string, sweepKey: string): Promise<SweepCandidates> {
   const target = quoteIdentifier(table);
   const unseen = await connection.runAndReadAll(
     `SELECT id FROM ${target}
-     WHERE _deleted_at IS NULL AND updated_at < CAST($2 AS TIMESTAMPTZ)
-       AND id NOT IN (SELECT id FROM reconcile_seen WHERE sweep_key = $1)
+     WHERE _deleted_at IS NULL AND id NOT IN (SELECT id FROM reconcile_seen WHERE sweep_key = $1)
      ORDER BY id`,
-    [sweepKey, sweepStartedAt],
+    [sweepKey],
   );
   const live = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${target} WHERE _deleted_at IS NULL`);
   return { ids: unseen.getRowObjects().map((r) => String(r.id)), live: Number(live.getRowObjects()[0]?.n ?? 0) };

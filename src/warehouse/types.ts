@@ -386,7 +386,7 @@ export interface Warehouse {
    */
   logsAwaitingSummaries(due: SummariesDue): Promise<Map<string, string>>;
   /** After a complete, clean sweep: what it never listed, for confirmation one by one. */
-  sweepCandidates(resource: RecordResourceName, sweepKey: string, sweepStartedAt: string): Promise<SweepCandidates>;
+  sweepCandidates(resource: RecordResourceName, sweepKey: string): Promise<SweepCandidates>;
   /**
    * End a sweep in one transaction: mark `deletedIds` deleted at `deletedAt` (rows already marked keep their
    * time; each marked row gets a `deleted` history version naming `runId`), forget the sweep's seen ids, and record its completion on its state row (`stateKey`). Returns rows marked.

@@ -401,6 +401,21 @@ describe('JSON laid out otherwise (the spec fixes neither member order nor spaci
 });
 
 describe('clocks that lie', () => {
+  it("a record stamped ahead of the service's Date header, then deleted, is marked by the next reconcile", async () => {
+    harness = await startHarness({ seed: 67, size: SIZE, clock: { dateSkewMs: -60 * MINUTE } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const [ahead, farAhead] = harness.sim.admin.truth().records.deals;
+    harness.sim.admin.updateRecord('deals', ahead!.id, { name: 'stamped an hour ahead of the Date header' });
+    harness.sim.admin.setUpdatedAt('deals', farAhead!.id, new Date(Date.now() + DAY).toISOString());
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    harness.sim.admin.deleteRecord('deals', ahead!.id);
+    harness.sim.admin.deleteRecord('deals', farAhead!.id);
+    const env = harness.env();
+    const report = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 2 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('a Date header a day ahead on one run loses no change made after it', async () => {
     harness = await startHarness({ seed: 46, size: SIZE, clock: { dateSkewMs: DAY } });
     expect((await harness.sync()).ok).toBe(true);

@@ -88,14 +88,14 @@ describe('reconcile sweep in the warehouse', () => {
     ]);
   });
 
-  it('sweepCandidates lists the live rows updated before the sweep started that it never listed, and counts the live rows', async () => {
+  it('sweepCandidates lists the live rows the sweep never listed, whatever their updated_at, and counts the live rows', async () => {
     await warehouse.commitBatch(
       'deals',
       walkBatch([
         deal(1, '2026-01-01T00:00:00Z'),
         deal(2, '2026-01-01T00:00:00Z'),
         deal(3, '2026-01-01T00:00:00Z'),
-        deal(4, '2026-01-06T00:00:00Z'), // updated after the sweep started: it may sit behind the cursor
+        deal(4, '2026-01-06T00:00:00Z'), // stamped after the sweep started (a clock ahead): still a candidate
         deal(5, '2026-01-01T00:00:00Z'),
       ]),
     );
@@ -107,15 +107,15 @@ describe('reconcile sweep in the warehouse', () => {
       completedAt: '2026-01-02T00:00:00Z',
     });
     await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z')], null, true));
-    expect(await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).toEqual({ ids: [ID(2), ID(3)], live: 4 });
+    expect(await warehouse.sweepCandidates('deals', KEY)).toEqual({ ids: [ID(2), ID(3), ID(4)], live: 4 });
     // A table never written has none.
-    expect(await warehouse.sweepCandidates('companies', 'companies#reconcile', SWEEP_START)).toEqual({ ids: [], live: 0 });
+    expect(await warehouse.sweepCandidates('companies', 'companies#reconcile')).toEqual({ ids: [], live: 0 });
   });
 
   it("sweepCandidates does not refuse a sweep that listed nothing: every live row is a candidate (the share check is the sync's)", async () => {
     await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')]));
     await expect(warehouse.commitBatch('deals', sweepBatch([], null, true))).resolves.toMatchObject({ deleted: 0 });
-    expect(await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).toEqual({ ids: [ID(1), ID(2)], live: 2 });
+    expect(await warehouse.sweepCandidates('deals', KEY)).toEqual({ ids: [ID(1), ID(2)], live: 2 });
     expect(await deletedIds()).toEqual([]);
   });
 
@@ -178,7 +178,7 @@ describe('reconcile sweep in the warehouse', () => {
     await warehouse.commitBatch('deals', walkBatch([deal(1, '2026-01-01T00:00:00Z'), deal(2, '2026-01-01T00:00:00Z')]));
     await warehouse.commitBatch('deals', sweepBatch([deal(2, '2026-01-01T00:00:00Z')], 'c1', true));
     await warehouse.commitBatch('deals', sweepBatch([deal(1, '2026-01-01T00:00:00Z')], null, true));
-    expect((await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).ids).toEqual([ID(2)]);
+    expect((await warehouse.sweepCandidates('deals', KEY)).ids).toEqual([ID(2)]);
   });
 
   it('a record the sweep listed but quarantined counts as seen: never a deletion candidate', async () => {
@@ -190,7 +190,7 @@ describe('reconcile sweep in the warehouse', () => {
         runId: 'run-1',
       }),
     );
-    expect(await warehouse.sweepCandidates('deals', KEY, SWEEP_START)).toEqual({ ids: [], live: 2 });
+    expect(await warehouse.sweepCandidates('deals', KEY)).toEqual({ ids: [], live: 2 });
   });
 
   it('rows stored before content hashes get one on the next sweep without counting as drift', async () => {
