@@ -27,13 +27,20 @@ export interface DetailedPage {
   /** Logs whose single view failed validation: quarantined, left out of `records`. */
   rejects: RejectedRecord[];
   fetched: number;
+  /** The logs left out as `vanished` or `behind`, with the `updated_at` listed: for the next pass (`stillMissing`). */
+  missing: Array<Pick<ServiceRecord, 'id' | 'updated_at'>>;
+  /** Logs written from their list row: their single view was missing or behind in the pass before too. */
+  fromList: number;
 }
 
 /**
  * Swap each changed log of a page for its single view (fresher, and the only place summaries live).
  * A log whose single view answers `not_found` is dropped: writing it would resurrect a deleted record. So is one
  * whose single view is older than the list's (`behind`): its summaries would be of that older version. The caller
- * counts both: the single view may only lag the list, so its pass lists the window again.
+ * counts both: the single view may only lag the list, so its pass lists the window again. A log the pass before
+ * left out so too (`stillMissing`: its id and the `updated_at` listed then), listed again unchanged, is written from
+ * its list row without summaries instead: a single view that never catches up must not keep every pass unclean
+ * (the watermark would never move, nor a sweep settle); the summaries job reads it again later.
  */
 export async function withMeetingLogDetails(
   api: SalesApi,
@@ -42,12 +49,29 @@ export async function withMeetingLogDetails(
   concurrency: number,
   logger: Logger,
   signal?: AbortSignal,
+  stillMissing: ReadonlyMap<string, string> = new Map(),
 ): Promise<DetailedPage> {
   const needed = new Set(logsNeedingDetail(page, storedUpdatedAt).map((r) => r.id));
   const summaries = new Map<string, MeetingLogSummary[]>();
   let vanished = 0;
   let behind = 0;
+  let fromList = 0;
+  const missing: DetailedPage['missing'] = [];
   const rejects: RejectedRecord[] = [];
+  /** The list row, when the pass before already missed this log as listed now; else null, and it is counted missing. */
+  const listRowOrNull = (record: ServiceRecord): ServiceRecord | null => {
+    const before = stillMissing.get(record.id);
+    if (before !== undefined && sameInstant(before, record.updated_at)) {
+      fromList += 1;
+      logger.warn(
+        { resource: 'meeting-logs', id: record.id, listed: record.updated_at },
+        'meeting log single view still missing or older after a pass: written from its list row, without summaries',
+      );
+      return record;
+    }
+    missing.push({ id: record.id, updated_at: record.updated_at });
+    return null;
+  };
   const records = await fanOut(page, concurrency, signal, async (record, signal) => {
     if (!needed.has(record.id)) return record;
     try {
@@ -55,6 +79,8 @@ export async function withMeetingLogDetails(
       const detail = await api.getMeetingLog(record.id, signal, { yielding: true });
       const { summaries: logSummaries, ...rest } = detail;
       if (compareInstants(rest.updated_at, record.updated_at) < 0) {
+        const row = listRowOrNull(record);
+        if (row) return row;
         behind += 1;
         logger.info(
           { resource: 'meeting-logs', id: record.id, listed: record.updated_at, single: rest.updated_at },
@@ -66,6 +92,8 @@ export async function withMeetingLogDetails(
       return rest as ServiceRecord;
     } catch (error) {
       if (error instanceof SalesyncError && error.code === 'not_found') {
+        const row = listRowOrNull(record);
+        if (row) return row;
         vanished += 1;
         logger.info(
           { resource: 'meeting-logs', id: record.id },
@@ -92,6 +120,8 @@ export async function withMeetingLogDetails(
     behind,
     rejects,
     fetched: needed.size,
+    missing,
+    fromList,
   };
 }
 

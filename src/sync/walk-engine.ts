@@ -86,6 +86,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   let after = plan.after;
   let known: ReadonlyMap<string, string> = new Map();
   let overlapBefore: PageOverlap | null = null;
+  // Logs whose single view the pass before missed (id → updated_at listed), and those this pass misses.
+  let stillMissing: ReadonlyMap<string, string> = new Map();
   // Only the sweep's first batch starts its seen set afresh (ids of an abandoned sweep are forgotten).
   let freshSweep = !plan.resumed;
   // A record rejected by every pass is one record in quarantine.
@@ -102,6 +104,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     let passClean = false;
     // Pages this pass has been given in this run (a pass resumed from its checkpoint stood past a page already).
     let passPages = 0;
+    const missedNow = new Map<string, string>();
     const walked = walkPages({
       api,
       warehouse,
@@ -124,7 +127,11 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;
       },
-      onDetailMissing: () => signals.detailMissing(),
+      onDetailMissing: (missing) => {
+        signals.detailMissing();
+        for (const log of missing) missedNow.set(log.id, log.updated_at);
+      },
+      stillMissing,
       commit: (pages, cursor) => {
         // Read now, synchronously: the pass goes on while this batch waits for the writer.
         const seen = signals.snapshot();
@@ -213,6 +220,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     log.info({ pass, reason: seen.dirty }, 'the list moved under this pass: walking the window again');
     known = signals.recent;
     overlapBefore = signals.pageOverlap();
+    stillMissing = missedNow;
     pass += 1;
     // The next pass starts now: the last answer's date is the latest server time known before its first request.
     passStartedAt = lastServerDate ?? now().toISOString();

@@ -53,8 +53,10 @@ export interface PageWalk {
   recordBuffer?: () => RecordBuffer;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
-  /** Told, before the page is buffered, that a listed meeting log was left out: its single view was missing or older. */
-  onDetailMissing?: () => void;
+  /** Told, before the page is buffered, of listed meeting logs left out: their single view was missing or older. */
+  onDetailMissing?: (missing: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>>) => void;
+  /** Logs the pass before left out so (id → `updated_at` listed): listed again unchanged, written from their list row. */
+  stillMissing?: ReadonlyMap<string, string>;
   /**
    * The commit of the buffered pages with the cursor that follows them (`null`: the walk is complete). Called when
    * the pages are taken from the buffer, so what the batch holds is decided then (and its encoding may start);
@@ -112,13 +114,13 @@ export async function walkPages(walk: PageWalk): Promise<void> {
               resource,
               records.map((r) => r.id),
             );
-        const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal);
+        const detailed = await withMeetingLogDetails(api, records, stored, settings.detailConcurrency, log, signal, walk.stillMissing);
         records = detailed.records;
         for (const [id, s] of detailed.summaries) buffer.summaries.set(id, s);
         if (detailed.summaries.size > 0) buffer.summariesReadAt = page.serverDate ?? buffer.summariesReadAt;
         for (const reject of detailed.rejects) buffer.rejects.push(reject);
         counters.details += detailed.fetched;
-        if (detailed.vanished + detailed.behind > 0) walk.onDetailMissing?.();
+        if (detailed.missing.length > 0) walk.onDetailMissing?.(detailed.missing);
       }
       if (buffer.records.added === 0) bufferSince = Date.now();
       await buffer.records.add(records);

@@ -360,7 +360,24 @@ describe('a single view behind its list (the spec promises no consistency betwee
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
   });
 
-  it('a meeting log whose single view shows an older version than its list row is written once the single view catches up, not left stale', async () => {
+  it('a meeting log whose single view never stops answering not_found is written from its list row on the second pass: the sync settles and a reconcile marks deletions', async () => {
+    harness = await startHarness({ seed: 68, size: SIZE });
+    expect((await harness.sync({ resources: ['meeting-logs'] })).ok).toBe(true);
+    const deal = harness.sim.admin.truth().records.deals[0]!;
+    const { activity: stuck } = harness.sim.admin.recordActivity('meeting-logs', deal.id);
+    harness.sim.admin.failNext(100_000, 'notFound', `/v1/meeting-logs/${stuck.id}/`);
+    const report = await harness.sync({ resources: ['meeting-logs'] });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
+    const [gone] = harness.sim.admin.truth().records['meeting-logs'];
+    harness.sim.admin.deleteRecord('meeting-logs', gone!.id);
+    const env = harness.env();
+    const swept = await runReconcile(env.deps, env.settings, { resources: ['meeting-logs'], concurrency: 1 });
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['meeting-logs'] });
+  });
+
+  it('a meeting log whose single view shows an older version than its list row is not written stale: the second pass writes its list row', async () => {
     let clock = Date.parse('2026-06-01T00:00:00Z');
     harness = await startHarness({ seed: 56, size: SIZE, now: () => clock });
     expect((await harness.sync({ resources: ['meeting-logs'] })).ok).toBe(true);
@@ -373,8 +390,13 @@ describe('a single view behind its list (the spec promises no consistency betwee
     clock += 10 * MINUTE;
     harness.sim.admin.updateRecord('meeting-logs', ahead!.id, { meeting_name: 'changed later' });
     clock += MINUTE;
-    // Every pass sees the single view behind: the window stays where it was, and the run says so.
-    expect((await harness.sync({ resources: ['meeting-logs'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: false });
+    // Every pass sees the single view behind: the first leaves the log out, the second writes its list row.
+    expect((await harness.sync({ resources: ['meeting-logs'] })).results[0]).toMatchObject({
+      outcome: 'succeeded',
+      settled: true,
+      passes: 2,
+    });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
     clock += 2 * 60 * MINUTE;
     expect((await harness.sync({ resources: ['meeting-logs'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['meeting-logs'] });
