@@ -669,9 +669,10 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           const now = nowIso();
           const rejects = rejected?.rejects ?? [];
           // A rejected user was listed, just invalid: not gone. One whose id is unusable (missing, or not an id)
-          // could be any user, so this listing marks none missing.
+          // could be any user, so this listing marks none missing; nor does an empty one (an empty answer is far
+          // likelier a fault than every user removed; the next listing marks whoever is gone).
           const listedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
-          const knowsWhoIsGone = rejects.every((r) => r.id !== null && RECORD_ID_PATTERN.test(r.id));
+          const knowsWhoIsGone = users.length + rejects.length > 0 && rejects.every((r) => r.id !== null && RECORD_ID_PATTERN.test(r.id));
           const written = await writeUsers(connection, users, completedAt, now, knowsWhoIsGone ? listedIds : null);
           await quarantineRecords(connection, 'users', rejects, rejected?.runId ?? null, now);
           // A complete listing: a user not sent broken this time is fixed or gone.

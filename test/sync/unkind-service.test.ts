@@ -298,6 +298,26 @@ describe('dates at the ends of the calendar (the spec: a date, a date-time)', ()
   });
 });
 
+describe('a users list that answers empty', () => {
+  it('marks no user deleted: the warehouse keeps the users it had', async () => {
+    harness = await startHarness({ seed: 69, size: SIZE });
+    expect((await harness.sync({ resources: ['users'] })).ok).toBe(true);
+    let empty = true;
+    const proxy = await startTamperProxy(harness.url, (path, body) =>
+      path === '/v1/users/' && empty ? { ...(body as object), results: [], paging: { next: null } } : undefined,
+    );
+    try {
+      expect((await harness.sync({ resources: ['users'], config: { baseUrl: proxy.url } })).ok).toBe(true);
+      const warehouse = harness.env().warehouse;
+      expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM users WHERE _deleted_at IS NOT NULL`)).toEqual([{ n: 0 }]);
+      empty = false;
+      await expectMirrorsTruth(warehouse, harness.sim, { resources: [], users: true });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('definitions listed twice (the spec does not say an api_name is listed once)', () => {
   it('a property listed twice with two types, in an order that alternates, keeps one column and one type sync after sync', async () => {
     harness = await startHarness({ seed: 64, size: SIZE });
