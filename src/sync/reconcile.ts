@@ -116,6 +116,42 @@ export async function reconcileResource(
     // Users have no updated_at: every run is already a complete listing that marks the vanished.
     return { ...(await syncResource(deps, settings, 'users', 'full')), deep };
   }
+  const first = await sweepOnce(deps, settings, resource, options);
+  // A resumed sweep vouches for the rows it listed before the interruption only as they stood then: one deleted or
+  // changed since (a link, which moves no updated_at) would wait for the next sweep. One fresh sweep follows it.
+  if (!first.resumed || !first.settled || first.error || deps.signal?.aborted) return first;
+  deps.logger.info({ resource }, 'the sweep resumed from a checkpoint: sweeping again from the first page for what changed since');
+  return addedUp(first, await sweepOnce(deps, settings, resource, options));
+}
+
+/** Two sweeps of one run as one result: the second's outcome and state, both sweeps' counts. */
+function addedUp(first: ReconcileResult, second: ReconcileResult): ReconcileResult {
+  const counts = [
+    'pages',
+    'records',
+    'written',
+    'details',
+    'requests',
+    'retries',
+    'rateLimited',
+    'durationMs',
+    'changed',
+    'deleted',
+  ] as const;
+  const sum = { ...second, resumed: true };
+  for (const key of counts) sum[key] = first[key] + second[key];
+  sum.summariesChanged = first.summariesChanged + second.summariesChanged;
+  return sum;
+}
+
+/** One sweep of a record resource, resumed from its checkpoint when there is one (see `reconcileResource`). */
+function sweepOnce(
+  deps: SyncDeps,
+  settings: SyncSettings,
+  resource: RecordResourceName,
+  options: ReconcileOptions,
+): Promise<ReconcileResult> {
+  const deep = options.deep === true;
   const stateKey = reconcileStateKey(resource);
   return trackedRun<ReconcileResult>(
     deps,

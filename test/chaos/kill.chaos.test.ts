@@ -1,9 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../../src/core/resources.js';
-import { parseInstantMicros } from '../../src/core/time.js';
 import { createSyncEnvironment, createWarehouse } from '../../src/sync/index.js';
-import { openWarehouse, writerPathFor } from '../../src/warehouse/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import { pino } from 'pino';
 import { cliEnv, runCli } from '../support/cli.js';
@@ -118,7 +116,7 @@ describe('kill -9 at random moments', () => {
     expect(killed).toBeGreaterThan(trials / 2);
   });
 
-  it('a reconcile killed anywhere, with records deleted and relinked meanwhile, never marks a live record deleted, resumes marking exactly the deletions it can see, and the next sweep leaves the exact truth', async () => {
+  it('a reconcile killed anywhere, with records deleted and relinked meanwhile, never marks a live record deleted, and its rerun (resumed, then swept afresh) leaves the exact truth', async () => {
     await harness?.close();
     harness = await startHarness({ seed: 303, size: RECONCILE_SIZE, faults: { latencyMs: 3 } });
     const sim = harness.sim;
@@ -131,15 +129,12 @@ describe('kill -9 at random moments', () => {
     expect(synced.code, synced.stderr).toBe(0);
     const timing = await timeRun(['reconcile'], env);
     const warehouse = createWarehouse({ ...harness.config, warehousePath }, silent);
-    // What a killed run left is in the writer's own file: the published one holds only what ended before it.
-    const writerFile = openWarehouse({ path: writerPathFor(warehousePath), readOnly: true, logger: silent });
     // Every kind of change but regenerated summaries, which only `reconcile --deep` and `summaries` fetch.
     const kinds = ['update', 'same-value', 'create', 'activity', 'link', 'delete'] as const;
     let killed = 0;
     let resumed = 0;
     let abandoned = 0;
     let deletedAfterKill = 0;
-    let leftToNextSweep = 0;
     let refetchedPages = 0;
     for (let trial = 0; trial < trials; trial++) {
       sim.admin.mutateRandom(20, 3000 + trial, [...kinds]);
@@ -149,30 +144,20 @@ describe('kill -9 at random moments', () => {
       if (first.signal === 'SIGKILL') killed += 1;
       else expect(first.code, first.stderr).toBe(0);
 
-      // What the killed sweep left behind: the ids it had listed (committed with its pages) and the live rows.
-      const before = await sweepState(writerFile);
       const deleted = deleteSome(sim, random, 3);
       const changes = sim.admin.mutateRandom(15, 4000 + trial, [...kinds]);
       deletedAfterKill += deleted.length + changes.filter((m) => m.kind === 'delete').length;
 
       const rerun = await runCli(['reconcile'], env);
       expect(rerun.code, rerun.stderr).toBe(0);
-      const resumedHere = resumedResources(rerun.stdout);
-      if (resumedHere.size > 0) resumed += 1;
+      if (resumedResources(rerun.stdout).size > 0) resumed += 1;
       refetchedPages += Math.max(0, recordListPages(sim.admin.stats().byRoute) - fullSweepPages(sim));
+      // A resumed sweep is followed by a fresh one, and a fresh one's candidates are every row it did not list:
+      // every vanished record is marked, and no live one.
       const truth = sim.admin.truth();
       for (const resource of RECORD_RESOURCE_NAMES) {
-        // Every live record is live here; a vanished one is marked unless the resumed sweep had listed it before
-        // the kill (it cannot tell it went since) or it changed at or after its sweep's start: the next sweep's.
-        // A sweep killed after its last page starts afresh, and then marks every vanished record.
-        const startedAt = parseInstantMicros((await warehouse.readState(resource, `${resource}#reconcile`)).watermark ?? '') ?? 0n;
-        const listedBefore = resumedHere.has(resource) ? before[resource].seen : new Set<string>();
-        const kept = [...before[resource].live]
-          .filter(([id, updatedAt]) => listedBefore.has(id) || updatedAt >= startedAt)
-          .map(([id]) => id);
-        const expected = new Set([...truth.records[resource].map((r) => r.id), ...kept]);
-        expect(await liveIds(warehouse, resource), `${resource} after the rerun of trial ${trial}`).toEqual([...expected].sort());
-        leftToNextSweep += kept.filter((id) => !truth.records[resource].some((r) => r.id === id)).length;
+        const expected = truth.records[resource].map((r) => r.id).sort();
+        expect(await liveIds(warehouse, resource), `${resource} after the rerun of trial ${trial}`).toEqual(expected);
       }
 
       const again = await runCli(['reconcile'], env);
@@ -186,7 +171,6 @@ describe('kill -9 at random moments', () => {
       resumedFromCheckpoint: resumed,
       runsMarkedAbandoned: abandoned,
       deletedAfterKill,
-      leftToNextSweep,
       extraPagesPerTrial: (refetchedPages / trials).toFixed(1),
       pagesPerFullSweep: fullSweepPages(sim),
     });
@@ -275,29 +259,6 @@ function resumedResources(stdout: string): Set<string> {
     if (entry.resource) resumed.add(entry.resource);
   }
   return resumed;
-}
-
-interface SweepState {
-  /** Ids the interrupted sweep had listed (reconcile_seen). */
-  seen: Set<string>;
-  /** Live rows: id → updated_at in epoch microseconds. */
-  live: Map<string, bigint>;
-}
-
-async function sweepState(warehouse: Warehouse): Promise<Record<RecordResourceName, SweepState>> {
-  const entries = await Promise.all(
-    RECORD_RESOURCE_NAMES.map(async (resource) => {
-      const seen = await warehouse.query(`SELECT id FROM reconcile_seen WHERE sweep_key = '${resource}#reconcile'`);
-      const live = await warehouse.query(
-        `SELECT id, epoch_us(updated_at) AS u FROM "${resourceDescriptor(resource).table}" WHERE _deleted_at IS NULL`,
-      );
-      return [
-        resource,
-        { seen: new Set(seen.map((r) => String(r.id))), live: new Map(live.map((r) => [String(r.id), BigInt(r.u as bigint)])) },
-      ] as const;
-    }),
-  );
-  return Object.fromEntries(entries) as Record<RecordResourceName, SweepState>;
 }
 
 async function liveIds(warehouse: Warehouse, resource: RecordResourceName): Promise<string[]> {

@@ -120,7 +120,7 @@ describe('reconcile against the simulator', () => {
     expect(await warehouse.query(`SELECT count(*)::INTEGER AS n FROM reconcile_seen`)).toEqual([{ n: 0 }]);
   });
 
-  it('an interrupted sweep marks nothing deleted; the resumed sweep lists only the rest and marks correctly', async () => {
+  it('an interrupted sweep marks nothing deleted; the resumed sweep lists the rest and marks correctly, then a fresh sweep checks the rows listed before', async () => {
     harness = await startHarness({ seed: 23, size: { ...SMALL, deals: 900 } }, { flushRows: 200 });
     expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
     const truth = harness.sim.admin.truth();
@@ -145,11 +145,17 @@ describe('reconcile against the simulator', () => {
       { n: 400 },
     ]);
 
+    // Meanwhile a deal the interrupted sweep had listed is deleted, another relinked (no updated_at moves).
+    const [listedBefore, relinked] = (await warehouse.query(`SELECT id FROM reconcile_seen ORDER BY id LIMIT 2`)).map((r) => String(r.id));
+    harness.sim.admin.deleteRecord('deals', listedBefore!);
+    harness.sim.admin.changeLink('deals', relinked!, 'account_id', truth.records.companies[3]!.id);
+    deleted.push(listedBefore!);
+
     harness.sim.admin.resetStats();
     const resumed = await reconcile(harness, { resources: ['deals'] });
-    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true, deleted: 2, pages: 3 });
-    // 898 deals in 200-record pages: 5 pages, 2 committed before the interruption.
-    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/']).toBe(3);
+    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true, deleted: 3 });
+    // 897 deals in 200-record pages: the 3 pages after the 2 committed before the interruption, then 5 afresh.
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/']).toBe(8);
     await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
     const marked = await warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL ORDER BY id`);
     expect(marked.map((r) => r.id)).toEqual([...deleted].sort());
@@ -157,6 +163,7 @@ describe('reconcile against the simulator', () => {
     expect(runs).toEqual([
       { outcome: 'interrupted', deleted: 0 },
       { outcome: 'succeeded', deleted: 2 },
+      { outcome: 'succeeded', deleted: 1 },
     ]);
   });
 
