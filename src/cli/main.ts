@@ -5,7 +5,7 @@ import { Command, CommanderError } from 'commander';
 import type { Config } from '../config.js';
 import { flagHelp } from '../settings.js';
 import { SalesyncError } from '../core/errors.js';
-import { projectRoot } from '../core/paths.js';
+import { DEMO_WAREHOUSE_PATH, projectRoot } from '../core/paths.js';
 import { RECORD_RESOURCE_NAMES, RESOURCE_NAMES } from '../core/resources.js';
 import { explainRedisError } from '../redis/connection.js';
 import { duckdbAllocatorConf } from '../warehouse/allocator-conf.js';
@@ -352,11 +352,12 @@ export function buildProgram(): Command {
     .command('demo')
     .description('start the simulator, sync it into ./data/demo.duckdb, change records, sync again, and show the result')
     .action(async () =>
-      // The demo deletes and rebuilds its file: never let WAREHOUSE_PATH point it at a real warehouse.
+      // The demo deletes and rebuilds its file: never let WAREHOUSE_PATH point it at a real warehouse (nor -w:
+      // runDemo refuses a file it did not build).
       run(
         program,
         'demo',
-        { warehousePath: program.opts<GlobalFlags>().warehouse ?? './data/demo.duckdb' },
+        { warehousePath: program.opts<GlobalFlags>().warehouse ?? DEMO_WAREHOUSE_PATH },
         async (rt) => (await commands.demo()).demoCommand(rt),
         {
           quiet: true,

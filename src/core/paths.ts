@@ -15,3 +15,6 @@ export function projectRoot(fromModuleUrl: string): string {
     dir = parent;
   }
 }
+
+/** Where `salesync demo` builds its warehouse unless told otherwise (`-w`). */
+export const DEMO_WAREHOUSE_PATH = './data/demo.duckdb';

@@ -1,10 +1,32 @@
-import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { ConfigError } from '../core/errors.js';
+import { DEMO_WAREHOUSE_PATH } from '../core/paths.js';
 import { createSimulator, DEFAULT_KEYS, type Simulator } from '../simulator/index.js';
 import { createSyncEnvironment, primaryFailure, runSync, type ProgressSink, type SyncReport } from '../sync/index.js';
 import { writerPathFor } from '../warehouse/index.js';
 import { formatCount, formatNumber } from '../cli/table.js';
+
+/** Beside a warehouse the demo built: a file it may rebuild. */
+export const demoMarkerPath = (warehousePath: string): string => `${warehousePath}.demo`;
+
+/**
+ * The demo deletes and rebuilds its file: it refuses a file it did not build (a real warehouse given by `-w`
+ * would be lost). Its own default path it always rebuilds (files built before the marker existed have none).
+ */
+export function checkDemoTarget(warehousePath: string): void {
+  if (!existsSync(warehousePath) || existsSync(demoMarkerPath(warehousePath))) return;
+  if (resolve(warehousePath) === resolve(DEMO_WAREHOUSE_PATH)) return;
+  throw new ConfigError(
+    'demo_would_overwrite',
+    `the demo rebuilds its warehouse from scratch, and ${warehousePath} exists and was not built by the demo: ` +
+      `nothing was touched. Run the demo without -w (it uses ${DEMO_WAREHOUSE_PATH}), or give it a path that does not exist.`,
+    { warehousePath },
+  );
+}
 
 /** Big enough to page through every resource, small enough to finish in seconds at 1000 requests/min. */
 export const DEMO_SIZE = { deals: 600, companies: 200, contacts: 800, meetingLogs: 120, contactActivities: 400, users: 12 };
@@ -63,6 +85,7 @@ export interface DemoResult {
  */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { output } = options;
+  checkDemoTarget(options.config.warehousePath);
   const simulator: Simulator = createSimulator({ seed: 1, size: DEMO_SIZE });
   const { url } = await simulator.listen(0);
   try {
@@ -71,6 +94,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await rm(file, { force: true });
       await rm(`${file}.wal`, { force: true });
     }
+    await mkdir(dirname(options.config.warehousePath), { recursive: true });
+    await writeFile(demoMarkerPath(options.config.warehousePath), 'built by `salesync demo`, which rebuilds this warehouse\n');
     const config: Config = { ...options.config, baseUrl: url, apiKey: DEFAULT_KEYS.read };
     output.heading('salesync demo');
     output.line(

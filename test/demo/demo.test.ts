@@ -1,11 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config.js';
 import { projectRoot } from '../../src/core/paths.js';
-import { runDemo, type DemoResult } from '../../src/demo/run-demo.js';
+import { checkDemoTarget, demoMarkerPath, runDemo, type DemoResult } from '../../src/demo/run-demo.js';
 import { createWarehouse } from '../../src/sync/index.js';
 
 /** The SQL statements of the analysts' guide's example-query block (linked from the README), comments stripped. */
@@ -56,5 +56,17 @@ describe('demo', () => {
       const rows = await warehouse.query(sql);
       expect(rows.length, sql).toBeGreaterThan(0);
     }
+  });
+
+  it('refuses to rebuild a file it did not build (a real warehouse given by -w), and rebuilds its own', async () => {
+    const dir = await dirPromise;
+    const real = join(dir, 'warehouse.duckdb');
+    await writeFile(real, 'a real warehouse');
+    expect(() => checkDemoTarget(real)).toThrow(expect.objectContaining({ code: 'demo_would_overwrite' }));
+    expect(await readFile(real, 'utf8')).toBe('a real warehouse');
+    expect(() => checkDemoTarget(join(dir, 'missing.duckdb'))).not.toThrow();
+    // The demo's own file carries its marker.
+    expect(await readFile(demoMarkerPath(join(dir, 'demo.duckdb')), 'utf8')).toMatch(/salesync demo/);
+    expect(() => checkDemoTarget(join(dir, 'demo.duckdb'))).not.toThrow();
   });
 });
