@@ -1,4 +1,4 @@
-import { ConfigError } from '../src/core/errors.js';
+import { ConfigError, shown } from '../src/core/errors.js';
 import { isResourceName, resourceDescriptor, type RecordResourceName, type ResourceName } from '../src/core/resources.js';
 import { parseInstantMicros } from '../src/core/time.js';
 import {
@@ -34,7 +34,7 @@ export function backfillRequest(
     ['--until', until],
   ] as const) {
     if (value !== undefined && parseInstantMicros(value) === null) {
-      throw new ConfigError('invalid_backfill', `${flag} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z (got "${value}")`);
+      throw new ConfigError('invalid_backfill', `${flag} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z (got ${shown(value)})`);
     }
   }
   return { resource: resource as RecordResourceName, since: since ?? null, until: until ?? null };

@@ -6,7 +6,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import express from 'express';
 import type { Registry } from 'prom-client';
-import { ConfigError } from '../src/core/errors.js';
+import { ConfigError, shown } from '../src/core/errors.js';
 
 /** A listening HTTP server and how to stop it. */
 export interface Served {
@@ -60,7 +60,7 @@ export function listenFailure(error: unknown, settings: ListenSettings): Error {
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new ConfigError(
       'invalid_host',
-      `${settings.what} cannot listen on ${host}: not an address of this machine; set ${settings.hostFlag} or ${settings.hostEnv} to one (127.0.0.1, or 0.0.0.0 for every interface)`,
+      `${settings.what} cannot listen on ${shown(host)}: not an address of this machine; set ${settings.hostFlag} or ${settings.hostEnv} to one (127.0.0.1, or 0.0.0.0 for every interface)`,
       { host, option: settings.hostFlag },
     );
   }

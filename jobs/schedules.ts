@@ -1,6 +1,6 @@
 import { getNextMillis, type Queue } from 'bullmq';
 import type { Config } from '../src/config.js';
-import { ConfigError } from '../src/core/errors.js';
+import { ConfigError, shown } from '../src/core/errors.js';
 import { RECORD_RESOURCE_NAMES } from '../src/core/resources.js';
 import type { TickJobData } from './queue.js';
 
@@ -85,7 +85,7 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
     if (!isTimeZone(repeat.tz)) {
       throw new ConfigError(
         'invalid_timezone',
-        `unknown time zone "${repeat.tz}" (--timezone or SALESYNC_TIMEZONE): use an IANA name such as UTC, Europe/Paris or Asia/Tokyo`,
+        `unknown time zone ${shown(repeat.tz)} (--timezone or SALESYNC_TIMEZONE): use an IANA name such as UTC, Europe/Paris or Asia/Tokyo`,
         { schedule: id },
       );
     }
@@ -99,7 +99,7 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
     if (next === undefined || !Number.isFinite(next)) {
       throw new ConfigError(
         'invalid_cron',
-        `invalid cron pattern "${repeat.pattern}" (${cronSetting(id)}): ${why}; ` +
+        `invalid cron pattern ${shown(repeat.pattern)} (${cronSetting(id)}): ${shown(why).startsWith('"') ? why : 'not a cron pattern'}; ` +
           'use five fields, minute hour day-of-month month day-of-week, such as "0 3 * * *" for 03:00 daily',
         { schedule: id },
       );

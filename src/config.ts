@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from './core/errors.js';
+import { ConfigError, shown } from './core/errors.js';
 import { HASH_KEY_VARIABLE, MIN_HASH_KEY_LENGTH, parsePropertyPolicy, policyHashes, type PropertyPolicy } from './core/property-policy.js';
 import { SETTINGS, type Config, type Setting, type SettingName } from './settings.js';
 
@@ -36,8 +36,8 @@ function readSetting<T>(spec: Setting<T>, raw: string, source: string): T {
   const result = spec.schema.safeParse(raw);
   if (result.success) return result.data;
   const problem = result.error.issues[0]?.message ?? 'is not valid';
-  // A secret is never echoed: a key pasted into the wrong variable must not reach a log.
-  const got = spec.secret ? '' : ` (got "${raw}")`;
+  // A secret is never echoed, nor anything shaped like a key: one pasted into the wrong variable must not reach a log.
+  const got = spec.secret ? '' : ` (got ${shown(raw)})`;
   throw new ConfigError('invalid_config', `${spec.variable}${source} ${problem}${got}`, { name: spec.variable });
 }
 
@@ -79,7 +79,9 @@ function readConfigObject(path: string, readFile: (path: string) => string): Rec
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError('invalid_config_file', `${path} is not valid JSON (${(error as Error).message}): fix it, or move it away`, {
+    // JSON.parse quotes the text around the fault, which may hold a key: only where it is.
+    const at = /at position \d+(?: \(line \d+ column \d+\))?/.exec((error as Error).message)?.[0] ?? 'unreadable';
+    throw new ConfigError('invalid_config_file', `${path} is not valid JSON (${at}): fix it, or move it away`, {
       path,
     });
   }
@@ -118,7 +120,7 @@ function settingsOfFile(parsed: Record<string, unknown>, path: string): Record<s
       const nearest = nearestVariable(key);
       throw new ConfigError(
         'invalid_config_file',
-        `${path}: unknown setting "${key}"${nearest ? `: did you mean "${nearest}"?` : ": the README's configuration table lists them"}`,
+        `${path}: unknown setting ${shown(key)}${nearest ? `: did you mean "${nearest}"?` : ": the README's configuration table lists them"}`,
         { path, key },
       );
     }

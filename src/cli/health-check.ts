@@ -1,4 +1,4 @@
-import { ConfigError, SalesyncError } from '../core/errors.js';
+import { ConfigError, SalesyncError, shown } from '../core/errors.js';
 import { isResourceName, RESOURCE_NAMES } from '../core/resources.js';
 import { parseDurationMs } from '../core/time.js';
 import { FAILED_OUTCOMES, type ResourceStatus } from '../status/index.js';
@@ -51,7 +51,7 @@ export function parseMaxAge(value: string, previous: MaxAges): MaxAges {
   if (!off && (ms === null || ms < 1)) {
     throw new ConfigError(
       'invalid_option',
-      `--max-age must be a duration such as 90m or 1h, resource=duration such as deals=2h, or off (got "${value}")`,
+      `--max-age must be a duration such as 90m or 1h, resource=duration such as deals=2h, or off (got ${shown(value)})`,
       {
         option: '--max-age',
       },

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import { LOG_LEVELS } from '../config.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, shown } from '../core/errors.js';
 import { parseDurationMs } from '../core/time.js';
 import { parseMaxAge } from './health-check.js';
 
@@ -10,11 +10,7 @@ import { parseMaxAge } from './health-check.js';
  * in the words of the flag, never commander's text followed by the whole help.
  */
 
-/** A value as the message may show it: never one that looks like a key pasted into the wrong flag. */
-export function shown(value: string): string {
-  if (/sk_[A-Za-z0-9]{8,}/.test(value) || value.length > 80) return 'a value not shown here (it looks like a key or is very long)';
-  return JSON.stringify(value);
-}
+export { shown };
 
 export function invalidOption(option: string, expected: string, value: string): ConfigError {
   return new ConfigError('invalid_option', `${option} ${expected} (got ${shown(value)})`, { option });

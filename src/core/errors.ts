@@ -42,3 +42,12 @@ export function describeError(error: unknown): { code: string; message: string }
   if (error instanceof Error) return { code: 'internal', message: error.message };
   return { code: 'internal', message: String(error) };
 }
+
+/**
+ * A value as an error message may quote it: never one that looks like an API key pasted into the wrong setting
+ * (`sk_` and a run of base62 anywhere, in either case), nor a very long one.
+ */
+export function shown(value: string): string {
+  if (/sk_[a-z0-9]{6,}/i.test(value) || value.length > 80) return 'a value not shown here (it looks like a key or is very long)';
+  return JSON.stringify(value);
+}

@@ -9,7 +9,7 @@
  * literally in two lists that contradict each other is refused, so no one has to remember who wins.
  */
 import { createHash } from 'node:crypto';
-import { ConfigError } from './errors.js';
+import { ConfigError, shown } from './errors.js';
 import { RECORD_RESOURCE_NAMES, type RecordResourceName } from './resources.js';
 
 /** Every custom property (a definition with `is_core` false). */
@@ -70,7 +70,8 @@ export function parsePropertyPolicy(value: unknown, where: string): PropertyPoli
         const at = `${key}.${name}[${index}]`;
         if (typeof item !== 'string' || item.trim() === '') fail(where, 'must be a non-empty api_name', at);
         if (ENVELOPE_FIELDS.includes(item)) fail(where, `names "${item}", part of every record's envelope: it is always kept`, at);
-        if (item.includes(':') && item !== CUSTOM_WILDCARD) fail(where, `must be an api_name or "${CUSTOM_WILDCARD}" (got "${item}")`, at);
+        if (item.includes(':') && item !== CUSTOM_WILDCARD)
+          fail(where, `must be an api_name or "${CUSTOM_WILDCARD}" (got ${shown(item)})`, at);
         names.push(item);
       });
       lists[name as (typeof LISTS)[number]] = names;

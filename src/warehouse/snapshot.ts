@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { SalesyncError } from '../core/errors.js';
+import { ConfigError, SalesyncError, shown } from '../core/errors.js';
 
 export interface SnapshotResult {
   /** The published file. */
@@ -37,9 +37,7 @@ export async function resolveGroupId(group: string): Promise<number> {
     const [name, , gid] = line.split(':');
     if (name === group && gid !== undefined && /^\d+$/.test(gid)) return Number(gid);
   }
-  throw new SalesyncError('invalid_config', `SALESYNC_PUBLISH_GROUP names a group this host does not know: "${group}"`, {
-    context: { group },
-  });
+  throw new ConfigError('invalid_config', `SALESYNC_PUBLISH_GROUP names a group this host does not know: ${shown(group)}`, { group });
 }
 
 /** The directory mode that lets those who may read the file reach it: an x beside every r. */
