@@ -81,6 +81,19 @@ describe('operator mistakes', () => {
     expect(await schedulerKeys(prefix)).toEqual([]);
   });
 
+  it('schedule --list --remove, or --remove with a schedule setting, is invalid_option, and the schedules stay', async () => {
+    const prefix = `${redis.prefix}-list-remove`;
+    const env = cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+    expect((await runCli(['schedule'], env)).code).toBe(0);
+    const registered = await schedulerKeys(prefix);
+    expect(registered.length).toBeGreaterThan(0);
+    expectOneLine(await runCli(['schedule', '--list', '--remove'], env), 'invalid_option');
+    const mixed = await runCli(['schedule', '--remove', '--sync-every', '5m'], env);
+    expectOneLine(mixed, 'invalid_option');
+    expect(mixed.stderr).toMatch(/--remove takes no schedule setting \(got --sync-every\)/);
+    expect((await schedulerKeys(prefix)).sort()).toEqual(registered.sort());
+  });
+
   it('a bad --reconcile-cron is invalid_cron, and nothing is registered', async () => {
     const prefix = `${redis.prefix}-cron`;
     const run = await runCli(

@@ -12,14 +12,51 @@ import { openRedis } from '../../redis/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
 
+/** The flags of `salesync schedule`. */
+export interface ScheduleFlags {
+  list?: boolean;
+  remove?: boolean;
+  json?: boolean;
+  syncEvery?: number;
+  usersEvery?: number;
+  summariesEvery?: number;
+  reconcileCron?: string;
+  deepReconcileCron?: string;
+  timezone?: string;
+}
+
+const SETTING_FLAGS: Array<[keyof ScheduleFlags, string]> = [
+  ['syncEvery', '--sync-every'],
+  ['usersEvery', '--users-every'],
+  ['summariesEvery', '--summaries-every'],
+  ['reconcileCron', '--reconcile-cron'],
+  ['deepReconcileCron', '--deep-reconcile-cron'],
+  ['timezone', '--timezone'],
+];
+
+/**
+ * Flags that ask for two things at once are refused before Redis is touched: `--list` changes nothing while
+ * `--remove` removes every schedule, and a schedule's setting means nothing to either.
+ */
+export function checkScheduleFlags(options: ScheduleFlags): void {
+  if (options.list && options.remove) {
+    throw new ConfigError('invalid_option', '--list changes nothing and --remove removes every schedule: give one of them');
+  }
+  const given = SETTING_FLAGS.filter(([key]) => options[key] !== undefined).map(([, flag]) => flag);
+  if ((options.list || options.remove) && given.length > 0) {
+    throw new ConfigError(
+      'invalid_option',
+      `${options.list ? '--list' : '--remove'} takes no schedule setting (got ${given.join(', ')}): drop them, or run schedule without it to register them`,
+    );
+  }
+}
+
 /**
  * `salesync schedule`: register the Job Schedulers (idempotent); `--list` shows them, `--remove` removes them.
  * Every schedule is checked (time zone, cron pattern, intervals) before Redis is touched: all or nothing.
  */
-export async function scheduleCommand(
-  runtime: CliRuntime,
-  options: { list?: boolean; remove?: boolean; json?: boolean },
-): Promise<ScheduleRow[]> {
+export async function scheduleCommand(runtime: CliRuntime, options: ScheduleFlags): Promise<ScheduleRow[]> {
+  checkScheduleFlags(options);
   const { config } = runtime;
   if (!config.redisUrl) {
     throw new ConfigError('missing_redis_url', 'REDIS_URL is not set: schedules live in Redis (e.g. REDIS_URL=redis://localhost:6379)');
