@@ -47,11 +47,20 @@ const integer = (min: number) =>
   reading(`must be a whole number of at least ${min}`, (raw) =>
     Number.isInteger(Number(raw)) && Number(raw) >= min ? Number(raw) : undefined,
   );
-const duration = reading('must be a duration such as 300, 90s, 5m or 1h', (raw) => parseDurationMs(raw) ?? undefined);
-const positiveDuration = reading('must be a duration above zero, such as 10s', (raw) => {
-  const ms = parseDurationMs(raw);
-  return ms !== null && ms >= 1 ? ms : undefined;
-});
+/** The longest a timer can wait: Node's setTimeout holds 2^31 − 1 ms (about 24.8 days) and fires at once past it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest span a window or an interval may cover: a century (a lookback past year 0 is no instant). */
+export const MAX_SPAN_MS = 36_525 * 86_400_000;
+const durationWithin = (min: number, max: number, message: string) =>
+  reading(message, (raw) => {
+    const ms = parseDurationMs(raw);
+    return ms !== null && ms >= min && ms <= max ? ms : undefined;
+  });
+const duration = durationWithin(0, MAX_SPAN_MS, 'must be a duration such as 300, 90s, 5m or 1h, at most 100 years');
+const positiveDuration = durationWithin(1, MAX_SPAN_MS, 'must be a duration above zero, such as 10s, at most 100 years');
+/** A duration some timer waits out. */
+const timer = durationWithin(0, MAX_TIMER_MS, 'must be a duration such as 90s, 5m or 1h, at most 24 days');
+const positiveTimer = durationWithin(1, MAX_TIMER_MS, 'must be a duration above zero such as 10s, at most 24 days');
 const list = reading('must list at least one value, comma-separated', (raw) => {
   const values = raw
     .split(',')
@@ -156,7 +165,7 @@ export const SETTINGS = {
   }),
   requestTimeoutMs: setting({
     variable: 'SALES_API_TIMEOUT',
-    schema: duration,
+    schema: positiveTimer,
     default: 30_000,
     defaultText: '`30s`',
     meaning: 'per-request timeout',
@@ -169,14 +178,14 @@ export const SETTINGS = {
   }),
   retryBaseDelayMs: setting({
     variable: 'SALES_API_RETRY_DELAY',
-    schema: duration,
+    schema: timer,
     default: 500,
     defaultText: '`500ms`',
     meaning: 'first backoff delay; doubles each retry, with full jitter',
   }),
   maxRetryAfterMs: setting({
     variable: 'SALES_API_MAX_WAIT',
-    schema: positiveDuration,
+    schema: positiveTimer,
     default: 2 * MINUTE,
     defaultText: '`2m`',
     meaning: 'longest wait for the service (Retry-After, a spent window) before a run stops with `rate_limited`',
@@ -189,21 +198,21 @@ export const SETTINGS = {
   }),
   flushIntervalMs: setting({
     variable: 'SALESYNC_FLUSH_INTERVAL',
-    schema: duration,
+    schema: timer,
     default: 5000,
     defaultText: '`5s`',
     meaning: 'longest a fetched page waits for its commit',
   }),
   lockTimeoutMs: setting({
     variable: 'SALESYNC_LOCK_TIMEOUT',
-    schema: duration,
+    schema: timer,
     default: 5 * MINUTE,
     defaultText: '`5m`',
     meaning: 'how long a writer waits for a file another process holds',
   }),
   lingerMs: setting({
     variable: 'SALESYNC_LINGER',
-    schema: duration,
+    schema: timer,
     default: 500,
     defaultText: '`500ms`',
     meaning: 'how long a run keeps the file open after a write, for its next one',
@@ -244,7 +253,7 @@ export const SETTINGS = {
   }),
   publishEveryMs: setting({
     variable: 'SALESYNC_PUBLISH_EVERY',
-    schema: duration,
+    schema: timer,
     default: 5 * MINUTE,
     defaultText: '`5m`',
     meaning: 'during a long run, publish `WAREHOUSE_PATH` at most this often; `0`: at run ends only',
@@ -348,21 +357,21 @@ export const SETTINGS = {
   timezone: setting({ variable: 'SALESYNC_TIMEZONE', schema: text, default: 'UTC', meaning: 'time zone of the reconcile cron pattern' }),
   leaseTtlMs: setting({
     variable: 'SALESYNC_LEASE_TTL',
-    schema: duration,
+    schema: durationWithin(1000, MAX_TIMER_MS, 'must be a duration of at least 1s and at most 24 days, such as 30s'),
     default: 30_000,
     defaultText: '`30s`',
     meaning: 'how long a lease outlives a crashed holder',
   }),
   leaseWaitMs: setting({
     variable: 'SALESYNC_LEASE_WAIT',
-    schema: duration,
+    schema: timer,
     default: 2 * MINUTE,
     defaultText: '`2m`',
     meaning: 'how long a manual run waits for a resource another process walks',
   }),
   redisTimeoutMs: setting({
     variable: 'SALESYNC_REDIS_TIMEOUT',
-    schema: positiveDuration,
+    schema: positiveTimer,
     default: 10_000,
     defaultText: '`10s`',
     meaning: 'how long a command or worker waits for Redis, at start or after losing it (`redis_unavailable`)',

@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { LOG_LEVELS } from '../config.js';
+import { MAX_SPAN_MS } from '../settings.js';
 import { ConfigError, shown } from '../core/errors.js';
 import { parseDurationMs } from '../core/time.js';
 import { parseMaxAge } from './health-check.js';
@@ -60,7 +61,8 @@ export function listenHost(option: string): (value: string) => string {
 export function duration(option: string): (value: string) => number {
   return (value) => {
     const ms = parseDurationMs(value.trim());
-    if (ms === null || ms < 1) throw invalidOption(option, 'must be a duration such as 90s, 15m or 1h', value);
+    if (ms === null || ms < 1 || ms > MAX_SPAN_MS)
+      throw invalidOption(option, 'must be a duration such as 90s, 15m or 1h, at most 100 years', value);
     return ms;
   };
 }

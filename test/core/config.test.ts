@@ -30,6 +30,25 @@ describe('loadConfig', () => {
       /^SALESYNC_CONCURRENCY must be a whole number of at least 1 \(got "many"\)$/,
     );
   });
+  it('bounds durations: one a timer waits out at 24 days (and a request timeout above 0, a lease at 1s), a window at a century', () => {
+    for (const [variable, value] of [
+      ['SALES_API_TIMEOUT', '25d'],
+      ['SALES_API_TIMEOUT', '0'],
+      ['SALESYNC_REDIS_TIMEOUT', '25d'],
+      ['SALESYNC_LEASE_TTL', '0'],
+      ['SALESYNC_LEASE_TTL', '1e23'],
+      ['SALESYNC_LOOKBACK', '99999999d'],
+      ['SALESYNC_SUMMARIES_WINDOW', '40000d'],
+    ]) {
+      expect(() => loadConfig({ [variable!]: value! }, {}, files({})), `${variable}=${value}`).toThrow(
+        new RegExp(`^${variable} must be a duration`),
+      );
+    }
+    expect(loadConfig({ SALES_API_TIMEOUT: '24d', SALESYNC_SUMMARIES_WINDOW: '90d' }, {}, files({}))).toMatchObject({
+      requestTimeoutMs: 24 * 86_400_000,
+      summariesWindowMs: 90 * 86_400_000,
+    });
+  });
   it('never echoes the value of a secret setting that is malformed', () => {
     const webhook = 'ftp://hooks.example.com/T0KEN-abcdef';
     expect(() => loadConfig({ SALESYNC_ALERT_URL: webhook }, {}, files({}))).toThrow(
