@@ -789,12 +789,18 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         return counts;
       }),
 
-    query: (sql: string) =>
+    query: (sql: string, options: { maxRows?: number } = {}) =>
       serialized('query', 'strict-read', async (connection) => {
         try {
           await refuseWrites(connection, sql);
-          const reader = await connection.runAndReadAll(sql);
-          return reader.getRowObjects().map(rowToJsonFriendly);
+          const { maxRows } = options;
+          if (maxRows === undefined) return (await connection.runAndReadAll(sql)).getRowObjects().map(rowToJsonFriendly);
+          // Streamed a chunk at a time, and only as far as asked: the rest is never materialized.
+          const reader = await connection.streamAndReadUntil(sql, maxRows + 1);
+          return reader
+            .getRowObjects()
+            .slice(0, maxRows + 1)
+            .map(rowToJsonFriendly);
         } catch (error) {
           throw asRefusal(error);
         }

@@ -409,9 +409,10 @@ export interface Warehouse {
   /**
    * Run a read-only query (used by `query`, the demo, and tests) on a READ_ONLY session with external access off
    * and the configuration locked; a statement that is not a read fails with `query_refused` before anything runs.
-   * Values come back as JSON-friendly JS.
+   * Values come back as JSON-friendly JS. With `maxRows`, the result is streamed and at most `maxRows + 1` rows
+   * come back (one more than asked says there were more), so a huge result never fills memory.
    */
-  query(sql: string): Promise<Record<string, unknown>[]>;
+  query(sql: string, options?: { maxRows?: number }): Promise<Record<string, unknown>[]>;
   /**
    * Publish a consistent read-only copy of the warehouse to `target`, replaced atomically (copy beside it, then
    * rename). Queued like a write, and holds the file meanwhile, so no commit is ever half in the copy.

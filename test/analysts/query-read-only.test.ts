@@ -111,6 +111,21 @@ describe('salesync query never writes', () => {
     expect(diskState(h.dir)).toEqual(before);
   });
 
+  it('prints at most 10,000 rows of a huge result and says so, without reading the rest', async () => {
+    harness = await startHarness({ seed: 1915, size: SMALL });
+    const h = harness;
+    expect((await runCli(['sync', 'users'], cliEnv(h))).code).toBe(0);
+    // A billion rows: read whole, this would not fit in memory.
+    const sql = 'SELECT range AS n FROM range(1000000000)';
+    const table = await runCli(['query', sql], cliEnv(h));
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.trim().split('\n').at(-1)).toMatch(/^\(the first 10,000 rows of more, which were not read: add a LIMIT/);
+    const json = await runCli(['query', sql, '--json'], cliEnv(h));
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toHaveLength(10_000);
+    expect(json.stderr).toMatch(/query printed the first 10,000 rows of more/);
+  });
+
   it('after a kill -9 of a sync that left a WAL beside the writer file, query reads the published copy, refuses writes and changes nothing; the next sync recovers', async () => {
     harness = await startHarness({ seed: 1913, size: { ...SMALL, deals: 3000 } });
     const h = harness;

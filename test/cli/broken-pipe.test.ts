@@ -56,7 +56,7 @@ function runIntoClosingReader(
 describe('a reader that closes the pipe early', () => {
   it('`query` of many rows (far more than a pipe holds) piped to `head -1`: exit 141, nothing on stderr', async () => {
     for (const json of [false, true]) {
-      const args = ['query', "SELECT range AS n, repeat('x', 40) AS pad FROM range(50000)", ...(json ? ['--json'] : [])];
+      const args = ['query', "SELECT range AS n, repeat('x', 40) AS pad FROM range(9000)", ...(json ? ['--json'] : [])];
       const run = await runIntoClosingReader(args, 'first line');
       expect(run.firstLine.length, `json: ${json}`).toBeGreaterThan(0);
       expect(run.stderr, `json: ${json}`).toBe('');
