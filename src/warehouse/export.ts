@@ -4,13 +4,14 @@
  * warehouse, so it is written owner-only (files 0600, a directory it creates 0700); `shareExport` then gives it
  * the published warehouse's mode and group when the operator opened that file up.
  */
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isHistoryStore } from './history-names.js';
 import { quoteIdentifier } from './identifiers.js';
 import { applyPublishAccess, DEFAULT_PUBLISH_MODE, directoryModeFor } from './snapshot.js';
 import type { ExportedFile } from './types.js';
+import { makeDirectories } from './files.js';
 
 /** Tables and views of the main schema, in name order (a history's store as its view). */
 export async function exportableRelations(connection: DuckDBConnection): Promise<{ name: string; kind: 'table' | 'view' }[]> {
@@ -59,8 +60,8 @@ export function exportAccessFor(published: { mode: number; group: string | null 
  */
 export async function createExportDirectory(directory: string, access: ExportAccess): Promise<void> {
   const outDir = resolve(directory);
-  // mkdir returns the first directory it made; those below it were made too.
-  const created = await mkdir(outDir, { recursive: true, mode: 0o700 });
+  // The first directory made; those below it were made too.
+  const created = await makeDirectories(outDir, 0o700);
   if (created === undefined) return;
   const directoryAccess = { mode: directoryModeFor(access.mode), group: access.group };
   for (let made = outDir; ; made = dirname(made)) {

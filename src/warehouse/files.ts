@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { chmod, copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { accessSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError, SalesyncError } from '../core/errors.js';
 
 /** The directory, beside the published file, that holds the writer's file. */
@@ -132,4 +132,31 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Make `directory` and the directories missing above it, one at a time, each with `mode`; returns the topmost one
+ * made, or undefined when it existed. Not `mkdir({ recursive: true })`: under a file system that refuses a new
+ * entry with ENOENT (/proc, for root) Node's recursive mkdir retries for ever. A file in the way is ENOTDIR.
+ */
+export async function makeDirectories(directory: string, mode: number): Promise<string | undefined> {
+  const missing: string[] = [];
+  for (let dir = resolve(directory); ; dir = dirname(dir)) {
+    const found = await stat(dir).catch((error: unknown) => {
+      if (errnoOf(error) === 'ENOENT') return null;
+      throw error;
+    });
+    if (found) {
+      if (!found.isDirectory()) throw Object.assign(new Error(`ENOTDIR: ${dir} is not a directory`), { code: 'ENOTDIR', path: dir });
+      break;
+    }
+    missing.push(dir);
+    if (dirname(dir) === dir) break;
+  }
+  for (const dir of [...missing].reverse()) {
+    await mkdir(dir, { mode }).catch((error: unknown) => {
+      if (errnoOf(error) !== 'EEXIST') throw error;
+    });
+  }
+  return missing.at(-1);
 }

@@ -26,6 +26,7 @@ export {
   assertReadableIfPresent,
   warehouseMissing,
   warehouseUnreadable,
+  makeDirectories,
   WRITER_DIRECTORY,
 } from './files.js';
 export { DEFAULT_PUBLISH_MODE } from './snapshot.js';

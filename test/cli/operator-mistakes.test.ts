@@ -1,4 +1,7 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, type CliRun } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -157,6 +160,48 @@ describe('operator mistakes', () => {
       );
       expectOneLine(metrics, 'port_in_use');
       expect(metrics.stderr).toMatch(/--metrics-port or SALESYNC_METRICS_PORT/);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('an output path that cannot be written (a file where a directory goes, a directory where a file goes, a missing or read-only parent) is invalid_output_path', async () => {
+    const env = cliEnv(harness);
+    expect((await runCli(['sync'], env)).code).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'salesync-out-'));
+    try {
+      const file = join(dir, 'a-file');
+      await writeFile(file, 'x');
+      const readOnly = join(dir, 'read-only');
+      await mkdir(readOnly, { mode: 0o500 });
+      const cases: Array<[string[], string]> = [
+        [['export', '--out', file], '--out'],
+        [['export', '--out', join(file, 'below')], '--out'],
+        [['changes', '--since', '0', '--output', join(dir, 'missing', 'changes.ndjson')], '--output'],
+        [['changes', '--since', '0', '--output', dir], '--output'],
+        [['dbt-sources', '--out', dir], '--out'],
+        [['dbt-sources', '--out', join(file, 'sources.yml')], '--out'],
+      ];
+      // Root may write anywhere: the read-only directory refuses only others.
+      if (process.getuid?.() !== 0) cases.push([['export', '--out', readOnly], '--out']);
+      // Where no entry can be made: Node's recursive mkdir retried this for ever (as root).
+      if (process.platform === 'linux') cases.push([['export', '--out', '/proc/salesync-export'], '--out']);
+      for (const [args, option] of cases) {
+        const run = await runCli(args, env);
+        expectOneLine(run, 'invalid_output_path');
+        expect(run.stderr, args.join(' ')).toContain(option);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a simulator port in use is port_in_use naming --port', async () => {
+    const { port, server } = await occupiedPort();
+    try {
+      const run = await runCli(['simulator', '--port', String(port), '--host', '127.0.0.1'], {});
+      expectOneLine(run, 'port_in_use');
+      expect(run.stderr).toMatch(/--port/);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }

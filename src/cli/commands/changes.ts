@@ -6,6 +6,7 @@ import { RECORD_RESOURCE_NAMES, type RecordResourceName } from '../../core/resou
 import { canonicalInstant } from '../../core/time.js';
 import { createWarehouse, type ChangeQuery, type ChangeRow, type ChangeSince } from '../../sync/index.js';
 import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index.js';
+import { outputPathError } from '../output-path.js';
 import type { CliRuntime } from '../runtime.js';
 import { shown } from '../option-parsers.js';
 
@@ -102,6 +103,10 @@ export async function changesCommand(runtime: CliRuntime, names: string[], optio
     }
     const file = resolve(options.output);
     const stream = createWriteStream(file, { mode: 0o600 });
+    // Opening is where a missing directory or a path that is a directory shows: one line, before a change is written.
+    await once(stream, 'open').catch((error: unknown) => {
+      throw outputPathError(error, '--output', options.output!);
+    });
     for (const change of changes) {
       if (!stream.write(`${JSON.stringify(changeLine(change))}\n`)) await once(stream, 'drain');
     }

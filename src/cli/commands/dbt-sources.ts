@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createWarehouse } from '../../sync/index.js';
-import { assertReadableIfPresent, warehouseMissing, dbtSourcesYaml } from '../../warehouse/index.js';
+import { assertReadableIfPresent, warehouseMissing, dbtSourcesYaml, makeDirectories } from '../../warehouse/index.js';
+import { outputPathError } from '../output-path.js';
 import type { CliRuntime } from '../runtime.js';
 
 export interface DbtSourcesCommandOptions {
@@ -21,7 +22,12 @@ export async function dbtSourcesCommand(runtime: CliRuntime, options: DbtSources
     runtime.out(yaml.trimEnd());
     return;
   }
-  await mkdir(dirname(options.out), { recursive: true });
-  await writeFile(options.out, yaml);
+  const out = options.out;
+  try {
+    await makeDirectories(dirname(out), 0o755);
+    await writeFile(out, yaml);
+  } catch (error) {
+    throw outputPathError(error, '--out', out);
+  }
   runtime.out(`wrote ${catalog.length} tables and views to ${options.out}`);
 }

@@ -1,7 +1,10 @@
+import { constants } from 'node:fs';
+import { access as fsAccess } from 'node:fs/promises';
 import { ConfigError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
 import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index.js';
 import { createExportDirectory, exportAccessFor, shareExport } from '../../warehouse/export.js';
+import { outputPathError } from '../output-path.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatCount, formatTable } from '../table.js';
 
@@ -18,7 +21,12 @@ export async function exportCommand(runtime: CliRuntime, options: { format: stri
   }
   // Owner-only unless the operator opened the published warehouse up; then as open as it, for the same readers.
   const access = exportAccessFor({ mode: runtime.config.publishMode, group: runtime.config.publishGroup });
-  await createExportDirectory(options.out, access);
+  // Made, or found, and writable: a refusal is the operator's to fix, before a file is written.
+  await createExportDirectory(options.out, access)
+    .then(() => fsAccess(options.out, constants.W_OK))
+    .catch((error: unknown) => {
+      throw outputPathError(error, '--out', options.out);
+    });
   const files = await createWarehouse(runtime.config, runtime.logger).exportParquet(options.out);
   await shareExport(files, access);
   if (options.json) {
