@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -7,7 +7,7 @@ import { ConfigError } from '../core/errors.js';
 import { DEMO_WAREHOUSE_PATH } from '../core/paths.js';
 import { createSimulator, DEFAULT_KEYS, type Simulator } from '../simulator/index.js';
 import { createSyncEnvironment, primaryFailure, runSync, type ProgressSink, type SyncReport } from '../sync/index.js';
-import { writerPathFor } from '../warehouse/index.js';
+import { makeDirectories, writerPathFor } from '../warehouse/index.js';
 import { formatCount, formatNumber } from '../cli/table.js';
 
 /** Beside a warehouse the demo built: a file it may rebuild. */
@@ -94,7 +94,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await rm(file, { force: true });
       await rm(`${file}.wal`, { force: true });
     }
-    await mkdir(dirname(options.config.warehousePath), { recursive: true });
+    await makeDirectories(dirname(options.config.warehousePath), 0o755);
     await writeFile(demoMarkerPath(options.config.warehousePath), 'built by `salesync demo`, which rebuilds this warehouse\n');
     const config: Config = { ...options.config, baseUrl: url, apiKey: DEFAULT_KEYS.read };
     output.heading('salesync demo');
