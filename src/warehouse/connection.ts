@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { SalesyncError } from '../core/errors.js';
-import { isPermissionDenied, warehouseUnreadable } from './files.js';
+import { isPermissionDenied, notADuckdbWarehouse, warehouseUnreadable } from './files.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 
 export type AccessMode = 'read' | 'write';
@@ -107,6 +107,8 @@ function messageOf(error: unknown): string {
 }
 
 /** The OS's words for a full disk, a quota or a file-size limit (ENOSPC, EDQUOT, EFBIG), as DuckDB passes them on. */
+/** DuckDB's words for a path that holds something other than a database: a file of another kind, a directory. */
+const NOT_A_DATABASE = /it is not a valid DuckDB database file|Is a directory/;
 const DISK_FULL = /No space left on device|Disk quota exceeded|File too large|\b(?:ENOSPC|EDQUOT|EFBIG)\b/i;
 
 /**
@@ -223,6 +225,8 @@ async function openDatabase(options: OpenOptions, readOnly: boolean): Promise<Wr
       if (!isLockConflict(message)) {
         if (isDiskFull(message)) throw warehouseFailure(path, 'open', error);
         if (isPermissionDenied(message)) throw warehouseUnreadable(path, error);
+        const notDatabase = NOT_A_DATABASE.exec(message);
+        if (notDatabase) throw notADuckdbWarehouse(path, notDatabase[0]);
         throw new SalesyncError('warehouse_error', `Could not open the warehouse ${path}: ${message}`, {
           cause: error,
           context: { path },

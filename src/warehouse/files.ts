@@ -26,6 +26,16 @@ function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
+/** A warehouse path that holds something other than a DuckDB database (a file of another kind, a directory). */
+export function notADuckdbWarehouse(path: string, what: string): ConfigError {
+  return new ConfigError(
+    'warehouse_not_duckdb',
+    `${path} is not a DuckDB warehouse (${what}): point WAREHOUSE_PATH at a warehouse salesync wrote, or at a path ` +
+      'that does not exist yet (salesync creates it); nothing was written',
+    { path },
+  );
+}
+
 /** The error of a read that the file system refused (EACCES, EPERM): not the same fix as a missing warehouse. */
 export function warehouseUnreadable(path: string, cause?: unknown): SalesyncError {
   return new SalesyncError(
@@ -117,6 +127,7 @@ export async function adoptPublishedFile(publishedPath: string, writerPath: stri
     await rm(`${writerPath}.wal`, { force: true });
     const message = error instanceof Error ? error.message : String(error);
     if (isPermissionDenied(message)) throw warehouseUnreadable(publishedPath, error);
+    if (errnoOf(error) === 'EISDIR') throw notADuckdbWarehouse(publishedPath, 'it is a directory');
     throw new SalesyncError('warehouse_error', `Could not take over ${publishedPath} as the writer's file ${writerPath}: ${message}`, {
       cause: error,
       context: { path: publishedPath, writerPath },

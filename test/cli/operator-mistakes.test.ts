@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,6 +191,29 @@ describe('operator mistakes', () => {
         expectOneLine(run, 'invalid_output_path');
         expect(run.stderr, args.join(' ')).toContain(option);
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a WAREHOUSE_PATH that is a text file or a directory is warehouse_not_duckdb, for a sync and a query, and nothing is written', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'salesync-not-duckdb-'));
+    try {
+      const text = join(dir, 'notes.duckdb');
+      await writeFile(text, 'not a database');
+      const folder = join(dir, 'folder.duckdb');
+      await mkdir(folder);
+      for (const path of [text, folder]) {
+        for (const args of [
+          ['sync', 'users'],
+          ['query', 'SELECT 1'],
+        ]) {
+          const run = await runCli(args, cliEnv(harness, { WAREHOUSE_PATH: path }));
+          expectOneLine(run, 'warehouse_not_duckdb');
+          expect(run.stderr).toMatch(/point WAREHOUSE_PATH at a warehouse salesync wrote/);
+        }
+      }
+      expect(await readFile(text, 'utf8')).toBe('not a database');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
