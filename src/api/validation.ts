@@ -24,7 +24,14 @@ export function parseJson(body: Buffer): { ok: true; value: unknown } | { ok: fa
   try {
     return { ok: true, value: parseJsonBytes(body) };
   } catch {
-    return { ok: false, detail: `the body is not JSON (${body.length} bytes; cut short?)` };
+    // A page of HTML or XML is something other than the service answering: a web site, a login page, a proxy.
+    const markup = /^\s*</.test(body.subarray(0, 64).toString('utf8'));
+    return {
+      ok: false,
+      detail: markup
+        ? `the body is a web page, not JSON (${body.length} bytes): check SALES_API_BASE_URL names the API, not a web site or a proxy's page`
+        : `the body is not JSON (${body.length} bytes; cut short?)`,
+    };
   }
 }
 

@@ -136,8 +136,12 @@ describe('record list check', () => {
     expect(first).not.toHaveProperty('archived');
   });
 
-  it('reports a body that is not JSON as such', () => {
+  it('reports a body that is not JSON as such, and a web page as a sign the base URL names no API', () => {
     expect(parseJson(Buffer.from('{"results": ['))).toMatchObject({ ok: false, detail: expect.stringContaining('not JSON') });
+    expect(parseJson(Buffer.from('\n<!DOCTYPE html><html><body>Sign in</body></html>'))).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('check SALES_API_BASE_URL names the API'),
+    });
   });
 });
 
