@@ -37,6 +37,9 @@ export function backfillRequest(
       throw new ConfigError('invalid_backfill', `${flag} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z (got ${shown(value)})`);
     }
   }
+  if (since !== undefined && until !== undefined && parseInstantMicros(until)! < parseInstantMicros(since)!) {
+    throw new ConfigError('invalid_backfill', `--until ${until} is before --since ${since}: the window would be empty; swap them`);
+  }
   return { resource: resource as RecordResourceName, since: since ?? null, until: until ?? null };
 }
 
