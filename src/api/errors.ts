@@ -384,8 +384,9 @@ export class InvalidResponseError extends SalesyncError {
     super(
       'invalid_response',
       `the service's answer to ${d.method} ${d.path} is not what the spec describes: ${d.detail} ` +
-        `(${d.attempts} attempts). Nothing was written; report it to the service's owner, and to salesync ` +
-        'if the spec allows it.',
+        `(${d.attempts} attempts). Nothing was written` +
+        // A web page is no answer of the service: its detail already says what to check.
+        (d.detail.includes('SALES_API_BASE_URL') ? '.' : "; report it to the service's owner, and to salesync if the spec allows it."),
       { disposition: d.disposition, context: { method: d.method, path: d.path, detail: d.detail, attempts: d.attempts } },
     );
     this.name = 'InvalidResponseError';
