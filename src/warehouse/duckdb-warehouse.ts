@@ -67,7 +67,7 @@ import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
 import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, READ_MEMORY_LIMIT_MB } from './memory-limit.js';
 import { recordDefinitionChanges } from './property-history.js';
-import { publishFileAtomically, type SnapshotResult } from './snapshot.js';
+import { publishFileAtomically, resolveGroupId, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
 import { rebuildViews } from './views.js';
 import { fillPendingColumns } from './column-fill.js';
@@ -228,6 +228,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         logger?.debug({ err: error instanceof Error ? error.message : String(error) }, 'could not look for stage files left behind'),
     );
     if (!publishing) return;
+    // A group this host does not know fails now, before a run's walks, not at its first publish hours later.
+    if (publishing.group) await resolveGroupId(publishing.group);
     await ensureWriterDirectory(path);
     if (await adoptPublishedFile(publishing.path, path)) {
       changedSincePublish = true; // published back at once: the copy there may have a WAL beside it

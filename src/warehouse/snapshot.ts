@@ -31,14 +31,26 @@ export const DEFAULT_PUBLISH_MODE = 0o640;
 
 /** A group name or number as a gid; names are looked up in /etc/group. */
 export async function resolveGroupId(group: string): Promise<number> {
-  if (/^\d+$/.test(group)) return Number(group);
+  const unknown = (why: string) =>
+    new ConfigError(
+      'invalid_config',
+      `SALESYNC_PUBLISH_GROUP ${why}: ${shown(group)}; set it to a group name or gid of this host (see /etc/group), or unset it`,
+      { group },
+    );
+  if (/^\d+$/.test(group)) {
+    if (Number(group) > MAX_GID) throw unknown('is no gid (at most 4294967294)');
+    return Number(group);
+  }
   const lines = (await readFile('/etc/group', 'utf8').catch(() => '')).split('\n');
   for (const line of lines) {
     const [name, , gid] = line.split(':');
     if (name === group && gid !== undefined && /^\d+$/.test(gid)) return Number(gid);
   }
-  throw new ConfigError('invalid_config', `SALESYNC_PUBLISH_GROUP names a group this host does not know: ${shown(group)}`, { group });
+  throw unknown('names a group this host does not know');
 }
+
+/** The largest gid (2^32 − 2: −1 means "unchanged" to chown). */
+const MAX_GID = 2 ** 32 - 2;
 
 /** The directory mode that lets those who may read the file reach it: an x beside every r. */
 export function directoryModeFor(fileMode: number): number {

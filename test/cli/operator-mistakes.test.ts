@@ -219,6 +219,16 @@ describe('operator mistakes', () => {
     }
   });
 
+  it('a SALESYNC_PUBLISH_GROUP this host does not know is invalid_config before any record is fetched', async () => {
+    for (const group of ['no-such-group-here', '99999999999']) {
+      harness.sim.admin.resetStats();
+      const run = await runCli(['sync'], cliEnv(harness, { SALESYNC_PUBLISH_GROUP: group }));
+      expectOneLine(run, 'invalid_config');
+      expect(run.stderr).toMatch(/SALESYNC_PUBLISH_GROUP .*; set it to a group name or gid of this host/);
+      expect(harness.sim.admin.stats().byRoute['GET /v1/deals/'] ?? 0).toBe(0);
+    }
+  });
+
   it('a simulator port in use is port_in_use naming --port', async () => {
     const { port, server } = await occupiedPort();
     try {
