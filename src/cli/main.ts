@@ -101,8 +101,12 @@ async function run(
     });
     await body(runtime);
     runtime.close();
-    // A worker is meant to run until told to stop: SIGTERM is its normal end.
-    if (runtime.signal.aborted && !options.stopIsSuccess) process.exitCode = 130;
+    // A worker is meant to run until told to stop: SIGTERM is its normal end. Anything else stopped says so in a
+    // line, as every other non-zero exit does (the signal's reason: what was committed, and that a rerun resumes).
+    if (runtime.signal.aborted && !options.stopIsSuccess) {
+      process.stderr.write(`${failureLine(runtime.signal.reason)}\n`);
+      process.exitCode = 130;
+    }
   } catch (error) {
     runtime?.close();
     // A raw ioredis or BullMQ error from a connection that gave up: say it is Redis, and where.

@@ -37,6 +37,8 @@ describe('a sync told to stop', () => {
     if (code === 'still running') cli.child.kill('SIGKILL');
     expect(code, cli.output().slice(-2000)).toBe(130);
     expect(Date.now() - killedAt).toBeLessThan(10_000);
+    // One line says so, as for every other non-zero exit.
+    expect(cli.output().match(/^salesync: interrupted: stopped by SIGTERM: the pages fetched were committed/gm)).toHaveLength(1);
 
     const runs = await harness.env().warehouse.query(`SELECT outcome FROM sync_runs WHERE resource = 'contacts' ORDER BY started_at`);
     expect(runs).toEqual([{ outcome: 'interrupted' }]);
