@@ -229,6 +229,14 @@ describe('operator mistakes', () => {
     }
   });
 
+  it('reconcile --deep of resources without single views to re-read (users, deals) is invalid_option', async () => {
+    for (const resource of ['users', 'deals']) {
+      const run = await runCli(['reconcile', resource, '--deep'], cliEnv(harness));
+      expectOneLine(run, 'invalid_option');
+      expect(run.stderr).toMatch(/add meeting-logs, or drop --deep/);
+    }
+  });
+
   it('a simulator port in use is port_in_use naming --port', async () => {
     const { port, server } = await occupiedPort();
     try {

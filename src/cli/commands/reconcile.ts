@@ -1,3 +1,4 @@
+import { ConfigError } from '../../core/errors.js';
 import { runReconcile, type ReconcileReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
@@ -16,6 +17,13 @@ export async function reconcileCommand(
   options: { deep?: boolean; force?: boolean },
 ): Promise<ReconcileReport> {
   const resources = parseResources(names);
+  // Only meeting logs have single views a list does not carry (their summaries): a deep sweep of nothing else.
+  if (options.deep && names.length > 0 && !resources.includes('meeting-logs')) {
+    throw new ConfigError(
+      'invalid_option',
+      `--deep re-reads every meeting log's single view, and ${names.join(', ')} has none to re-read: add meeting-logs, or drop --deep`,
+    );
+  }
   const report = await withSyncEnvironment(
     runtime,
     // A deep sweep is mostly single views: spend the summaries lane, so the scheduled walks keep their budget.
