@@ -91,10 +91,15 @@ export function validateSchedules(schedules: readonly ScheduleDefinition[], now 
     }
     let next: number | undefined;
     let why = 'it never fires';
-    try {
-      next = getNextMillis(now, { pattern: repeat.pattern, tz: repeat.tz });
-    } catch (error) {
-      why = error instanceof Error ? error.message : String(error);
+    // Five fields (six with seconds first): the parser reads fewer as a pattern too ("0" fires every minute).
+    const fields = repeat.pattern.trim().split(/\s+/).length;
+    if (fields < 5 || fields > 6) why = `it has ${fields} field${fields === 1 ? '' : 's'}`;
+    else {
+      try {
+        next = getNextMillis(now, { pattern: repeat.pattern, tz: repeat.tz });
+      } catch (error) {
+        why = error instanceof Error ? error.message : String(error);
+      }
     }
     if (next === undefined || !Number.isFinite(next)) {
       throw new ConfigError(

@@ -113,6 +113,9 @@ describe('operator mistakes', () => {
       cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }),
     );
     expectOneLine(deep, 'invalid_cron');
+    const short = await runCli(['schedule', '--reconcile-cron', '0'], cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix }));
+    expectOneLine(short, 'invalid_cron');
+    expect(short.stderr).toMatch(/invalid cron pattern "0" .*: it has 1 field; use five fields/);
     expect(deep.stderr).toMatch(/invalid cron pattern "weekly" \(--deep-reconcile-cron or SALESYNC_DEEP_RECONCILE_CRON\)/);
     expect(await schedulerKeys(prefix)).toEqual([]);
 
