@@ -14,7 +14,7 @@ import { waitTooLong, type ResolvedRetryOptions, type ServiceWait } from './retr
 export interface KeyFeedback {
   /**
    * Hands an answer's rate-limit headers to the limiter (the reset moved onto the local clock) and returns its
-   * Retry-After (a 429's only). A key told to wait longer than `maxRetryAfterMs` is set aside instead of paused: a
+   * Retry-After (a 429's only), and whether it refused for the organization (its key's window not spent). A key told to wait longer than `maxRetryAfterMs` is set aside instead of paused: a
    * pause that long would hold every request of the process (and, through Redis, of every process) for hours
    * without a word.
    */
@@ -22,7 +22,7 @@ export interface KeyFeedback {
     keyId: string,
     answer: { status: number; headers: Response['headers']; body?: Buffer },
     request: Pick<RequestSpec<unknown>, 'method' | 'path'>,
-  ): { retryAfterMs: number | null; tooLong: ServiceWait | null };
+  ): { retryAfterMs: number | null; tooLong: ServiceWait | null; organizationWide: boolean };
   /**
    * A key the service rejected leaves the pool while another remains; true when the request should simply go
    * again on another key. The last key is never dropped: its 401 is the run's `unauthorized` error.
@@ -46,7 +46,10 @@ export function createKeyFeedback(deps: {
     noteAnswer(keyId, { status, headers, body }, request) {
       const now = Date.now();
       const observation = rateLimitObservation(headers, now);
-      const retryAfterMs = retryAfterOf(isRateLimited(status, body), headers, now);
+      const rateLimited = isRateLimited(status, body);
+      const retryAfterMs = retryAfterOf(rateLimited, headers, now);
+      // Refused while the key's own window has requests left: the organization's limit, which every key shares.
+      const organizationWide = rateLimited && observation.remaining !== undefined && observation.remaining > 0;
       const tooLong = waitTooLong(retryAfterMs, observation, now, retry);
       if (tooLong) {
         keys.setAside(keyId, { untilMs: now + tooLong.ms, source: tooLong.source, seenOn: `${status} ${request.method} ${request.path}` });
@@ -57,7 +60,7 @@ export function createKeyFeedback(deps: {
       }
       // A set-aside key's reset is not the limiter's to wait for: the pool keeps the key out until then.
       limiter.observe(keyId, tooLong ? { ...observation, resetAt: undefined } : observation);
-      return { retryAfterMs, tooLong };
+      return { retryAfterMs, tooLong, organizationWide };
     },
 
     dropRejectedKey(keyId) {

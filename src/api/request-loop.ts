@@ -63,6 +63,7 @@ export function createRequester(deps: RequestLoopDeps): Requester {
       const ms = Math.round(performance.now() - started);
 
       let step: NextStep;
+      let organizationWide = false;
       try {
         let failure: AttemptFailure;
         let response: RawResponse | null = null;
@@ -73,6 +74,7 @@ export function createRequester(deps: RequestLoopDeps): Requester {
           response = sent.response;
           const noted = feedback.noteAnswer(keyId, response, spec);
           tooLong = noted.tooLong;
+          organizationWide = noted.organizationWide;
           log.debug({ method, path, status: response.status, ms, attempt, ...keyLogField(keys, keyId) }, 'sales api attempt');
           rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
           const answer = await readAnswer(spec, response, noted.retryAfterMs);
@@ -101,7 +103,8 @@ export function createRequester(deps: RequestLoopDeps): Requester {
       }
       if (step.action === 'resend') continue;
       state = step.state;
-      if (step.pauseKey) limiter.pause(keyId, step.delayMs);
+      // The organization's limit holds every key of the pool: pausing only this one sends the others into 429s too.
+      if (step.pauseKey) for (const id of organizationWide ? keys.live : [keyId]) limiter.pause(id, step.delayMs);
       log.warn({ method, path, attempt, reason: step.reason, delayMs: step.delayMs }, 'sales api retry');
       await abortable(() => sleep(step.delayMs, undefined, signal ? { signal } : undefined), signal);
     }

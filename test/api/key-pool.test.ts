@@ -125,6 +125,27 @@ describe('a pool of API keys', () => {
     expect(spent.requests).toHaveLength(2);
   });
 
+  it("pauses every key of the pool on a 429 the key's own window does not explain (the organization's limit), only that key otherwise", async () => {
+    let refusal: Record<string, string> | null = { 'retry-after': '1', 'x-ratelimit-remaining': '700' };
+    const service = await serve((_req, res) => {
+      const headers = refusal;
+      refusal = null;
+      return headers ? sendJson(res, 429, errorBody('rate_limited', '制限超過'), headers) : ok(_req, res);
+    });
+    const paused: string[] = [];
+    const limiter = { ...rotatingLimiter(), pause: (keyId: string) => void paused.push(keyId) };
+    const { logger } = capturedLogger();
+    const api = createSalesApi({ baseUrl: service.baseUrl, apiKeys: [KEY_A, KEY_B], limiter, logger });
+    expect((await api.listPage('deals')).results).toHaveLength(1);
+    expect(paused.sort()).toEqual([keyFingerprint(KEY_A), keyFingerprint(KEY_B)].sort());
+
+    // The key's own window spent: that key alone.
+    paused.length = 0;
+    refusal = { 'retry-after': '1', 'x-ratelimit-remaining': '0' };
+    expect((await api.listPage('deals')).results).toHaveLength(1);
+    expect(paused).toHaveLength(1);
+  });
+
   it('checks the format of every key before any request, naming its position and never its value', () => {
     const { logger } = capturedLogger();
     const bad = 'sk_short';
