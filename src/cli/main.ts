@@ -12,6 +12,7 @@ import { duckdbAllocatorConf } from '../warehouse/allocator-conf.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 import { CHECK_FAILED, EXIT_UNHEALTHY, parseMaxAge, type MaxAges } from './health-check.js';
 import { duration, listenHost, logLevel, maxAge, port, positiveInt, positiveNumber, usageFailure } from './option-parsers.js';
+import type { ScheduleFlags } from './commands/schedule.js';
 import { exitCodeFor } from './outcome.js';
 import { reportRun } from './run-report.js';
 import { createRuntime, failureLine, type CliRuntime } from './runtime.js';
@@ -249,32 +250,21 @@ export function buildProgram(): Command {
     .option('--deep-reconcile-cron <pattern>', flagHelp('deepReconcileCron', "deep reconcile of meeting logs, or 'off'"))
     .option('--timezone <tz>', flagHelp('timezone'))
     .option('--json', 'print JSON instead of a table')
-    .action(
-      async (options: {
-        list?: boolean;
-        remove?: boolean;
-        syncEvery?: number;
-        usersEvery?: number;
-        summariesEvery?: number;
-        reconcileCron?: string;
-        deepReconcileCron?: string;
-        timezone?: string;
-        json?: boolean;
-      }) =>
-        run(
-          program,
-          'schedule',
-          {
-            ...(options.syncEvery ? { syncEveryMs: options.syncEvery } : {}),
-            ...(options.usersEvery ? { usersEveryMs: options.usersEvery } : {}),
-            ...(options.summariesEvery ? { summariesEveryMs: options.summariesEvery } : {}),
-            ...(options.reconcileCron ? { reconcileCron: options.reconcileCron } : {}),
-            ...(options.deepReconcileCron ? { deepReconcileCron: options.deepReconcileCron } : {}),
-            ...(options.timezone ? { timezone: options.timezone } : {}),
-          },
-          async (rt) => (await commands.schedule()).scheduleCommand(rt, options),
-          { alert: !options.list },
-        ),
+    .action(async (options: ScheduleFlags) =>
+      run(
+        program,
+        'schedule',
+        {
+          ...(options.syncEvery ? { syncEveryMs: options.syncEvery } : {}),
+          ...(options.usersEvery ? { usersEveryMs: options.usersEvery } : {}),
+          ...(options.summariesEvery ? { summariesEveryMs: options.summariesEvery } : {}),
+          ...(options.reconcileCron ? { reconcileCron: options.reconcileCron } : {}),
+          ...(options.deepReconcileCron ? { deepReconcileCron: options.deepReconcileCron } : {}),
+          ...(options.timezone ? { timezone: options.timezone } : {}),
+        },
+        async (rt) => (await commands.schedule()).scheduleCommand(rt, options),
+        { alert: !options.list },
+      ),
     );
 
   program
