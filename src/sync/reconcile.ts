@@ -137,10 +137,10 @@ function addedUp(first: ReconcileResult, second: ReconcileResult): ReconcileResu
     'durationMs',
     'changed',
     'deleted',
+    'summariesChanged',
   ] as const;
   const sum = { ...second, resumed: true };
   for (const key of counts) sum[key] = first[key] + second[key];
-  sum.summariesChanged = first.summariesChanged + second.summariesChanged;
   return sum;
 }
 
