@@ -14,9 +14,9 @@ import { waitTooLong, type ResolvedRetryOptions, type ServiceWait } from './retr
 export interface KeyFeedback {
   /**
    * Hands an answer's rate-limit headers to the limiter (the reset moved onto the local clock) and returns its
-   * Retry-After (a 429's only), and whether it refused for the organization (its key's window not spent). A key told to wait longer than `maxRetryAfterMs` is set aside instead of paused: a
-   * pause that long would hold every request of the process (and, through Redis, of every process) for hours
-   * without a word.
+   * Retry-After (a rate-limited answer's only), and whether it refused for the organization (its key's window not
+   * spent). A key told to wait longer than `maxRetryAfterMs` is set aside instead of paused: a pause that long would
+   * hold every request of the process (and, through Redis, of every process) for hours without a word.
    */
   noteAnswer(
     keyId: string,
