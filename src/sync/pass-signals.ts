@@ -156,7 +156,10 @@ export class PassSignals {
 /** The most records a page may begin with from the end of the one before and still count as an overlap. */
 const MAX_OVERLAP = 4;
 
-/** Whether `tail` ends with the first `k` records of `page`, the same ids with the same `updated_at`. */
+/**
+ * Whether `tail` ends with the first `k` records of `page`, the same ids with the same `updated_at` (as instants:
+ * the spec fixes no offset, so one record may be rendered `Z` on one page and `+09:00` on the next).
+ */
 function endsWith(
   tail: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>>,
   page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[],
@@ -165,9 +168,15 @@ function endsWith(
   for (let i = 0; i < k; i++) {
     const before = tail[tail.length - k + i]!;
     const now = page[i]!;
-    if (before.id !== now.id || before.updated_at !== now.updated_at) return false;
+    if (before.id !== now.id || !sameStamp(before.updated_at, now.updated_at)) return false;
   }
   return true;
+}
+
+function sameStamp(a: string, b: string): boolean {
+  if (a === b) return true;
+  const instant = canonicalInstant(a);
+  return instant !== null && instant === canonicalInstant(b);
 }
 
 /** The first instant after the whole second `iso` falls in (canonical), or `iso` itself when it is unreadable. */

@@ -109,6 +109,14 @@ describe('PassSignals', () => {
       }
     });
 
+    it('takes a record repeated at a boundary with the same instant in another offset for an overlap', () => {
+      const signals = new PassSignals(start);
+      signals.observe([rec(id(1), '2026-03-01T10:01:00Z'), rec(id(2), '2026-03-01T10:02:00Z')]);
+      signals.observe([rec(id(2), '2026-03-01T19:02:00+09:00'), rec(id(3), '2026-03-01T10:03:00Z')]);
+      signals.observe([rec(id(3), '2026-03-01T10:03:00.000000Z'), rec(id(4), '2026-03-01T10:04:00Z')]);
+      expect(signals.snapshot().dirty).toBeNull();
+    });
+
     it('does not take a record repeated at a boundary with another updated_at for an overlap', () => {
       const signals = new PassSignals(start);
       signals.observe([rec(id(1), before(1)), rec(id(2), before(2))]);
