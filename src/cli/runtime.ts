@@ -106,9 +106,13 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
   };
 }
 
-/** The one line an operator reads on failure: `salesync: <code>: <what happened and what to do>`. */
+/**
+ * The one line an operator reads on failure: `salesync: <code>: <what happened and what to do>`. Anything shaped
+ * like an API key is redacted here too, whatever raised it: the messages that quote values never quote one
+ * (`shown`), and this is the net under a message that would.
+ */
 export function failureLine(error: unknown): string {
   const { code, message } = describeError(error);
   const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
-  return `salesync: ${code}: ${oneLine}`;
+  return `salesync: ${code}: ${oneLine}`.replace(/sk_[A-Za-z0-9]{6,}/gi, 'sk_…(redacted)');
 }

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime } from '../../src/cli/runtime.js';
+import { createRuntime, failureLine } from '../../src/cli/runtime.js';
+import { SalesyncError } from '../../src/core/errors.js';
 
 /** A stream that keeps what is written (stands for stdout / stderr). */
 function capture(): NodeJS.WriteStream & { text(): string } {
@@ -92,5 +93,12 @@ describe('the terminal logger', () => {
     runtime.close();
     expect(stderr.text()).toContain('a warning with a key attached');
     expect(stderr.text()).not.toContain(secret);
+  });
+});
+
+describe('the failure line', () => {
+  it('redacts anything shaped like a key, whatever message carries it, and keeps fingerprints', () => {
+    const line = failureLine(new SalesyncError('boom', 'got sk_Secret1234567890abcdefXYZ from\nsomewhere; key sk_…1a2b3c4d was used'));
+    expect(line).toBe('salesync: boom: got sk_…(redacted) from somewhere; key sk_…1a2b3c4d was used');
   });
 });
