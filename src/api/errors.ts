@@ -3,7 +3,7 @@
  * message that says the fix. None of them carries a got error: got's errors hold the request options,
  * headers included, so only safe fields (a network code, a status) are copied out.
  */
-import { SalesyncError, type ErrorDisposition } from '../core/errors.js';
+import { redactKeys, SalesyncError, type ErrorDisposition } from '../core/errors.js';
 import type { WaitSource } from './retry.js';
 import { errorEnvelopeSchema, type ErrorEnvelope, type FieldError } from './schemas.js';
 
@@ -48,12 +48,6 @@ export function codeForStatus(status: number): string {
     default:
       return `http_${status}`;
   }
-}
-
-/** Any API key that a service message might echo, replaced before it reaches an error or a log. */
-const KEY_LIKE = /sk_[A-Za-z0-9]{8,}/g;
-export function redactKeys(text: string): string {
-  return text.replace(KEY_LIKE, 'sk_…(redacted)');
 }
 
 /**

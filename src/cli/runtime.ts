@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../config.js';
-import { describeError, SalesyncError } from '../core/errors.js';
+import { describeError, redactKeys, SalesyncError } from '../core/errors.js';
 import { createLogger } from '../logger.js';
 import { humanLogStream } from './log-lines.js';
 import { ProgressDisplay } from './progress-display.js';
@@ -114,5 +114,5 @@ export function createRuntime(options: RuntimeOptions): CliRuntime {
 export function failureLine(error: unknown): string {
   const { code, message } = describeError(error);
   const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
-  return `salesync: ${code}: ${oneLine}`.replace(/sk_[A-Za-z0-9]{6,}/gi, 'sk_…(redacted)');
+  return redactKeys(`salesync: ${code}: ${oneLine}`);
 }

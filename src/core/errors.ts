@@ -43,11 +43,19 @@ export function describeError(error: unknown): { code: string; message: string }
   return { code: 'internal', message: String(error) };
 }
 
+/** Text shaped like an API key: `sk_` and a run of base62, in either case (a key fingerprint, `sk_…` + hex, is not). */
+const KEY_SHAPED = /sk_[a-z0-9]{6,}/gi;
+
+/** `text` with everything shaped like an API key replaced: for any text that reaches a message or a log. */
+export function redactKeys(text: string): string {
+  return text.replace(KEY_SHAPED, 'sk_…(redacted)');
+}
+
 /**
- * A value as an error message may quote it: never one that looks like an API key pasted into the wrong setting
- * (`sk_` and a run of base62 anywhere, in either case), nor a very long one.
+ * A value as an error message may quote it: never one that looks like an API key pasted into the wrong setting,
+ * nor a very long one.
  */
 export function shown(value: string): string {
-  if (/sk_[a-z0-9]{6,}/i.test(value) || value.length > 80) return 'a value not shown here (it looks like a key or is very long)';
+  if (redactKeys(value) !== value || value.length > 80) return 'a value not shown here (it looks like a key or is very long)';
   return JSON.stringify(value);
 }
