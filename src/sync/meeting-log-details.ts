@@ -29,8 +29,6 @@ export interface DetailedPage {
   fetched: number;
   /** The logs left out as `vanished` or `behind`, with the `updated_at` listed: for the next pass (`stillMissing`). */
   missing: Array<Pick<ServiceRecord, 'id' | 'updated_at'>>;
-  /** Logs written from their list row: their single view was missing or behind in the pass before too. */
-  fromList: number;
 }
 
 /**
@@ -55,14 +53,12 @@ export async function withMeetingLogDetails(
   const summaries = new Map<string, MeetingLogSummary[]>();
   let vanished = 0;
   let behind = 0;
-  let fromList = 0;
   const missing: DetailedPage['missing'] = [];
   const rejects: RejectedRecord[] = [];
   /** The list row, when the pass before already missed this log as listed now; else null, and it is counted missing. */
   const listRowOrNull = (record: ServiceRecord): ServiceRecord | null => {
     const before = stillMissing.get(record.id);
     if (before !== undefined && sameInstant(before, record.updated_at)) {
-      fromList += 1;
       logger.warn(
         { resource: 'meeting-logs', id: record.id, listed: record.updated_at },
         'meeting log single view still missing or older after a pass: written from its list row, without summaries',
@@ -121,7 +117,6 @@ export async function withMeetingLogDetails(
     rejects,
     fetched: needed.size,
     missing,
-    fromList,
   };
 }
 

@@ -75,7 +75,7 @@ export function deletionsAllowed(missing: number, live: number, share: number, f
 }
 
 /** Confirmed deletions a sweep marks whatever the table's size (see `deletionsAllowed`). */
-export const DELETIONS_ALWAYS_ALLOWED = 5;
+const DELETIONS_ALWAYS_ALLOWED = 5;
 
 /** Check the connection, then sweep the resources in parallel. */
 export async function runReconcile(deps: SyncDeps, settings: SyncSettings, options: ReconcileRunOptions): Promise<ReconcileReport> {

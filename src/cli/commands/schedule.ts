@@ -38,7 +38,7 @@ const SETTING_FLAGS: Array<[keyof ScheduleFlags, string]> = [
  * Flags that ask for two things at once are refused before Redis is touched: `--list` changes nothing while
  * `--remove` removes every schedule, and a schedule's setting means nothing to either.
  */
-export function checkScheduleFlags(options: ScheduleFlags): void {
+function checkScheduleFlags(options: ScheduleFlags): void {
   if (options.list && options.remove) {
     throw new ConfigError('invalid_option', '--list changes nothing and --remove removes every schedule: give one of them');
   }
