@@ -54,7 +54,7 @@ import {
   readAssignments,
   tableColumns,
 } from './schema.js';
-import { checkpointSql, clearWalk, readState, recordCompletion } from './state.js';
+import { checkpointSql, clearWalk, forgetWatermark, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
 import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
 import { IdFilter, noteWrittenIds } from './id-filter.js';
@@ -66,7 +66,7 @@ import { countRejected, quarantineRecords, settleQuarantine } from './quarantine
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
 import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, READ_MEMORY_LIMIT_MB } from './memory-limit.js';
-import { recordDefinitionChanges } from './property-history.js';
+import { readListedBefore, recordDefinitionChanges, valuesRewrittenBy } from './property-history.js';
 import { publishFileAtomically, resolveGroupId, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
 import { rebuildViews } from './views.js';
@@ -555,8 +555,17 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         const applied = await inTransaction(connection, async () => {
           const now = nowIso();
           const before = await readAssignments(connection, resource);
+          const listedBefore = await readListedBefore(connection, resource);
           const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger ? { logger } : {});
-          await recordDefinitionChanges(connection, resource, before, plan, definitions, now);
+          const changes = await recordDefinitionChanges(connection, resource, before, plan, definitions, now);
+          const rewritten = valuesRewrittenBy(listedBefore, new Set(definitions.map((d) => d.api_name)), changes);
+          if (rewritten.length > 0) {
+            await forgetWatermark(connection, resource, now);
+            logger?.warn(
+              { resource, apiNames: rewritten },
+              'properties changed type or left the listing, which moves no updated_at: the next walk lists every record again',
+            );
+          }
           // Every view, not just this resource's: views show linked resources' names too.
           await rebuildViews(connection);
           return plan;

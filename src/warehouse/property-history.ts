@@ -41,6 +41,32 @@ export function typeChanges(before: readonly ColumnAssignment[], plan: readonly 
   return changes;
 }
 
+/** A property as stored before a listing: whether the resource's last listing named it. */
+export interface ListedBefore {
+  apiName: string;
+  inLastListing: boolean;
+}
+
+/** Each stored property of `resource`, and whether the last listing named it. */
+export async function readListedBefore(connection: DuckDBConnection, resource: RecordResourceName): Promise<ListedBefore[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT api_name, last_seen_at = max(last_seen_at) OVER () AS latest FROM property_definitions WHERE resource = $1`,
+    [resource],
+  );
+  return reader.getRowObjects().map((r) => ({ apiName: String(r.api_name), inLastListing: r.latest === true }));
+}
+
+/**
+ * The properties whose listing says the service now gives stored values differently, though no `updated_at` moved:
+ * a type change converts them, and a property the last listing named and this one does not takes them away. (One
+ * listed again needs nothing: its column stayed in the plan, so records that still carried it kept writing it.) Pure.
+ */
+export function valuesRewrittenBy(before: readonly ListedBefore[], listed: ReadonlySet<string>, changes: readonly TypeChange[]): string[] {
+  const names = new Set(changes.map((c) => c.apiName));
+  for (const property of before) if (property.inLastListing && !listed.has(property.apiName)) names.add(property.apiName);
+  return [...names].sort();
+}
+
 /** One row per option of the listed definitions that have options; a repeated value keeps its last label. */
 export function optionRows(
   resource: RecordResourceName,

@@ -13,6 +13,7 @@ import { historyStoreName } from './history-names.js';
 import type { StoredPropertyPolicy } from './types.js';
 import { quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
 import { tableColumns } from './schema.js';
+import { forgetWatermark } from './state.js';
 
 /** Kept outside the fixed schema files: a warehouse gets it with its first policy. */
 export async function ensurePolicyTable(connection: DuckDBConnection): Promise<void> {
@@ -122,13 +123,7 @@ export async function recordPolicy(
   now: string,
 ): Promise<void> {
   await ensurePolicyTable(connection);
-  await connection.run(
-    `UPDATE sync_state SET watermark = NULL, walk_cursor = NULL, walk_updated_after = NULL, walk_started_at = NULL, walk_mode = NULL,
-       walk_pass = NULL, walk_pass_started_at = NULL, walk_dirty = NULL, walk_max_updated_at = NULL, walk_local_clock = NULL,
-       confirm_from = NULL, updated_at = CAST($2 AS TIMESTAMPTZ)
-     WHERE resource = $1`,
-    [resource, now],
-  );
+  await forgetWatermark(connection, resource, now);
   await connection.run(
     `INSERT INTO property_policy (resource, policy, key_id, fingerprint, applied_at) VALUES ($1, CAST($2 AS JSON), $3, $4, CAST($5 AS TIMESTAMPTZ))
      ON CONFLICT (resource) DO UPDATE SET policy = excluded.policy, key_id = excluded.key_id, fingerprint = excluded.fingerprint, applied_at = excluded.applied_at`,

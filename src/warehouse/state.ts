@@ -117,6 +117,19 @@ export async function readState(connection: DuckDBConnection, stateKey: string):
   };
 }
 
+/**
+ * The next walk of the resource lists every record: its watermark, the window it must confirm and any walk under
+ * way are forgotten (what it wrote stays). For changes the incremental window cannot see.
+ */
+export async function forgetWatermark(connection: DuckDBConnection, resource: ResourceName, now: string): Promise<void> {
+  await connection.run(
+    `UPDATE sync_state SET watermark = NULL, confirm_from = NULL, ${WALK_COLUMNS.map((c) => `${c} = NULL`).join(', ')},
+       updated_at = CAST($2 AS TIMESTAMPTZ)
+     WHERE resource = $1`,
+    [resource, now],
+  );
+}
+
 export async function clearWalk(connection: DuckDBConnection, resource: ResourceName, now: string): Promise<void> {
   await connection.run(
     `UPDATE sync_state SET ${WALK_COLUMNS.map((c) => `${c} = NULL`).join(', ')}, updated_at = CAST($2 AS TIMESTAMPTZ) WHERE resource = $1`,

@@ -99,6 +99,57 @@ describe('sync against the simulator', () => {
     return { h, env };
   }
 
+  it('a type change or a removed property, which moves no updated_at, makes the next sync list every record again and mirror them', async () => {
+    harness = await startHarness({ seed: 25, size: SMALL });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const warehouse = harness.env().warehouse;
+    const deals = harness.sim.admin.truth().records.deals.length;
+    harness.sim.admin.changePropertyType('deals', 'dK3mP9xQ', 'text');
+    harness.sim.admin.removeProperty('deals', 'dA7vL2nR');
+
+    harness.sim.admin.resetStats();
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/']).toBe(Math.ceil(deals / 200));
+    await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
+    expect((await warehouse.readState('deals')).watermark).not.toBeNull();
+
+    // Once listed again, the definitions are as stored: the sync after is incremental again.
+    harness.sim.admin.resetStats();
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/']).toBe(1);
+    await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a property one definitions listing leaves out, while records still carry it, stays mirrored in every record, and its return costs no full walk', async () => {
+    harness = await startHarness({ seed: 26, size: SMALL });
+    const env = harness.env();
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const hidden = 'dK3mP9xQ';
+    const withoutOne = (): SalesApi => {
+      const api = env.deps.makeApi();
+      return wrapApi(api, {
+        listProperties: async (resource, signal) => {
+          const listed = await api.listProperties(resource, signal);
+          return { ...listed, definitions: listed.definitions.filter((d) => d.api_name !== hidden) };
+        },
+      });
+    };
+    // A deal changed meanwhile is written while the listing leaves the property out.
+    harness.sim.admin.updateRecord('deals', harness.sim.admin.truth().records.deals[7]!.id, { [hidden]: 4321.5 });
+    const flapped = await runSync({ ...env.deps, makeApi: withoutOne }, env.settings, {
+      resources: ['deals'],
+      mode: 'incremental',
+      concurrency: 1,
+    });
+    expect(flapped.ok).toBe(true);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+
+    harness.sim.admin.resetStats();
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/']).toBe(1);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('resumes an interrupted walk from its checkpoint and still ends equal to the truth', async () => {
     const { h, env } = await interruptedContacts(6);
     const state = await env.warehouse.readState('contacts');
