@@ -701,7 +701,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         // Ids are bound as one list parameter, never spliced into SQL.
         const reader = await connection.runAndReadAll(
           `SELECT id, epoch_us(updated_at) AS us FROM ${quoteIdentifier(table)}
-           WHERE id IN (SELECT unnest(CAST($1 AS VARCHAR[]))) AND updated_at IS NOT NULL`,
+           WHERE id IN (SELECT unnest(CAST($1 AS VARCHAR[]))) AND updated_at IS NOT NULL AND _deleted_at IS NULL`,
           [listValue(ids)],
         );
         for (const row of reader.getRowObjects()) found.set(String(row.id), microsToIso(BigInt(row.us as bigint)));

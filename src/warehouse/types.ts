@@ -378,7 +378,10 @@ export interface Warehouse {
     completedAt: string,
     rejects?: { rejects: RejectedRecord[]; runId: string },
   ): Promise<{ written: number }>;
-  /** Stored `updated_at` (ISO, full precision) of the given ids, for those present. */
+  /**
+   * Stored `updated_at` (ISO, full precision) of the given ids, for those present and not marked deleted (a row
+   * marked deleted that is listed again is as new: its details are read again).
+   */
   storedUpdatedAt(resource: RecordResourceName, ids: string[]): Promise<Map<string, string>>;
   /**
    * Meeting logs (not marked deleted) in the window whose summaries are due for a re-read (never read, or their

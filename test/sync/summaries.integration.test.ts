@@ -166,4 +166,26 @@ describe('summary lifecycle against the simulator', () => {
     });
     await expectMirrorsTruth(warehouse, sim, LOGS);
   });
+
+  it('a log marked deleted that the list shows again has its single view read: its summaries are current, not those of before', async () => {
+    harness = await startHarness({ seed: 44, size: SMALL });
+    const { sim } = harness;
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    const warehouse = harness.env().warehouse;
+    const truth = sim.admin.truth();
+    const log = truth.records['meeting-logs'].find((r) => (truth.summaries[r.id]?.length ?? 0) > 0)!;
+    // Marked deleted by a sweep (a single not_found to its confirming GET), while the service still has it.
+    await warehouse.completeSweep('meeting-logs', {
+      key: 'meeting-logs#reconcile',
+      stateKey: 'meeting-logs#reconcile',
+      deletedIds: [log.id],
+      deletedAt: new Date().toISOString(),
+      completedAt: new Date().toISOString(),
+    });
+    sim.admin.generateSummaries(log.id);
+
+    const plain = await processReconcileJob(harness.env(), { resource: 'meeting-logs' });
+    expect(plain.results[0]).toMatchObject({ outcome: 'succeeded', details: 1 });
+    await expectMirrorsTruth(warehouse, sim, LOGS);
+  });
 });
