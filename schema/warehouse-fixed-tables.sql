@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS meeting_log_summaries (
   summary_type VARCHAR,
   result_type VARCHAR,
   text VARCHAR,
-  selections STRUCT(value VARCHAR, level INTEGER, "order" INTEGER)[],
+  selections STRUCT(value VARCHAR, level BIGINT, "order" BIGINT)[],
   reason VARCHAR,
   status VARCHAR,
   updated_at TIMESTAMPTZ,

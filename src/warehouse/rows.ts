@@ -16,7 +16,8 @@ export type CellValue = string | number | boolean | null;
 /** Column types a staged row may have: the property types plus the summaries' own. */
 export type StageType = SqlType | 'INTEGER' | typeof SELECTIONS_TYPE;
 
-export const SELECTIONS_TYPE = 'STRUCT(value VARCHAR, level INTEGER, "order" INTEGER)[]';
+// BIGINT: the spec gives the integers no range (an `order` may be a time in milliseconds).
+export const SELECTIONS_TYPE = 'STRUCT(value VARCHAR, level BIGINT, "order" BIGINT)[]';
 
 export interface StageColumn {
   name: string;

@@ -14,7 +14,7 @@ import type { PropertyDefinition } from '../core/types.js';
 import type { ColumnPlan } from './types.js';
 import { sqlTypeFor } from './column-types.js';
 import { assignColumnNames, quoteIdentifier, SYSTEM_COLUMNS, type ColumnAssignment } from './identifiers.js';
-import { recordColumns, type StageColumn } from './rows.js';
+import { recordColumns, SELECTIONS_TYPE, type StageColumn } from './rows.js';
 import { copyFilling, markColumnsForFill, type CopyOptions, type CopyResult } from './column-fill.js';
 import { stageRows } from './staging.js';
 import { VERSION_COLUMNS } from './history-names.js';
@@ -44,6 +44,21 @@ export function fixedSchemaSql(schemaDir: string = findSchemaDir()): string {
 
 export async function ensureFixedSchema(connection: DuckDBConnection, sql: string): Promise<void> {
   await connection.run(sql);
+  await widenSummarySelections(connection);
+}
+
+/**
+ * Warehouses made before selections' integers were BIGINT get the wider type: an `order` past 2^31 (the spec gives
+ * no range) failed every commit of its log's batch. Rewrites the column once; a no-op after.
+ */
+async function widenSummarySelections(connection: DuckDBConnection): Promise<void> {
+  const reader = await connection.runAndReadAll(
+    `SELECT data_type FROM duckdb_columns()
+     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = 'meeting_log_summaries' AND column_name = 'selections'`,
+  );
+  const type = String(reader.getRows()[0]?.[0] ?? '');
+  if (!type.includes('INTEGER')) return;
+  await connection.run(`ALTER TABLE meeting_log_summaries ALTER COLUMN selections TYPE ${SELECTIONS_TYPE}`);
 }
 
 /** DDL of a record table: envelope, property columns in listing order, then the system columns. */

@@ -49,7 +49,7 @@ function toDuckDBValue(column: StageColumn, value: unknown): DuckDBValue {
     }
     case SELECTIONS_TYPE: {
       const items = value as { value: string; level: number; order: number }[];
-      return listValue(items.map((s) => structValue({ value: s.value, level: s.level, order: s.order })));
+      return listValue(items.map((s) => structValue({ value: s.value, level: BigInt(s.level), order: BigInt(s.order) })));
     }
     default:
       return value as DuckDBValue;

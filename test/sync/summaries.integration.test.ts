@@ -188,4 +188,20 @@ describe('summary lifecycle against the simulator', () => {
     expect(plain.results[0]).toMatchObject({ outcome: 'succeeded', details: 1 });
     await expectMirrorsTruth(warehouse, sim, LOGS);
   });
+
+  it("selection integers past 2^31 (the spec gives them no range) are mirrored, and the log's batch commits", async () => {
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 45, size: SMALL, now: () => clock });
+    const { sim } = harness;
+    const { activity: log } = sim.admin.recordActivity('meeting-logs', sim.admin.truth().records.deals[0]!.id);
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    const selections = [{ value: 'hot', level: 3_000_000_000, order: 1_736_467_200_000 }];
+    sim.admin.setSummaries(log.id, [
+      { summary_type: 'temperature', result_type: 'select', text: null, selections, reason: '', status: 'completed' },
+    ]);
+    sim.admin.updateRecord('meeting-logs', log.id, { meeting_name: 'moved' });
+    clock += HOUR;
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
+  });
 });

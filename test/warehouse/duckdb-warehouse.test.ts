@@ -536,7 +536,32 @@ describe('DuckDB warehouse', () => {
     const [type] = await warehouse.query(
       `SELECT data_type FROM duckdb_columns() WHERE table_name = 'meeting_log_summaries' AND column_name = 'selections'`,
     );
-    expect(type?.data_type).toBe('STRUCT("value" VARCHAR, "level" INTEGER, "order" INTEGER)[]');
+    expect(type?.data_type).toBe('STRUCT("value" VARCHAR, "level" BIGINT, "order" BIGINT)[]');
+  });
+
+  it("widens a warehouse's summary selections made with INTEGER to BIGINT on open, keeping its rows", async () => {
+    await warehouse.ensureSchema();
+    await warehouse.close();
+    const instance = await DuckDBInstance.create(warehouse.path);
+    const connection = await instance.connect();
+    await connection.run(
+      `ALTER TABLE meeting_log_summaries ALTER COLUMN selections TYPE STRUCT(value VARCHAR, level INTEGER, "order" INTEGER)[]`,
+    );
+    await connection.run(
+      `INSERT INTO meeting_log_summaries (meeting_log_id, selections, position) VALUES ('M1', [{'value': 'hot', 'level': 2, 'order': 1}], 0)`,
+    );
+    connection.closeSync();
+    instance.closeSync();
+    warehouse = openWarehouse({ path: warehouse.path, lockTimeoutMs: 1500 });
+    await warehouse.ensureSchema();
+    expect(
+      await warehouse.query(
+        `SELECT data_type FROM duckdb_columns() WHERE table_name = 'meeting_log_summaries' AND column_name = 'selections'`,
+      ),
+    ).toEqual([{ data_type: 'STRUCT("value" VARCHAR, "level" BIGINT, "order" BIGINT)[]' }]);
+    expect(await warehouse.query(`SELECT selections FROM meeting_log_summaries`)).toEqual([
+      { selections: [{ value: 'hot', level: 2, order: 1 }] },
+    ]);
   });
 
   it('replaces users, marking those no longer listed and clearing the mark for those back', async () => {
