@@ -193,6 +193,10 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
       knobs.cursorEpoch += 1;
       knobs.refusedCursor = answer;
     },
+    listTwice(resource, id, twice = true) {
+      if (twice) knobs.listedTwice.add(`${resource}/${id}`);
+      else knobs.listedTwice.delete(`${resource}/${id}`);
+    },
     keepReplica: () => data.keepReplica(),
     routeSingleViews: (to) => data.routeSingleViews(to),
     setSummaryStatuses(statuses) {

@@ -14,6 +14,8 @@ export interface RuntimeKnobs {
   cursorEpoch: number;
   /** How `expireCursors` last said a cursor is refused. */
   refusedCursor: 'invalid_request' | 'not_found';
+  /** Records record lists show twice in a row (`listTwice`), as `resource/id`. */
+  listedTwice: Set<string>;
 }
 
 export function checkHook(hook: unknown): ListPageHook | null {

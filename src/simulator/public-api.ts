@@ -40,8 +40,10 @@ export interface ApiResponse {
 /** The unkind knobs the handlers consult (see SimulatorOptions). */
 export interface ApiKnobs {
   cursorKind: CursorKind;
-  /** Each next page begins with the last record of the one before (SimulatorOptions.overlappingPages). */
-  overlappingPages: boolean;
+  /** What each next page begins with from the one before (SimulatorOptions.overlappingPages). */
+  overlappingPages: 'none' | 'last' | 'ties';
+  /** Whether record lists show this record twice in a row (`admin.listTwice`). */
+  listedTwice(resource: RecordResource, id: string): boolean;
   /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
   pagingFirst: boolean;
   corruptions: Corruptions;
@@ -191,8 +193,9 @@ export class PublicApi {
     const last = page[page.length - 1];
     let next: { after: string; link: string } | null = null;
     if (more && last) {
-      // An overlapping next page starts at the last record given, so it leads on from the one before that.
-      const overlap = this.knobs.overlappingPages && page.length > 1 ? 1 : 0;
+      // An overlapping next page starts at the last record given (or those sharing its updated_at), so it leads on
+      // from the one before them.
+      const overlap = overlapOf(this.knobs.overlappingPages, page);
       const leadsOn = page[page.length - 1 - overlap] as StoredRecord;
       const nextCursor: ListCursor =
         this.knobs.cursorKind === 'offset'
@@ -202,7 +205,10 @@ export class PublicApi {
     }
     // A scripted repeatPage fault: the page leads back to itself (only a request with a cursor consumes it).
     if (rawAfter !== null && this.knobs.takeRepeatPage(request.path)) next = this.nextLink(request, rawAfter);
-    const results = page.map((r) => this.view(resource, r, false));
+    const results = page.flatMap((r) => {
+      const view = this.view(resource, r, false);
+      return this.knobs.listedTwice(resource, r.id) ? [view, view] : [view];
+    });
     const hook = this.knobs.listPageHook();
     return {
       status: 200,
@@ -286,4 +292,14 @@ export class PublicApi {
       ),
     };
   }
+}
+
+/** How many records of `page` the next page begins with again; never the whole page, so a walk always ends. */
+function overlapOf(kind: 'none' | 'last' | 'ties', page: readonly StoredRecord[]): number {
+  if (kind === 'none' || page.length < 2) return 0;
+  if (kind === 'last') return 1;
+  const last = page[page.length - 1]!.updatedAt;
+  let ties = 1;
+  while (ties < page.length && page[page.length - 1 - ties]!.updatedAt === last) ties += 1;
+  return ties < page.length ? ties : 0;
 }

@@ -66,6 +66,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     clock: mergeClock({ dateSkewMs: 0, omitDate: false }, options.clock ?? {}),
     cursorEpoch: 0,
     refusedCursor: 'invalid_request',
+    listedTwice: new Set(),
   };
   const corruptions = new Corruptions();
 
@@ -83,7 +84,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const cursorSecret = () => (knobs.cursorEpoch === 0 ? `cursor-${seed}` : `cursor-${seed}-${knobs.cursorEpoch}`);
   const api = new PublicApi(data, cursorSecret, {
     cursorKind,
-    overlappingPages: options.overlappingPages === true,
+    overlappingPages: options.overlappingPages === 'ties' ? 'ties' : options.overlappingPages === true ? 'last' : 'none',
+    listedTwice: (resource, id) => knobs.listedTwice.has(`${resource}/${id}`),
     pagingFirst: jsonLayout === 'unkind',
     corruptions,
     takeRepeatPage: (path) => {

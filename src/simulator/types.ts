@@ -274,9 +274,11 @@ export interface SimulatorOptions {
   /**
    * Record lists' next page begins with the last record of the page before (an inclusive cursor, as a service
    * paging by `updated_at >= the last one given` does): the spec does not say pages never overlap. A page of one
-   * record leads on past it. @defaultValue false
+   * record leads on past it. With 'ties' the next page begins with every record of the page before that shares its
+   * last record's `updated_at` (a cursor on `updated_at >=` alone), however many; a page whose records all share
+   * one leads on past it. @defaultValue false
    */
-  overlappingPages?: boolean;
+  overlappingPages?: boolean | 'ties';
   /**
    * How answers are written; the spec fixes neither the order of a list's members nor the JSON's spacing.
    * 'unkind': every list names `paging` before `results`, and every body is indented. @defaultValue 'compact'
@@ -391,6 +393,11 @@ export interface SimulatorAdmin {
    * lives, so a service may expire them, or change their key at a deploy.
    */
   expireCursors(answer?: 'invalid_request' | 'not_found'): void;
+  /**
+   * Record lists show the record twice in a row in its page, the same version (`false`: once again). The spec never
+   * says a list gives each record once: a join in the service's query can repeat a row.
+   */
+  listTwice(resource: RecordResource, id: string, twice?: boolean): void;
   /**
    * Keeps a replica of every record and summary as they stand now; it applies no later change (a create is not
    * in it, a deleted record still is). Replaces the replica kept before.

@@ -11,11 +11,14 @@ import { IdHashSet } from './id-set.js';
 export type DirtyReason = 'changed_during_pass' | 'id_repeated' | 'cursor_repeated' | 'before_resume' | 'detail_missing';
 
 /**
- * How a pass's pages overlapped: each began with the last `records` records of the page before, at every one of
- * its `boundaries`. Handed to the next pass of the walk (`PassSignals.pageOverlap`).
+ * How a pass's pages overlapped, at every one of its `boundaries`: each began with the last `records` records of the
+ * page before (null when they did not all begin with as many), and, when `ties`, with every record of the page before
+ * that shares its last `updated_at` (a cursor on `updated_at >=` alone). Handed to the next pass of the walk
+ * (`PassSignals.pageOverlap`).
  */
 export interface PageOverlap {
-  records: number;
+  records: number | null;
+  ties?: boolean;
   boundaries: number;
 }
 
@@ -41,11 +44,15 @@ export class PassSignals {
   private readonly seen = new IdHashSet();
   /** The last records of the page before (id and `updated_at`), to find a page that begins where it ended. */
   private tail: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>> = [];
+  /** How many records at the end of `tail` share its last `updated_at`. */
+  private tailTies = 0;
   /** How many records the pass's pages begin with from the end of the page before, once a boundary showed it. */
   private overlap: number | null = null;
-  /** Boundaries between pages this pass has seen, and whether any of them overlapped otherwise than the first. */
+  /** Boundaries between pages this pass has seen; whether any overlapped otherwise than the first (`fixedBroken`),
+   * and whether any began otherwise than with the tie at the end of the page before (`tiesBroken`). */
   private boundaries = 0;
-  private overlapBroken = false;
+  private fixedBroken = false;
+  private tiesBroken = false;
   /** Records received with `updated_at` at or after the pass's start: what the next pass may see again. */
   readonly recent = new Map<string, string>();
   private state: PassState;
@@ -73,7 +80,8 @@ export class PassSignals {
       const record = records[i]!;
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
       if (i < head) continue;
-      if (!this.seen.add(record.id)) this.mark('id_repeated');
+      // The same version twice in one answer is the service repeating a row (a join), not a list moving.
+      if (!this.seen.add(record.id) && !repeatedInPage(records, head, i)) this.mark('id_repeated');
       // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
       const updatedAt = canonicalInstant(record.updated_at);
       if (updatedAt === null) continue;
@@ -95,6 +103,10 @@ export class PassSignals {
    * cannot tell an inclusive cursor from a record inserted behind an offset cursor: an overlap counts as the
    * service's habit once two boundaries showed it, in this pass or the one before (see `snapshot`). Pages of a
    * pass resumed after a crash are compared from its first page on.
+   *
+   * A cursor on `updated_at >=` alone repeats not one record but every record sharing the last one's `updated_at`:
+   * the overlap varies with the tie at each boundary. Pages that each begin with exactly that tie are that habit,
+   * as steady as a fixed overlap.
    */
   private boundaryOverlap(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): number {
     if (page.length === 0) return 0;
@@ -105,12 +117,12 @@ export class PassSignals {
       }
       this.boundaries += 1;
       if (this.overlap === null) this.overlap = head;
-      else if (head !== this.overlap) {
-        this.overlapBroken = true;
-        this.mark('id_repeated');
-      }
+      else if (head !== this.overlap) this.fixedBroken = true;
+      if (head !== this.tailTies) this.tiesBroken = true;
+      if (this.fixedBroken && this.tiesBroken) this.mark('id_repeated');
     }
-    this.tail = page.slice(-MAX_OVERLAP).map(({ id, updated_at }) => ({ id, updated_at }));
+    this.tailTies = trailingTies(page);
+    this.tail = page.slice(-Math.max(MAX_OVERLAP, this.tailTies)).map(({ id, updated_at }) => ({ id, updated_at }));
     return head;
   }
 
@@ -136,16 +148,20 @@ export class PassSignals {
    */
   snapshot(): PassState {
     const state = { ...this.state };
-    if (state.dirty === null && (this.overlap ?? 0) > 0) {
-      const before = this.overlapBefore?.records === this.overlap ? this.overlapBefore.boundaries : 0;
-      if (this.boundaries + before < 2) state.dirty = 'id_repeated';
+    // Pages that overlap at all: by a fixed number of records, or (that broken) by the tie at each boundary.
+    const overlapping = this.fixedBroken ? !this.tiesBroken : (this.overlap ?? 0) > 0;
+    if (state.dirty === null && overlapping) {
+      const b = this.overlapBefore;
+      const confirms = b !== null && ((!this.fixedBroken && b.records === this.overlap) || (!this.tiesBroken && b.ties === true));
+      if (this.boundaries + (confirms ? b.boundaries : 0) < 2) state.dirty = 'id_repeated';
     }
     return state;
   }
 
   /** How this pass's pages overlapped, for the next pass; null when they overlapped unlike each other, or had no boundary. */
   pageOverlap(): PageOverlap | null {
-    return this.overlap === null || this.overlapBroken ? null : { records: this.overlap, boundaries: this.boundaries };
+    if (this.overlap === null || (this.fixedBroken && this.tiesBroken)) return null;
+    return { records: this.fixedBroken ? null : this.overlap, ties: !this.tiesBroken, boundaries: this.boundaries };
   }
 
   private mark(reason: DirtyReason): void {
@@ -171,6 +187,21 @@ function endsWith(
     if (before.id !== now.id || !sameStamp(before.updated_at, now.updated_at)) return false;
   }
   return true;
+}
+
+/** How many records at the end of `page` share its last record's `updated_at`. */
+function trailingTies(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): number {
+  const last = page[page.length - 1]!.updated_at;
+  let ties = 1;
+  while (ties < page.length && sameStamp(page[page.length - 1 - ties]!.updated_at, last)) ties += 1;
+  return ties;
+}
+
+/** Whether `page[at]` repeats a record given earlier in the same page (from `from` on): the same id and `updated_at`. */
+function repeatedInPage(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], from: number, at: number): boolean {
+  const record = page[at]!;
+  for (let i = from; i < at; i++) if (page[i]!.id === record.id && sameStamp(page[i]!.updated_at, record.updated_at)) return true;
+  return false;
 }
 
 function sameStamp(a: string, b: string): boolean {

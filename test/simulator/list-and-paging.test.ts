@@ -35,6 +35,40 @@ describe('cursor paging', () => {
     }
   });
 
+  test("with overlappingPages 'ties' each next page begins with every record of the one before sharing its last updated_at", async () => {
+    for (const cursorKind of ['keyset', 'offset'] as const) {
+      const sim = await start({ overlappingPages: 'ties', cursorKind });
+      const ordered = await walkList(sim, '/v1/contacts/', { page_size: '200' });
+      // Records 4–6 of the list (0-based) share one updated_at: the first page of 7 ends with three of a kind.
+      for (const r of ordered.slice(4, 6)) sim.admin.setUpdatedAt('contacts', r.id, ordered[6]!.updated_at);
+      const pages: { id: string; updated_at: string }[][] = [];
+      let after: string | null = null;
+      do {
+        const page = await call(sim, 'GET', `/v1/contacts/?page_size=7${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+        pages.push(page.body.results);
+        after = page.body.paging.next?.after ?? null;
+      } while (after !== null);
+      expect(
+        pages[1]!.slice(0, 3).map((r) => r.id),
+        cursorKind,
+      ).toEqual(pages[0]!.slice(4).map((r) => r.id));
+      for (let i = 2; i < pages.length; i++) expect(pages[i]![0]!.id, cursorKind).toBe(pages[i - 1]!.at(-1)!.id);
+      expect(new Set(pages.flat().map((r) => r.id)).size).toBe(ordered.length);
+    }
+  });
+
+  test('listTwice shows a record twice in a row in its page, the same version, until told otherwise', async () => {
+    const sim = await start();
+    const id = sim.admin.truth().records.deals[3]!.id;
+    sim.admin.listTwice('deals', id);
+    const listed = await walkList(sim, '/v1/deals/', { page_size: '200' });
+    const at = listed.findIndex((r) => r.id === id);
+    expect(listed[at + 1]).toEqual(listed[at]);
+    expect(listed.length).toBe(sim.admin.truth().records.deals.length + 1);
+    sim.admin.listTwice('deals', id, false);
+    expect((await walkList(sim, '/v1/deals/', { page_size: '200' })).length).toBe(sim.admin.truth().records.deals.length);
+  });
+
   test('the list order is (updated_at, id) ascending and pages hold page_size records', async () => {
     const sim = await start();
     const first = await call(sim, 'GET', '/v1/contacts/?page_size=25');

@@ -65,6 +65,16 @@ describe('PassSignals', () => {
     expect(second.snapshot().dirty).toBe('changed_during_pass');
   });
 
+  it('does not count a record given twice in a row in one page, the same version, as the list moving; another version of it does', () => {
+    const twice = new PassSignals(start);
+    twice.observe([rec('a'.repeat(18), before(1)), rec('a'.repeat(18), before(1)), rec('b'.repeat(18), before(2))]);
+    twice.observe([rec('c'.repeat(18), before(3))]);
+    expect(twice.snapshot().dirty).toBeNull();
+    const moved = new PassSignals(start);
+    moved.observe([rec('a'.repeat(18), before(1)), rec('b'.repeat(18), before(2)), rec('a'.repeat(18), before(3))]);
+    expect(moved.snapshot().dirty).toBe('id_repeated');
+  });
+
   describe('pages that overlap (an inclusive cursor)', () => {
     const id = (n: number) => String(n).padStart(18, 'x');
     /** Pages of `size` records from `ids`, each beginning `overlap` records before the page before ended. */
@@ -84,7 +94,7 @@ describe('PassSignals', () => {
       const signals = new PassSignals(start);
       for (const page of pages(ids, 4, [1, 1, 1])) signals.observe(page);
       expect(signals.snapshot().dirty).toBeNull();
-      expect(signals.pageOverlap()).toEqual({ records: 1, boundaries: 3 });
+      expect(signals.pageOverlap()).toEqual({ records: 1, ties: true, boundaries: 3 });
     });
 
     it('finds a pass of one overlapping boundary unclean (it could be a record inserted behind an offset cursor), and the next pass that overlaps alike clean', () => {
@@ -115,6 +125,30 @@ describe('PassSignals', () => {
       signals.observe([rec(id(2), '2026-03-01T19:02:00+09:00'), rec(id(3), '2026-03-01T10:03:00Z')]);
       signals.observe([rec(id(3), '2026-03-01T10:03:00.000000Z'), rec(id(4), '2026-03-01T10:04:00Z')]);
       expect(signals.snapshot().dirty).toBeNull();
+    });
+
+    it('finds a pass clean whose pages each begin with every record of the page before sharing its last updated_at (a cursor on updated_at >= alone)', () => {
+      const signals = new PassSignals(start);
+      const stamp = before(9);
+      signals.observe([rec(id(1), before(1)), rec(id(2), stamp), rec(id(3), stamp), rec(id(4), stamp)]);
+      signals.observe([rec(id(2), stamp), rec(id(3), stamp), rec(id(4), stamp), rec(id(5), before(10)), rec(id(6), before(11))]);
+      signals.observe([rec(id(6), before(11)), rec(id(7), before(12))]);
+      expect(signals.snapshot().dirty).toBeNull();
+      expect(signals.pageOverlap()).toEqual({ records: null, ties: true, boundaries: 2 });
+    });
+
+    it('finds a pass dirty where a page begins with neither the overlap of the others nor the tie the page before ended with', () => {
+      const stamp = before(9);
+      const first = [rec(id(1), before(1)), rec(id(2), before(2)), rec(id(3), before(3))];
+      const second = [rec(id(3), before(3)), rec(id(4), before(4)), rec(id(5), stamp), rec(id(6), stamp), rec(id(7), stamp)];
+      for (const third of [
+        [rec(id(7), stamp), rec(id(8), before(10))].slice(1), // none of the tie: a record deleted behind the cursor
+        [rec(id(6), stamp), rec(id(7), stamp), rec(id(8), before(10))], // two of its three
+      ]) {
+        const signals = new PassSignals(start);
+        for (const page of [first, second, third]) signals.observe(page);
+        expect(signals.snapshot().dirty).toBe('id_repeated');
+      }
     });
 
     it('does not take a record repeated at a boundary with another updated_at for an overlap', () => {

@@ -277,6 +277,48 @@ describe('pages that overlap (the spec does not say a next page begins after the
   });
 });
 
+describe('pages that overlap by a tie, and records listed twice in one page', () => {
+  /** Give records [from, from+n) of the deals' list order one updated_at (a bulk import), across the page boundary at 200. */
+  function tieAcrossBoundary(h: Harness, from: number, n: number): void {
+    const ordered = [...h.sim.admin.truth().records.deals].sort(
+      (a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || (a.id < b.id ? -1 : 1),
+    );
+    const stamp = ordered[from + n - 1]!.updated_at;
+    for (const record of ordered.slice(from, from + n - 1)) h.sim.admin.setUpdatedAt('deals', record.id, stamp);
+  }
+
+  it.each(['keyset', 'offset'] as const)(
+    'a next page that repeats every record sharing the last updated_at (%s cursors) leaves a clean pass, and a reconcile marks a deletion',
+    async (cursorKind) => {
+      harness = await startHarness({ seed: 66, size: SIZE, cursorKind, overlappingPages: 'ties' });
+      // The first page ends with three records of one updated_at; every other boundary repeats one record.
+      tieAcrossBoundary(harness, 197, 3);
+      const first = await harness.sync({ resources: ['deals'] });
+      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+
+      harness.sim.admin.deleteRecord('deals', harness.sim.admin.truth().records.deals[500]!.id);
+      const env = harness.env();
+      const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+      expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
+      await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+    },
+  );
+
+  it('a record listed twice in a row in its page, the same version, leaves a clean pass: the watermark moves and a reconcile marks a deletion', async () => {
+    harness = await startHarness({ seed: 67, size: SIZE });
+    harness.sim.admin.listTwice('deals', harness.sim.admin.truth().records.deals[10]!.id);
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+    expect(first.results[0]!.watermark).not.toBeNull();
+    harness.sim.admin.deleteRecord('deals', harness.sim.admin.truth().records.deals[500]!.id);
+    const env = harness.env();
+    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
 describe('dates at the ends of the calendar (the spec: a date, a date-time)', () => {
   it('a date in year 0 and date-times an offset puts in year 0 or 10000 (in UTC) fill their typed columns', async () => {
     harness = await startHarness({ seed: 65, size: SIZE });
