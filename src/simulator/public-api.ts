@@ -42,6 +42,8 @@ export interface ApiKnobs {
   cursorKind: CursorKind;
   /** What each next page begins with from the one before (SimulatorOptions.overlappingPages). */
   overlappingPages: 'none' | 'last' | 'ties';
+  /** Offset pages order a tie by the page asked for (SimulatorOptions.tiesOrderedByPage). */
+  tiesOrderedByPage: boolean;
   /** Whether record lists show this record twice in a row (`admin.listTwice`). */
   listedTwice(resource: RecordResource, id: string): boolean;
   /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
@@ -158,12 +160,18 @@ export class PublicApi {
     const store = this.data.stores[resource];
     const compare = (a: Keyset, b: Keyset): number => store.compare(a, b);
     // What readers see (through the commit lag), in list order.
-    const ordered = this.data.visibleOrdered(resource);
+    let ordered = this.data.visibleOrdered(resource);
     const rawAfter = request.query.get('after');
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
       cursor = decodeCursor(this.cursorSecret(), store.order, rawAfter);
       if (!cursor || cursor.kind !== this.knobs.cursorKind) throw this.refuseCursor();
+    }
+    if (this.knobs.tiesOrderedByPage && this.knobs.cursorKind === 'offset' && store.order === 'updated_at') {
+      const salt = (cursor?.kind === 'offset' ? cursor.offset : 0) * 1_000 + pageSize;
+      ordered = [...ordered].sort(
+        (a, b) => a.updatedAt - b.updatedAt || tieRank(a.id, salt) - tieRank(b.id, salt) || (a.id < b.id ? -1 : 1),
+      );
     }
     let start = 0;
     // Offset cursors count records of the filtered list, which in updated_at order is the tail from `since`.
@@ -302,4 +310,11 @@ function overlapOf(kind: 'none' | 'last' | 'ties', page: readonly StoredRecord[]
   let ties = 1;
   while (ties < page.length && page[page.length - 1 - ties]!.updatedAt === last) ties += 1;
   return ties < page.length ? ties : 0;
+}
+
+/** A record's place within a tie, for one page asked for (`salt`): an FNV-1a hash of its id. */
+function tieRank(id: string, salt: number): number {
+  let hash = 2166136261 ^ salt;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619);
+  return hash >>> 0;
 }

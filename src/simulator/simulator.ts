@@ -84,6 +84,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const cursorSecret = () => (knobs.cursorEpoch === 0 ? `cursor-${seed}` : `cursor-${seed}-${knobs.cursorEpoch}`);
   const api = new PublicApi(data, cursorSecret, {
     cursorKind,
+    tiesOrderedByPage: options.tiesOrderedByPage === true,
     overlappingPages: options.overlappingPages === 'ties' ? 'ties' : options.overlappingPages === true ? 'last' : 'none',
     listedTwice: (resource, id) => knobs.listedTwice.has(`${resource}/${id}`),
     pagingFirst: jsonLayout === 'unkind',

@@ -280,6 +280,13 @@ export interface SimulatorOptions {
    */
   overlappingPages?: boolean | 'ties';
   /**
+   * With offset cursors over an `updated_at`-ordered list, records sharing one `updated_at` come in an order that
+   * depends on the page's offset and size, as a database's top-N sort over a key that ties gives them: a tie split
+   * by a page boundary lists one of its records twice and another never, the same way on every walk with that page
+   * size. The spec fixes neither the order nor what a cursor is. @defaultValue false
+   */
+  tiesOrderedByPage?: boolean;
+  /**
    * How answers are written; the spec fixes neither the order of a list's members nor the JSON's spacing.
    * 'unkind': every list names `paging` before `results`, and every body is indented. @defaultValue 'compact'
    */

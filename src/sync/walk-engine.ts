@@ -9,7 +9,7 @@ import { PassSignals, type PageOverlap } from './pass-signals.js';
 import { expectedRecords } from './progress.js';
 import type { RunContext } from './tracked-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
-import { nextConfirmFrom, nextWatermark, type WalkPlan } from './window.js';
+import { nextConfirmFrom, nextWatermark, passPageSize, type WalkPlan } from './window.js';
 
 /** The few decisions that tell one kind of list walk from another; the engine does the rest. */
 export interface WalkKind {
@@ -110,6 +110,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       warehouse,
       resource,
       updatedAfter: plan.updatedAfter,
+      pageSize: passPageSize(pass),
       after,
       settings,
       signal,

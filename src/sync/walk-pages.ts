@@ -31,6 +31,8 @@ export interface PageWalk {
   warehouse: Warehouse;
   resource: RecordResourceName;
   updatedAfter: string | null;
+  /** Records a page asks for. @defaultValue the client's (the largest) */
+  pageSize?: number;
   /** Cursor to continue from (a resumed walk), or null for the first page. */
   after: string | null;
   settings: SyncSettings;
@@ -101,7 +103,12 @@ export async function walkPages(walk: PageWalk): Promise<void> {
 
   report('walking');
   try {
-    const pages = api.listPages(resource, { updatedAfter: walk.updatedAfter, after: walk.after, ...(signal ? { signal } : {}) });
+    const pages = api.listPages(resource, {
+      updatedAfter: walk.updatedAfter,
+      after: walk.after,
+      ...(walk.pageSize !== undefined ? { pageSize: walk.pageSize } : {}),
+      ...(signal ? { signal } : {}),
+    });
     for await (const page of pages) {
       commits.throwIfFailed();
       walk.onPage?.(page);

@@ -1,3 +1,4 @@
+import { DEFAULT_PAGE_SIZE } from '../api/index.js';
 import { compareInstants, minusMs } from '../core/time.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import { WRITER_ROW_GROUP_SIZE } from '../warehouse/index.js';
@@ -156,4 +157,17 @@ export function shouldFlush(
   if (bufferedRows === 0) return false;
   if (writerBusy) return bufferedRows >= (policy.maxGrownRows ?? policy.maxRows);
   return bufferedRows >= policy.maxRows || oldestAgeMs >= policy.maxAgeMs;
+}
+
+/** How much smaller each pass after the first asks its pages to be. */
+const PASS_PAGE_STEP = 7;
+
+/**
+ * The page size a pass asks for. A list whose order within a tie of `updated_at` depends on the page asked for
+ * (offset paging over a sort key that ties) splits a tie at a boundary the same way on every pass of one size,
+ * listing one record twice and another never: each pass after the first moves every boundary. The first keeps the
+ * largest page, the fewest requests. Pure.
+ */
+export function passPageSize(pass: number): number {
+  return Math.max(1, DEFAULT_PAGE_SIZE - PASS_PAGE_STEP * (pass - 1));
 }

@@ -305,6 +305,21 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     },
   );
 
+  it('offset pages that order a tie by the page asked for (one of it listed twice, another never) are walked again with other boundaries: nothing is lost, and a reconcile marks a deletion', async () => {
+    harness = await startHarness({ seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true });
+    // Ten records share one updated_at across the boundary at 200.
+    tieAcrossBoundary(harness, 195, 10);
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+
+    harness.sim.admin.deleteRecord('deals', harness.sim.admin.truth().records.deals[500]!.id);
+    const env = harness.env();
+    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('a record listed twice in a row in its page, the same version, leaves a clean pass: the watermark moves and a reconcile marks a deletion', async () => {
     harness = await startHarness({ seed: 67, size: SIZE });
     harness.sim.admin.listTwice('deals', harness.sim.admin.truth().records.deals[10]!.id);

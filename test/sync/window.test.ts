@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backlogCap, grownBatchRows, nextConfirmFrom, nextWatermark, planWalk, shouldFlush } from '../../src/sync/window.js';
+import { backlogCap, grownBatchRows, nextConfirmFrom, nextWatermark, passPageSize, planWalk, shouldFlush } from '../../src/sync/window.js';
 
 const watermark = '2026-03-01T10:00:00Z';
 
@@ -143,5 +143,15 @@ describe('backlogCap', () => {
   it('lets the walks of a process queue three grown batches for the writer between them, as one walk may alone', () => {
     expect(backlogCap(2000, 20)).toBe(192_000);
     expect(backlogCap(2000, 2000)).toBe(6000);
+  });
+});
+
+describe('passPageSize', () => {
+  it('asks for the largest page on a first pass, and moves every boundary on each pass after it', () => {
+    expect(passPageSize(1)).toBe(200);
+    const sizes = [2, 3, 4].map(passPageSize);
+    expect(new Set([200, ...sizes]).size).toBe(4);
+    for (const size of sizes) expect(size).toBeLessThan(200);
+    expect(passPageSize(1_000)).toBe(1);
   });
 });
