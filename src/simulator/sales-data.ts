@@ -91,6 +91,9 @@ export class SalesData {
   lagScope: CommitLagScope = 'all';
   /** Names of summary statuses, for seeded and generated summaries. */
   summaryStatuses: SummaryStatuses = { pending: 'pending', final: ['completed', 'failed'] };
+  /** Each single view gives a log's summaries rotated one place further (SimulatorOptions.rotatingSummaries). */
+  rotatingSummaries = false;
+  private singleViews = 0;
   /** A replica that stopped applying changes when it was kept (`keepReplica`); single GETs read it while routed there. */
   private replica: Replica | null = null;
   private singleFromReplica = false;
@@ -137,7 +140,12 @@ export class SalesData {
   renderSingle(resource: RecordResource, record: StoredRecord, summaries = this.summaries): RecordView | MeetingLogView {
     const view = this.render(resource, record);
     if (resource !== 'meeting-logs') return view;
-    return { ...view, summaries: this.renderSummaries(record, summaries) };
+    const given = this.renderSummaries(record, summaries);
+    if (this.rotatingSummaries && given.length > 1) {
+      const turn = this.singleViews++ % given.length;
+      given.push(...given.splice(0, turn));
+    }
+    return { ...view, summaries: given };
   }
 
   renderSummaries(log: StoredRecord, summaries: ReadonlyMap<string, StoredSummary[]> = this.summaries): Summary[] {

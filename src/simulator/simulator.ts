@@ -53,6 +53,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
   const data = new SalesData(options.listOrder ?? 'updated_at', seed);
   if (options.summaryStatuses) data.summaryStatuses = checkSummaryStatuses(options.summaryStatuses);
+  data.rotatingSummaries = options.rotatingSummaries === true;
   const newest = seedData(data, sizes, seed, options.epoch ?? DEFAULT_EPOCH);
   // A service lists from an index: sort the seeded records now, not inside the first list page's latency (a
   // 400k-record resource took about a second, which every walk's first page waited out and a bare client did not).

@@ -287,6 +287,11 @@ export interface SimulatorOptions {
    */
   tiesOrderedByPage?: boolean;
   /**
+   * Each single view of a meeting log gives its summaries rotated one place further than the view before: the spec
+   * fixes no order for the array. @defaultValue false
+   */
+  rotatingSummaries?: boolean;
+  /**
    * How answers are written; the spec fixes neither the order of a list's members nor the JSON's spacing.
    * 'unkind': every list names `paging` before `results`, and every body is indented. @defaultValue 'compact'
    */

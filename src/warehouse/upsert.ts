@@ -354,15 +354,20 @@ export async function replaceSummaries(
   const logs = quoteIdentifier(SUMMARY_LOGS_STAGE);
   const stage = quoteIdentifier(SUMMARY_STAGE);
   const changedLogs = quoteIdentifier(SUMMARY_CHANGED_STAGE);
-  const columns = SUMMARY_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ');
+  // Compared without their places: the spec fixes no order for the array, and a service that gives it in another
+  // order each time would have every log rewritten, and read again, on every read.
+  const columns = SUMMARY_COLUMNS.filter((c) => c.name !== 'position')
+    .map((c) => quoteIdentifier(c.name))
+    .join(', ');
   const stored = `SELECT ${columns} FROM meeting_log_summaries WHERE meeting_log_id IN (SELECT id FROM ${logs})`;
-  // A log changed when any row differs either way (set operations compare NULLs and nested values as equal).
+  // A log changed when any row differs either way, counting repeats (set operations compare NULLs and nested
+  // values as equal).
   await connection.run(
     `CREATE OR REPLACE TEMP TABLE ${changedLogs} AS
      SELECT DISTINCT meeting_log_id AS id FROM (
-       (SELECT ${columns} FROM ${stage} EXCEPT ${stored})
+       (SELECT ${columns} FROM ${stage} EXCEPT ALL ${stored})
        UNION ALL
-       (${stored} EXCEPT SELECT ${columns} FROM ${stage}))`,
+       (${stored} EXCEPT ALL SELECT ${columns} FROM ${stage}))`,
   );
   const counted = await connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM ${changedLogs}`);
   const changed = Number(counted.getRowObjects()[0]?.n ?? 0);

@@ -126,9 +126,15 @@ export async function expectMirrorsTruth(
           u: String(parseInstantMicros(s.updated_at)),
         })),
       );
+    // Each log's summaries as a multiset: the spec fixes no order for the array.
+    const inOrder = (rows: Record<string, unknown>[]): Record<string, unknown>[] =>
+      rows
+        .map((row) => ({ row, key: `${String(row.meeting_log_id)}\u0000${JSON.stringify(row)}` }))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        .map(({ row }) => row);
     expect(
-      stored.map((s) => ({ ...s, selections: JSON.parse(String(s.selections)) as unknown })),
+      inOrder(stored.map((s) => ({ ...s, selections: JSON.parse(String(s.selections)) as unknown }))),
       'meeting_log_summaries',
-    ).toEqual(expectedSummaries);
+    ).toEqual(inOrder(expectedSummaries));
   }
 }

@@ -204,4 +204,32 @@ describe('summary lifecycle against the simulator', () => {
     expect((await harness.sync(LOGS)).ok).toBe(true);
     await expectMirrorsTruth(harness.env().warehouse, sim, LOGS);
   });
+
+  it('summaries given in another order on each read (the spec fixes none) are unchanged: the log is read less and less, and never rewritten', async () => {
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 46, size: SMALL, now: () => clock, rotatingSummaries: true });
+    const { sim } = harness;
+    const { activity: log } = sim.admin.recordActivity('meeting-logs', sim.admin.truth().records.deals[0]!.id);
+    const kinds = ['temperature', 'next_step', 'risk'].map((summary_type) => ({
+      summary_type,
+      result_type: 'text',
+      text: `${summary_type} notes`,
+      selections: [],
+      reason: '',
+      status: 'completed',
+    }));
+    sim.admin.setSummaries(log.id, kinds);
+    const warehouse = harness.env().warehouse;
+    expect((await harness.sync(LOGS)).ok).toBe(true);
+    const reads = [];
+    for (let hour = 0; hour < 8; hour++) {
+      clock += HOUR;
+      sim.admin.resetStats();
+      expect((await harness.sync(LOGS)).ok).toBe(true);
+      reads.push(sim.admin.stats().byRoute['GET /v1/meeting-logs/{id}/'] ?? 0);
+    }
+    expect(reads).toEqual([1, 0, 1, 0, 0, 0, 1, 0]);
+    expect(await warehouse.query(`SELECT sum(changed)::INTEGER AS n FROM sync_runs WHERE mode = 'summaries'`)).toEqual([{ n: 0 }]);
+    await expectMirrorsTruth(warehouse, sim, LOGS);
+  });
 });

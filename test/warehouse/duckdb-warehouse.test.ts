@@ -539,6 +539,25 @@ describe('DuckDB warehouse', () => {
     expect(type?.data_type).toBe('STRUCT("value" VARCHAR, "level" BIGINT, "order" BIGINT)[]');
   });
 
+  it("counts a log's summaries changed by what they hold, repeats included, not by their order", async () => {
+    const summary = (summary_type: string): MeetingLogSummary => ({
+      summary_type,
+      result_type: 'text',
+      text: summary_type,
+      selections: [],
+      reason: '',
+      status: 'done',
+      updated_at: '2026-01-02T03:04:05Z',
+    });
+    const log = { ...deal(1, '2026-01-01T00:00:00Z'), id: `M${'1'.padStart(17, '0')}` };
+    const write = async (list: MeetingLogSummary[]) =>
+      (await warehouse.commitBatch('meeting-logs', batch([log], 'c', { summaries: new Map([[log.id, list]]) }))).summariesChanged;
+    expect(await write([summary('a'), summary('b')])).toBe(1);
+    expect(await write([summary('b'), summary('a')])).toBe(0);
+    expect(await write([summary('a'), summary('a'), summary('b')])).toBe(1);
+    expect(await write([summary('a'), summary('b')])).toBe(1);
+  });
+
   it("widens a warehouse's summary selections made with INTEGER to BIGINT on open, keeping its rows", async () => {
     await warehouse.ensureSchema();
     await warehouse.close();
