@@ -56,7 +56,49 @@ export async function openRedis(url: string, options: OpenRedisOptions): Promise
   client.on('error', (error: Error) => (lastError = error));
   await waitForRedis(client, url, { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
   ready = true;
+  watchAnswers(client, options.timeoutMs, (silentForMs) => {
+    options.onLost?.(redisUnavailable(url, 'it stopped answering', silentForMs));
+  });
   return reportErrors(client, options.log);
+}
+
+/**
+ * A Redis that keeps the connection open and stops answering (a stopped process, a stalled host) closes no socket,
+ * so neither the retry strategy nor any command gives up: every caller would wait without end. A PING while the
+ * connection is ready finds it; after `timeoutMs` without an answer the connection is closed (every command
+ * waiting on it fails, as `redis_unavailable` once explained) and `onStalled` is told.
+ */
+function watchAnswers(client: Redis, timeoutMs: number, onStalled: (silentForMs: number) => void): void {
+  let answeredAt = Date.now();
+  let asking = false;
+  const timer = setInterval(
+    () => {
+      // Reconnecting is the retry strategy's to bound; the clock starts again once the connection is ready.
+      if (client.status !== 'ready') {
+        answeredAt = Date.now();
+        return;
+      }
+      const silentFor = Date.now() - answeredAt;
+      if (silentFor >= timeoutMs) {
+        clearInterval(timer);
+        client.disconnect();
+        onStalled(silentFor);
+        return;
+      }
+      if (asking) return;
+      asking = true;
+      client.ping().then(
+        () => {
+          answeredAt = Date.now();
+          asking = false;
+        },
+        () => (asking = false),
+      );
+    },
+    Math.max(100, Math.min(timeoutMs / 4, 5_000)),
+  );
+  timer.unref();
+  client.once('end', () => clearInterval(timer));
 }
 
 /**
