@@ -79,9 +79,6 @@ function policyStatus(configured: ResourcePolicy | undefined, stored: StoredProp
 /** Outcomes that mean a run did not do its job (an interrupted run resumes; a skipped one yielded to another). */
 export const FAILED_OUTCOMES: readonly string[] = ['failed', 'abandoned'];
 
-/** How many of the latest runs are read: enough for every resource and mode of a day of 15-minute schedules. */
-const RECENT_RUNS = 500;
-
 function summarize(run: RunRow): RunSummary {
   return {
     startedAt: run.startedAt.toISOString(),
@@ -109,12 +106,13 @@ export function ageOf(completedAt: string | null, now: number): { freshnessMs: n
 /** Every resource's status, read through the Warehouse interface (the caller opens and closes it). */
 export async function collectStatus(warehouse: Warehouse, now = Date.now(), policy?: PropertyPolicy): Promise<ResourceStatus[]> {
   const counts = await warehouse.tableCounts();
-  const runs = await warehouse.recentRuns(RECENT_RUNS);
+  // The latest of each mode however long ago: a failed nightly reconcile stays visible through a day of syncs.
+  const runs = await warehouse.latestRuns();
   const rejected = await warehouse.rejectedCounts();
   const statuses: ResourceStatus[] = [];
   for (const descriptor of RESOURCES) {
     const state = await warehouse.readState(descriptor.name);
-    // recentRuns is newest first: the first run seen of each mode is its latest.
+    // Newest first: the first run seen is the resource's latest.
     const mine = runs.filter((r) => r.resource === descriptor.name);
     const lastRuns: Record<string, RunSummary> = {};
     for (const run of mine) lastRuns[run.mode] ??= summarize(run);

@@ -55,7 +55,7 @@ import {
   tableColumns,
 } from './schema.js';
 import { checkpointSql, clearWalk, forgetWatermark, readState, recordCompletion } from './state.js';
-import { currentProcessOwner, insertRun, markAbandonedRuns, selectRecentRuns, updateRun } from './runs.js';
+import { currentProcessOwner, insertRun, markAbandonedRuns, selectLatestRuns, selectRecentRuns, updateRun } from './runs.js';
 import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
 import { IdFilter, noteWrittenIds } from './id-filter.js';
 import { ensureHistoryTable, markDeleted } from './history.js';
@@ -783,6 +783,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     },
 
     recentRuns: (limit: number): Promise<RunRow[]> => serialized('recentRuns', 'read', (connection) => selectRecentRuns(connection, limit)),
+    latestRuns: (): Promise<RunRow[]> => serialized('latestRuns', 'read', (connection) => selectLatestRuns(connection)),
 
     tableCounts: () =>
       serialized('tableCounts', 'read', async (connection) => {

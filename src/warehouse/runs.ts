@@ -115,7 +115,20 @@ function optionalNumber(value: unknown): number | undefined {
 
 export async function selectRecentRuns(connection: DuckDBConnection, limit: number): Promise<RunRow[]> {
   const count = Math.max(0, Math.floor(limit));
-  const reader = await connection.runAndReadAll(`SELECT * FROM sync_runs ORDER BY started_at DESC, run_id LIMIT ${count}`);
+  return selectRuns(connection, `SELECT * FROM sync_runs ORDER BY started_at DESC, run_id LIMIT ${count}`);
+}
+
+/** The latest run of each resource and mode, however long ago (newest first). */
+export function selectLatestRuns(connection: DuckDBConnection): Promise<RunRow[]> {
+  return selectRuns(
+    connection,
+    `SELECT * FROM sync_runs QUALIFY row_number() OVER (PARTITION BY resource, mode ORDER BY started_at DESC, run_id) = 1
+     ORDER BY started_at DESC, run_id`,
+  );
+}
+
+async function selectRuns(connection: DuckDBConnection, sql: string): Promise<RunRow[]> {
+  const reader = await connection.runAndReadAll(sql);
   return reader.getRowObjects().map((raw) => {
     const r = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, toJsonFriendly(v)]));
     const row: RunRow = {

@@ -407,6 +407,8 @@ export interface Warehouse {
   startRun(run: RunStart): Promise<string>;
   finishRun(runId: string, finish: RunFinish): Promise<void>;
   recentRuns(limit: number): Promise<RunRow[]>;
+  /** The latest run of each resource and mode, however many runs came after it (newest first). */
+  latestRuns(): Promise<RunRow[]>;
   /** Row counts of the resource tables (rows not marked deleted). */
   tableCounts(): Promise<Record<string, number>>;
   /**

@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, describe, expect, it } from 'vitest';
+import { findProblems } from '../../src/cli/health-check.js';
+import { collectStatus } from '../../src/status/index.js';
 import { abandonedRuns, type RunningRow } from '../../src/warehouse/runs.js';
 import { openWarehouse, type RunOwner } from '../../src/warehouse/index.js';
 
@@ -92,5 +95,58 @@ describe('sync_runs figures', () => {
     const [run] = await warehouse.recentRuns(1);
     expect(run).toMatchObject({ runId, outcome: 'succeeded_with_rejects', rejected: 3, passes: 2, settled: true });
     expect(await warehouse.query(`SELECT rejected, passes, settled FROM sync_runs`)).toEqual([{ rejected: 3, passes: 2, settled: true }]);
+  });
+});
+
+describe('the latest run of each mode', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a failed nightly reconcile stays the latest of its mode, and a problem for status --check, through a day of later syncs', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salesync-runs-'));
+    const path = join(dir, 'w.duckdb');
+    let warehouse = openWarehouse({ path, runOwner: self });
+    const night = Date.parse('2026-12-06T03:00:00Z');
+    const run = async (resource: 'deals' | 'contacts', mode: 'reconcile' | 'incremental', at: number, outcome: 'failed' | 'succeeded') => {
+      const id = await warehouse.startRun({ resource, mode, startedAt: new Date(at) });
+      await warehouse.finishRun(id, {
+        finishedAt: new Date(at + 1000),
+        pages: 1,
+        records: 1,
+        requests: 1,
+        retries: 0,
+        rateLimited: 0,
+        outcome,
+        ...(outcome === 'failed' ? { errorCode: 'timeout', errorMessage: 'the service is slow' } : {}),
+      });
+    };
+    await run('deals', 'reconcile', night, 'failed');
+    await run('deals', 'incremental', night + 60_000, 'succeeded');
+    await run('contacts', 'incremental', night + 60_000, 'succeeded');
+    await warehouse.close();
+    // A day of 15-minute syncs of every resource: more runs than any fixed window of recent ones held.
+    const instance = await DuckDBInstance.create(path);
+    const connection = await instance.connect();
+    await connection.run(
+      `INSERT INTO sync_runs SELECT r.* REPLACE (r.run_id || '-' || n AS run_id, r.started_at + INTERVAL (n) MINUTE AS started_at)
+       FROM sync_runs AS r, range(1, 351) AS t(n) WHERE r.mode = 'incremental'`,
+    );
+    connection.closeSync();
+    instance.closeSync();
+    warehouse = openWarehouse({ path, runOwner: self });
+    const latest = await warehouse.latestRuns();
+    expect(latest.map((r) => `${r.resource} ${r.mode} ${r.outcome}`).sort()).toEqual([
+      'contacts incremental succeeded',
+      'deals incremental succeeded',
+      'deals reconcile failed',
+    ]);
+    const statuses = await collectStatus(warehouse, night + 351 * 60_000);
+    const deals = statuses.find((s) => s.resource === 'deals')!;
+    expect(deals.lastRuns.reconcile?.outcome).toBe('failed');
+    expect(deals.lastRun?.mode).toBe('incremental');
+    expect(findProblems(statuses, { default: null, perResource: {} }).map((p) => `${p.resource} ${p.kind}`)).toContain('deals failed');
+    await warehouse.close();
   });
 });
