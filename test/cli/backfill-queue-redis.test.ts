@@ -70,4 +70,26 @@ describe('backfill queueing opens Redis the bounded way', () => {
       await queue.close();
     }
   });
+
+  it('a second backfill of a resource: the same window says it is already queued; another window is refused, naming the queued one, and replaces nothing', async () => {
+    const prefix = `${redis.prefix}-backfill-twice`;
+    const env = cliEnv(harness, { REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+    const first = await runCli(['backfill', 'deals', '--since', '2024-06-01T00:00:00Z'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const same = await runCli(['backfill', 'deals', '--since', '2024-06-01T00:00:00Z'], env);
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stdout).toMatch(/^already queued: backfill of deals \(job 1\)/m);
+    const other = await runCli(['backfill', 'deals', '--since', '2020-01-01T00:00:00Z'], env);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(
+      /^salesync: backfill_already_queued: a backfill of deals is already queued or running \(job 1, since 2024-06-01T00:00:00Z, until now\)[^\n]*--wait\)\n$/,
+    );
+    const queue = openQueue(redis.connect(), prefix);
+    try {
+      const jobs = await queue.getJobs(['waiting']);
+      expect(jobs.map((j) => j.data)).toEqual([{ resource: 'deals', since: '2024-06-01T00:00:00Z', until: null }]);
+    } finally {
+      await queue.close();
+    }
+  });
 });

@@ -1,6 +1,14 @@
 import { resourceDescriptor } from '../../core/resources.js';
 import type { ResourceResult } from '../../sync/index.js';
-import { backfillRequest, createJobEnvironment, deduplicationId, openQueue, processBackfillJob } from '../../../jobs/index.js';
+import { ConfigError } from '../../core/errors.js';
+import {
+  backfillRequest,
+  createJobEnvironment,
+  deduplicationId,
+  openQueue,
+  processBackfillJob,
+  type BackfillJobData,
+} from '../../../jobs/index.js';
 import { openRedis } from '../../redis/index.js';
 import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
@@ -28,8 +36,15 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
     const queue = openQueue(redis, config.redisPrefix);
     try {
       const job = await queue.add('backfill', request, { deduplication: { id: deduplicationId('backfill', request.resource) } });
-      runtime.logger.info({ job: job.id, ...request }, 'backfill queued');
-      runtime.out(`queued: backfill of ${request.resource} (job ${job.id}); a worker runs it (see the dashboard, or \`salesync status\`)`);
+      // One backfill per resource at a time: the id given back may be that of one queued or running already.
+      const queued = job.id === undefined ? undefined : await queue.getJob(job.id);
+      const earlier = queued !== undefined && queued.timestamp !== job.timestamp;
+      if (earlier && !sameWindow(queued.data as BackfillJobData, request))
+        throw alreadyQueued(request.resource, job.id!, queued.data as BackfillJobData);
+      runtime.logger.info({ job: job.id, ...request, alreadyQueued: earlier }, 'backfill queued');
+      runtime.out(
+        `${earlier ? 'already queued' : 'queued'}: backfill of ${request.resource} (job ${job.id}); a worker runs it (see the dashboard, or \`salesync status\`)`,
+      );
       return null;
     } finally {
       await queue.close();
@@ -68,6 +83,20 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
     await jobs.close();
     await shared?.close();
   }
+}
+
+function sameWindow(a: BackfillJobData, b: BackfillJobData): boolean {
+  return (a.since ?? null) === (b.since ?? null) && (a.until ?? null) === (b.until ?? null);
+}
+
+function alreadyQueued(resource: string, jobId: string, queued: BackfillJobData): ConfigError {
+  const window = (w: BackfillJobData) => `since ${w.since ?? 'the beginning'}, until ${w.until ?? 'now'}`;
+  return new ConfigError(
+    'backfill_already_queued',
+    `a backfill of ${resource} is already queued or running (job ${jobId}, ${window(queued)}), and only one runs per resource: ` +
+      'wait until `salesync status` or the dashboard shows it done, then queue this one again (or run it here with --wait)',
+    { resource, jobId },
+  );
 }
 
 /** What the warehouse already holds in the window: the best guess of what the walk will bring. */
