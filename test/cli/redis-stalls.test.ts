@@ -71,20 +71,21 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+/** Run the CLI against the proxy; freeze Redis once `running` says the run is under way. */
 async function frozenMidRun(
   args: string[],
   extra: Record<string, string>,
+  running: (output: string) => boolean,
 ): Promise<{ code: number | null | 'still running'; output: string; ms: number }> {
   proxy = await freezingProxy(new URL(redis.url));
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
-    ...cliEnv(harness, { REDIS_URL: proxy.url, SALESYNC_REDIS_TIMEOUT: '2s', SALES_API_RATE_LIMIT: '120', LOG_LEVEL: 'warn', ...extra }),
+    ...cliEnv(harness, { REDIS_URL: proxy.url, SALESYNC_REDIS_TIMEOUT: '2s', SALES_API_RATE_LIMIT: '60', LOG_LEVEL: 'warn', ...extra }),
   };
   const started = startCli(args, env);
   cli = started;
-  // Loaded, connected and walking (the CLI loads in about a second).
-  await sleep(4000);
+  for (let waited = 0; !running(started.output()) && waited < 30_000; waited += 100) await sleep(100);
   proxy.freeze();
   const frozenAt = Date.now();
   const code = await Promise.race([started.exited, sleep(30_000, 'still running' as const)]);
@@ -93,14 +94,18 @@ async function frozenMidRun(
 
 describe('a Redis that stops answering mid-run', () => {
   it('`sync` ends with exit 1 and one redis_unavailable line within seconds of SALESYNC_REDIS_TIMEOUT, not never', async () => {
-    const run = await frozenMidRun(['sync', 'deals'], {});
+    // Connected and walking: the service has answered a page of deals.
+    harness.sim.admin.resetStats();
+    const run = await frozenMidRun(['sync', 'deals'], {}, () => (harness.sim.admin.stats().byRoute['GET /v1/deals/'] ?? 0) > 0);
     expect(run.code, run.output).toBe(1);
     expect(run.output).toMatch(/^salesync: redis_unavailable: could not reach Redis at redis:\/\/127\.0\.0\.1:\d+ \(it stopped answering/m);
     expect(run.ms).toBeLessThan(20_000);
   });
 
   it('the worker stops with exit 1, for its supervisor to restart it', async () => {
-    const run = await frozenMidRun(['worker'], { SALESYNC_DASHBOARD_PORT: '0', SALESYNC_METRICS_PORT: '0' });
+    const run = await frozenMidRun(['worker'], { SALESYNC_DASHBOARD_PORT: '0', SALESYNC_METRICS_PORT: '0', LOG_LEVEL: 'info' }, (output) =>
+      output.includes('worker started'),
+    );
     expect(run.code, run.output).toBe(1);
     expect(run.output).toMatch(/redis_unavailable/);
     expect(run.ms).toBeLessThan(20_000);
