@@ -2,8 +2,9 @@ import type { Job, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 import { SalesyncError } from '../src/core/errors.js';
-import type { ResourceProgress, ResourceResult, SyncDeps, WalkGuard } from '../src/sync/index.js';
-import { estimateRemainingMs, toSalesyncError } from '../src/sync/index.js';
+import type { ResourceName } from '../src/core/resources.js';
+import type { ResourceProgress, ResourceResult, RunMode, SyncDeps, WalkGuard } from '../src/sync/index.js';
+import { emptyResult, estimateRemainingMs, recordUnwalkedRun, toSalesyncError } from '../src/sync/index.js';
 import { processBackfillJob, type BackfillJobData } from './backfill-job.js';
 import type { JobEnvironment } from './job-environment.js';
 import { busyDelayMs, settleJob, verdictFor, verdictForError } from './job-outcome.js';
@@ -63,6 +64,17 @@ function jobProgress(job: Job): SyncDeps['progress'] {
  */
 export function createProcessor(options: ProcessorOptions) {
   const { jobs, guard, metrics } = options;
+  const recordFailure = async (kind: JobKind, data: unknown, error: SalesyncError): Promise<void> => {
+    const target = runTarget(kind, data);
+    if (!target) return;
+    metrics.recordResult(kind, emptyResult(target.resource, target.mode, 'failed'));
+    try {
+      await recordUnwalkedRun(jobs.env.warehouse, target.resource, target.mode, 'failed', error);
+    } catch (recording) {
+      // The warehouse may be the failure (a locked file): the log line and the metrics still say it.
+      options.logger.warn({ err: toSalesyncError(recording).message }, 'could not record the failed job in sync_runs');
+    }
+  };
   return async (job: Job, token?: string, jobSignal?: AbortSignal): Promise<unknown> => {
     const kind = job.name as JobKind;
     const log = options.logger.child({ job: job.id, kind });
@@ -101,8 +113,10 @@ export function createProcessor(options: ProcessorOptions) {
       }
     } catch (error) {
       if (!(error instanceof SalesyncError)) throw error;
-      // Raised before any walk started (connection check, schema): no result to record.
+      // Raised before any walk started (the connection check, the warehouse): recorded as the walk's failure
+      // would be, so status --check and the metrics see a key refused or a file locked, not just the log.
       log.error({ code: error.code, err: error.message }, 'job failed before its walk');
+      if (!signal.aborted) await recordFailure(kind, job.data, error);
       await settleJob(job, token, verdictForError(toSalesyncError(error), Date.now()));
       return undefined;
     }
@@ -124,3 +138,20 @@ export function createProcessor(options: ProcessorOptions) {
 type JobResult =
   | ResourceResult
   | (Pick<ResourceResult, 'resource' | 'outcome' | 'written' | 'requests' | 'rateLimited' | 'durationMs'> & { error?: SalesyncError });
+
+/** The resource and run mode a job walks, as its runs are recorded; null for a tick, which walks nothing. */
+function runTarget(kind: JobKind, data: unknown): { resource: ResourceName; mode: RunMode } | null {
+  const target = (resource: ResourceName, mode: RunMode) => ({ resource, mode: resource === 'users' ? ('refresh' as const) : mode });
+  switch (kind) {
+    case 'sync':
+      return target((data as SyncJobData).resource, (data as SyncJobData).mode);
+    case 'backfill':
+      return target((data as BackfillJobData).resource, 'backfill');
+    case 'reconcile':
+      return target((data as ReconcileJobData).resource, 'reconcile');
+    case 'summaries':
+      return target('meeting-logs', 'summaries');
+    default:
+      return null;
+  }
+}

@@ -12,7 +12,7 @@ import { createProcessor } from './processor.js';
 import { openQueue, QUEUE_NAME } from './queue.js';
 import { openRedis } from '../src/redis/index.js';
 import { collectStatus, type ResourceStatus } from '../src/status/index.js';
-import { walkLeaseGuard } from '../src/sync/index.js';
+import { checkConnection, toSalesyncError, walkLeaseGuard } from '../src/sync/index.js';
 
 export interface RunWorkerOptions {
   config: Config & { redisUrl: string };
@@ -97,6 +97,15 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
 
     const jobs = createJobEnvironment(config, { logger, signal: stop, redis, meter: metrics.meter });
     await jobs.env.warehouse.ensureSchema();
+    // A key refused is said at start, not at the first job; a service away may come back, so that only warns.
+    try {
+      await checkConnection(jobs.env.deps.makeApi(), stop);
+    } catch (error) {
+      const failure = toSalesyncError(error);
+      if (failure.disposition === 'fatal') throw failure;
+      if (!stop.aborted)
+        logger.warn({ code: failure.code, err: failure.message }, 'the service did not answer at start: every job tries it again');
+    }
     const guard = walkLeaseGuard({
       redis,
       prefix: config.redisPrefix,

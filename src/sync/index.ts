@@ -16,5 +16,6 @@ export type { ReconcileOptions, ReconcileReport, ReconcileResult, ReconcileRunOp
 export { refreshSummaries, summariesWindowStart, DEFAULT_SUMMARIES_WINDOW_MS } from './summaries.js';
 export type { SummariesResult } from './summaries.js';
 export { walkLeaseGuard, type WalkLeaseOptions } from './walk-guard.js';
+export { recordUnwalkedRun } from './tracked-run.js';
 // The change feed, for `salesync changes` (read from the published warehouse, like `query`).
 export type { ChangeFeed, ChangeQuery, ChangeRow, ChangeSince } from '../warehouse/index.js';

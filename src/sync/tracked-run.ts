@@ -139,6 +139,22 @@ export async function recordSkippedRun(
   mode: RunMode,
   message: string,
 ): Promise<ResourceResult> {
+  await recordUnwalkedRun(warehouse, resource, mode, 'skipped', { code: 'walk_in_progress', message });
+  return emptyResult(resource, mode, 'skipped');
+}
+
+/**
+ * A run that ended before its walk began, recorded in `sync_runs` with the others: skipped (the resource was
+ * busy), or failed (the key refused at the connection check, the warehouse locked), so `status --check` and the
+ * metrics see it as they see a walk's failure.
+ */
+export async function recordUnwalkedRun(
+  warehouse: Warehouse,
+  resource: ResourceName,
+  mode: RunMode,
+  outcome: 'skipped' | 'failed',
+  reason: { code: string; message: string },
+): Promise<void> {
   const runId = await warehouse.startRun({ resource, mode, startedAt: new Date() });
   await warehouse.finishRun(runId, {
     finishedAt: new Date(),
@@ -147,9 +163,8 @@ export async function recordSkippedRun(
     requests: 0,
     retries: 0,
     rateLimited: 0,
-    outcome: 'skipped',
-    errorCode: 'walk_in_progress',
-    errorMessage: message,
+    outcome,
+    errorCode: reason.code,
+    errorMessage: reason.message,
   });
-  return emptyResult(resource, mode, 'skipped');
 }

@@ -8,6 +8,8 @@ import { processTickJob } from '../../jobs/tick-job.js';
 import { runWorker } from '../../jobs/worker.js';
 import { DEFAULT_CONFIG } from '../../src/config.js';
 import { tryAcquireLease } from '../../src/lease/index.js';
+import { findProblems } from '../../src/cli/health-check.js';
+import { collectStatus } from '../../src/status/index.js';
 import { createWarehouse } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness } from '../support/harness.js';
@@ -239,6 +241,48 @@ describe('reconcile jobs', () => {
     expect(swept).toMatchObject({ deleted: 1 });
     expect(swept.changed).toBeGreaterThan(0);
     await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
+    await harness.close();
+  });
+});
+
+describe('a job that fails before its walk', () => {
+  it('is recorded as a failed run of its resource and mode, so status --check sees a key revoked, not only the log', async () => {
+    const harness = await startHarness({ size: { deals: 20 } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const prefix = `${redis.prefix}-prewalk`;
+    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0 };
+    const worker = await startWorker(config);
+    harness.sim.admin.revokeKey(harness.config.apiKey!);
+    try {
+      const queue = openQueue(redis.connect(), prefix);
+      await queue.add('sync', { resource: 'deals', mode: 'incremental' });
+      await waitFor(
+        () => pendingJobs(queue),
+        (n) => n === 0,
+        30_000,
+        'the sync job to end',
+      );
+      expect(await queue.getJobCounts('failed')).toEqual({ failed: 1 });
+      await queue.close();
+    } finally {
+      await worker.stop();
+    }
+    const warehouse = createWarehouse(harness.config, silent);
+    const statuses = await collectStatus(warehouse);
+    const deals = statuses.find((s) => s.resource === 'deals')!;
+    expect(deals.lastRuns.incremental).toMatchObject({ outcome: 'failed', error: 'unauthorized' });
+    expect(findProblems(statuses, { default: null, perResource: {} }).map((p) => `${p.resource} ${p.kind}`)).toContain('deals failed');
+    await warehouse.close();
+    await harness.close();
+  });
+
+  it('a worker whose key the service refuses stops at start with unauthorized, before it takes a job', async () => {
+    const harness = await startHarness({ size: { deals: 5 } });
+    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: `${redis.prefix}-refused`, dashboardPort: 0, metricsPort: 0 };
+    harness.sim.admin.revokeKey(harness.config.apiKey!);
+    await expect(runWorker({ config, logger: silent, signal: new AbortController().signal })).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
     await harness.close();
   });
 });
