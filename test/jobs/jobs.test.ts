@@ -148,9 +148,13 @@ describe('manual reconcile and summaries with REDIS_URL', () => {
       });
       expect(held).not.toBeNull();
       const waited = await runCli(['reconcile', 'deals'], env);
-      expect(waited.code, waited.output).toBe(0);
+      // Nothing was reconciled, and no other walk does it: a cron line must not pass for one that did.
+      expect(waited.code, waited.output).toBe(1);
       expect(waited.output).toContain('deals is being walked by other-host pid 1: waiting up to 1 s');
       expect(waited.output).toContain('skipped: other-host pid 1 was walking deals');
+      expect(waited.output).toMatch(
+        /^salesync: walk_in_progress: another process walked deals past SALESYNC_LEASE_WAIT, so deals was not reconciled: rerun when it is done/m,
+      );
       await held!.release();
 
       const redisNow = async () => {

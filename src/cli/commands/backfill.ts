@@ -75,7 +75,7 @@ export async function backfillCommand(runtime: CliRuntime, resource: string, fla
       `backfill of ${result.resource}: ${result.outcome}${result.resumed ? ' (resumed)' : ''}, ${formatCount(result.pages, 'page')}, ${formatCount(result.written, 'record')} written, ` +
         `${formatCount(result.requests, 'request')} in ${formatDuration(result.durationMs)}`,
     );
-    const failure = commandFailure([result]);
+    const failure = commandFailure([result], { skipped: 'backfilled' });
     if (failure) throw failure;
     return result;
   } finally {

@@ -39,7 +39,7 @@ export async function reconcileCommand(
   );
   runtime.display?.stop();
   if (runtime.interactive) runtime.out(formatReconcileReport(report));
-  const failure = commandFailure(report.results);
+  const failure = commandFailure(report.results, { skipped: 'reconciled' });
   if (failure) throw failure;
   return report;
 }
