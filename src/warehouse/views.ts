@@ -16,7 +16,7 @@ import { historyTableName } from './history-names.js';
 import { ensureHistoryTable } from './history.js';
 import { changesViewSql, HISTORY_VIEW_COLUMNS, historyViewName, historyViewSql, type HistoryViewProperty } from './history-views.js';
 import { optionLabels } from './option-labels.js';
-import { identifierText, quoteIdentifier, SYSTEM_COLUMNS } from './identifiers.js';
+import { identifierText, quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
 
 export const DEAL_STAGE_HISTORY_VIEW = 'deal_stage_history';
 
@@ -29,8 +29,20 @@ export interface ViewProperty {
   apiName: string;
   columnName: string;
   displayName: string;
-  /** Set for select properties with options: the `property_options.property_key` to take labels from. */
+  /** Set for properties with options: the `property_options.property_key` to take labels from. */
   optionKey: number | null;
+  /** The column holds JSON (a type we do not know): a label is looked up by, and shown in place of, its text. */
+  json?: boolean;
+}
+
+/**
+ * The options key of a property whose values the views show as labels: any type with options whose column holds
+ * text (a `select`, or a type we do not know, such as a `picklist`: the spec enumerates none but `text`). Null for
+ * the rest: a typed number, date or boolean keeps its type.
+ */
+function labelKey(propertyType: string, optionKey: number | undefined): number | null {
+  const sqlType = sqlTypeFor(propertyType);
+  return optionKey !== undefined && (sqlType === 'VARCHAR' || sqlType === 'JSON') ? optionKey : null;
 }
 
 /** A column taken from a linked record: `<target>.<column>` (or several, joined by a space) as `alias`. */
@@ -106,11 +118,21 @@ export function viewAliases(properties: readonly Omit<ViewProperty, 'optionKey'>
   });
 }
 
-/** A resolved link: the source column holding the id, and the target's columns (null where missing). */
+/**
+ * Where a view reads a text property: its column when it holds VARCHAR, else the raw properties (a link or name
+ * field the service types as something we do not know, or does not list at all: the spec leaves both open).
+ */
+export type TextSource = { column: string } | { property: string };
+
+/** A resolved link: where the id is read, the target table (null when it does not exist yet), and its names. */
 export interface ResolvedLink {
-  sourceColumn: string | null;
-  targetTable: string;
-  columns: { alias: string; targetColumns: string[] }[];
+  source: TextSource;
+  targetTable: string | null;
+  columns: { alias: string; targets: TextSource[] }[];
+}
+
+function textOf(alias: string, source: TextSource): string {
+  return 'column' in source ? `${alias}.${quoteIdentifier(source.column)}` : `(${alias}._properties ->> ${quoteLiteral(source.property)})`;
 }
 
 /** SQL of a resource view. Pure: every name in it is quoted, every number is ours. */
@@ -121,17 +143,17 @@ export function resourceViewSql(table: string, properties: readonly ViewProperty
   const labels = optionLabels(properties.map((p) => p.optionKey));
   const joins: string[] = labels.join === '' ? [] : [labels.join];
   properties.forEach((p, i) => {
-    const column = `t.${quoteIdentifier(p.columnName)}`;
+    const column = p.json && p.optionKey !== null ? `(t.${quoteIdentifier(p.columnName)} ->> '$')` : `t.${quoteIdentifier(p.columnName)}`;
     // A value outside the current options (the service keeps those) shows as itself.
     const shown = p.optionKey === null ? column : `coalesce(${labels.lookup(p.optionKey, column)}, ${column})`;
     select.push(`${shown} AS ${quoteIdentifier(aliases[i]!)}`);
   });
   links.forEach((link, i) => {
     const j = quoteIdentifier(`j${i}`);
-    const joined = link.sourceColumn !== null && link.columns.some((c) => c.targetColumns.length > 0);
-    if (joined) joins.push(`LEFT JOIN ${quoteIdentifier(link.targetTable)} AS ${j} ON ${j}.id = t.${quoteIdentifier(link.sourceColumn!)}`);
+    const joined = link.targetTable !== null;
+    if (joined) joins.push(`LEFT JOIN ${quoteIdentifier(link.targetTable!)} AS ${j} ON ${j}.id = ${textOf('t', link.source)}`);
     for (const column of link.columns) {
-      const parts = column.targetColumns.map((c) => `${j}.${quoteIdentifier(c)}`);
+      const parts = column.targets.map((c) => textOf(j, c));
       const expression =
         !joined || parts.length === 0
           ? 'CAST(NULL AS VARCHAR)'
@@ -246,23 +268,23 @@ function resourceViewOf(resource: RecordResourceName, info: TableInfo, infos: Re
     .flatMap((c) => {
       const d = byColumn.get(c);
       if (!d) return []; // kept after a type change, no longer listed, or not a property: still in the table
-      const optionKey = d.propertyType === 'select' ? (info.optionKeys.get(d.apiName) ?? null) : null;
-      return [{ apiName: d.apiName, columnName: d.columnName, displayName: d.displayName, optionKey }];
+      const optionKey = labelKey(d.propertyType, info.optionKeys.get(d.apiName));
+      const json = sqlTypeFor(d.propertyType) === 'JSON';
+      return [{ apiName: d.apiName, columnName: d.columnName, displayName: d.displayName, optionKey, ...(json ? { json } : {}) }];
     });
+  const textSource = (of: TableInfo, apiName: string): TextSource => {
+    const column = of.textColumns.get(apiName);
+    return column === undefined ? { property: apiName } : { column };
+  };
   const links: ResolvedLink[] = LINKS[resource].map((link) => {
     const target = link.target === 'users' ? null : infos.get(link.target);
     return {
-      sourceColumn: info.textColumns.get(link.apiName) ?? null,
-      targetTable: link.target === 'users' ? 'users' : resourceDescriptor(link.target).table,
+      source: textSource(info, link.apiName),
+      targetTable: link.target === 'users' ? 'users' : target ? target.table : null,
       columns: link.columns.map((c) => ({
         alias: c.alias,
-        targetColumns:
-          link.target === 'users'
-            ? [...c.from]
-            : c.from.flatMap((apiName) => {
-                const column = target?.textColumns.get(apiName);
-                return column === undefined ? [] : [column];
-              }),
+        targets:
+          link.target === 'users' ? c.from.map((name) => ({ column: name })) : target ? c.from.map((name) => textSource(target, name)) : [],
       })),
     };
   });
@@ -278,12 +300,11 @@ function historyViewOf(info: TableInfo): string {
     return d ? [d] : [];
   });
   const aliases = viewAliases(definitions, [...ENVELOPE, ...HISTORY_VIEW_COLUMNS]);
-  const properties: HistoryViewProperty[] = definitions.map((d, i) => ({
-    apiName: d.apiName,
-    alias: aliases[i]!,
-    sqlType: sqlTypeFor(d.propertyType),
-    optionKey: d.propertyType === 'select' ? (info.optionKeys.get(d.apiName) ?? null) : null,
-  }));
+  const properties: HistoryViewProperty[] = definitions.map((d, i) => {
+    const optionKey = labelKey(d.propertyType, info.optionKeys.get(d.apiName));
+    // Labelled, a value of a type we do not know is read as text, as the live view shows it.
+    return { apiName: d.apiName, alias: aliases[i]!, sqlType: optionKey === null ? sqlTypeFor(d.propertyType) : 'VARCHAR', optionKey };
+  });
   return historyViewSql(info.table, properties);
 }
 

@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SalesApi } from '../../src/api/types.js';
+import { runSync } from '../../src/sync/index.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { wrapApi } from '../support/wrap-api.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -120,5 +123,47 @@ describe('analyst views, history and snapshots against the simulator', () => {
       connection.closeSync();
       fresh.closeSync();
     }
+  });
+
+  it('shows labels for any type with options and follows links however the service types them, or leaves them unlisted', async () => {
+    harness = await startHarness({ seed: 22, size: SMALL });
+    const env = harness.env();
+    // The spec enumerates no property type but text: here stage is a `picklist`, owner_id a `reference`, and
+    // account_id is not listed at all (the records still carry it).
+    const retyped = (): SalesApi => {
+      const api = env.deps.makeApi();
+      return wrapApi(api, {
+        listProperties: async (resource, signal) => {
+          const listed = await api.listProperties(resource, signal);
+          if (resource !== 'deals') return listed;
+          const definitions = listed.definitions
+            .filter((d) => d.api_name !== 'account_id')
+            .map((d) =>
+              d.api_name === 'stage'
+                ? { ...d, property_type: 'picklist' }
+                : d.api_name === 'owner_id'
+                  ? { ...d, property_type: 'reference' }
+                  : d,
+            );
+          return { ...listed, definitions };
+        },
+      });
+    };
+    const report = await runSync({ ...env.deps, makeApi: retyped }, env.settings, {
+      resources: [...RESOURCES],
+      mode: 'incremental',
+      concurrency: 1,
+    });
+    expect(report.ok).toBe(true);
+    const truth = harness.sim.admin.truth();
+    const deal = truth.records.deals.find((d) => d.properties.stage === 'stg_won' && d.properties.owner_id && d.properties.account_id)!;
+    const label = (await env.warehouse.query(`SELECT label FROM property_options WHERE api_name = 'stage' AND value = 'stg_won'`))[0]!
+      .label;
+    const owner = truth.users.find((u) => u.id === deal.properties.owner_id)!;
+    const company = truth.records.companies.find((c) => c.id === deal.properties.account_id)!;
+    const [row] = await env.warehouse.query(`SELECT フェーズ AS stage, owner_name, company_name FROM deals_view WHERE id = '${deal.id}'`);
+    expect(row).toEqual({ stage: label, owner_name: owner.name, company_name: company.properties.name });
+    const [version] = await env.warehouse.query(`SELECT フェーズ AS stage FROM deals_history_view WHERE id = '${deal.id}' AND is_current`);
+    expect(version).toEqual({ stage: label });
   });
 });
