@@ -10,6 +10,7 @@ import { createJobEnvironment } from './job-environment.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { createProcessor } from './processor.js';
 import { openQueue, QUEUE_NAME } from './queue.js';
+import { listSchedules } from './schedules.js';
 import { openRedis } from '../src/redis/index.js';
 import { collectStatus, type ResourceStatus } from '../src/status/index.js';
 import { checkConnection, toSalesyncError, walkLeaseGuard } from '../src/sync/index.js';
@@ -154,6 +155,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       { warehouse: config.warehousePath, concurrency: config.workerConcurrency, ...ready, dashboardWrite: config.dashboardWrite },
       'worker started',
     );
+    // A Redis restarted without persistence forgets the schedules: the worker would idle, saying nothing.
+    if ((await listSchedules(queue)).length === 0) {
+      logger.warn('no schedules in Redis: this worker runs only jobs queued by hand; run `salesync schedule` to register them');
+    }
     options.onReady?.(ready);
 
     await new Promise<void>((resolve) => (stop.aborted ? resolve() : stop.addEventListener('abort', () => resolve(), { once: true })));

@@ -63,6 +63,32 @@ describe('schedule', () => {
   });
 });
 
+describe('a worker with no schedules', () => {
+  it('says so at start, and not once the schedules are registered', async () => {
+    const harness = await startHarness({ size: { deals: 5 } });
+    const prefix = `${redis.prefix}-unscheduled`;
+    const config = { ...harness.config, redisUrl: redis.url, redisPrefix: prefix, dashboardPort: 0, metricsPort: 0 };
+    const started = async () => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const stop = new AbortController();
+      let ready!: () => void;
+      const isReady = new Promise<void>((resolve) => (ready = resolve));
+      const worker = runWorker({ config, logger, signal: stop.signal, onReady: () => ready() });
+      await Promise.race([isReady, worker]);
+      stop.abort();
+      await worker;
+      return lines.some((l) => l.includes('no schedules in Redis'));
+    };
+    expect(await started()).toBe(true);
+    const queue = openQueue(redis.connect(), prefix);
+    await registerSchedules(queue, defaultSchedules(config));
+    await queue.close();
+    expect(await started()).toBe(false);
+    await harness.close();
+  });
+});
+
 describe('ticks', () => {
   it('a deep reconcile tick adds its own job beside a queued nightly reconcile; a second tick of either adds nothing', async () => {
     const queue = openQueue(redis.connect(), `${redis.prefix}-ticks`);
