@@ -1,5 +1,6 @@
 import { canonicalPolicy, describePolicy, isEmptyPolicy, type PropertyPolicy, type ResourcePolicy } from '../core/property-policy.js';
 import { RESOURCES, type RecordResourceName } from '../core/resources.js';
+import { backfillStateKey } from '../core/state-keys.js';
 import { parseInstantMicros } from '../core/time.js';
 import type { RunRow, StoredPropertyPolicy, Warehouse } from '../warehouse/types.js';
 
@@ -46,6 +47,8 @@ export interface ResourceStatus {
   /** How far the service's clock was ahead of this host's at the last completion, when it was (else absent). */
   clockAheadMs?: number;
   walkInProgress: boolean;
+  /** An interrupted backfill waits to be resumed from its own checkpoint (`<resource>#backfill`). */
+  backfillInProgress: boolean;
   /** Records in quarantine (`rejected_records`): failed validation, retried by every walk that sees them. */
   rejected: number;
   /** The most recent run of any mode. */
@@ -123,6 +126,10 @@ export async function collectStatus(warehouse: Warehouse, now = Date.now(), poli
       lastCompletedAt: state.lastCompletedAt,
       ...ageOf(state.lastCompletedAt, now),
       walkInProgress: state.walk !== null && state.walk.cursor !== null,
+      backfillInProgress:
+        descriptor.shape === 'record' &&
+        ((await warehouse.readState(descriptor.name, backfillStateKey(descriptor.name as RecordResourceName))).walk?.cursor ?? null) !==
+          null,
       rejected: rejected[descriptor.name] ?? 0,
       lastRun: mine[0] ? summarize(mine[0]) : null,
       lastRuns,

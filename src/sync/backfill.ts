@@ -1,4 +1,5 @@
 import type { RecordResourceName } from '../core/resources.js';
+import { backfillStateKey } from '../core/state-keys.js';
 import type { ResourceResult, SyncDeps, SyncSettings } from './context.js';
 import { trackedRun } from './tracked-run.js';
 import { walkWindow } from './walk-engine.js';
@@ -13,11 +14,6 @@ import { walkWindow } from './walk-engine.js';
 export interface BackfillOptions {
   since: string | null;
   until: string | null;
-}
-
-/** The sync_state row of a resource's backfill: separate from the incremental walk's, whose watermark it never moves. */
-export function backfillStateKey(resource: RecordResourceName): string {
-  return `${resource}#backfill`;
 }
 
 /**

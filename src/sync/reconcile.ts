@@ -1,6 +1,7 @@
 import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
 import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
+import { reconcileStateKey } from '../core/state-keys.js';
 import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
 import { fanOut } from './fan-out.js';
@@ -48,11 +49,6 @@ export interface ReconcileReport {
   /** Requests of the whole run, the connection check included. */
   requests: number;
   durationMs: number;
-}
-
-/** The sync_state row of a resource's sweep: its own cursor, so it never touches the incremental walk's state. */
-export function reconcileStateKey(resource: RecordResourceName): string {
-  return `${resource}#reconcile`;
 }
 
 /** An interrupted sweep resumes from its checkpoint (its seen ids are in the warehouse); otherwise start afresh. Pure. */

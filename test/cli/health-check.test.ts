@@ -31,6 +31,7 @@ function status(resource: string, overrides: Partial<ResourceStatus> = {}): Reso
     lastCompletedAt: '2026-11-25T11:51:00Z',
     freshnessMs: 9 * 60_000,
     walkInProgress: false,
+    backfillInProgress: false,
     rejected: 0,
     lastRun: last,
     lastRuns: { incremental: last },

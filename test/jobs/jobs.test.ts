@@ -318,7 +318,7 @@ describe('a job that fails before its walk', () => {
 });
 
 describe('backfill', () => {
-  it('replays a window without moving the watermark, resumes from its own checkpoint, and ends equal to the truth', async () => {
+  it('replays a window without moving the watermark, resumes from its own checkpoint (status shows it waiting), and ends equal to the truth', async () => {
     const harness = await startHarness({ size: { deals: 1400 } }, { flushRows: 200 });
     await harness.sync();
     const env = harness.env();
@@ -335,8 +335,12 @@ describe('backfill', () => {
     );
     expect(cut.outcome).toBe('interrupted');
     expect((await env.warehouse.readState('deals', 'deals#backfill')).walk?.cursor).toBeTruthy();
+    // status shows it waiting, as it shows an interrupted sync.
+    const interrupted = async () => (await collectStatus(env.warehouse)).find((s) => s.resource === 'deals')!;
+    expect(await interrupted()).toMatchObject({ backfillInProgress: true, walkInProgress: false });
     const resumed = await processBackfillJob(env.deps, env.settings, { resource: 'deals', since: null, until: null });
     expect(resumed).toMatchObject({ outcome: 'succeeded', resumed: true, mode: 'backfill' });
+    expect(await interrupted()).toMatchObject({ backfillInProgress: false });
 
     const windowed = await processBackfillJob(env.deps, env.settings, { resource: 'deals', since, until: new Date().toISOString() });
     expect(windowed.outcome).toBe('succeeded');

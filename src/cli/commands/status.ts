@@ -116,7 +116,7 @@ function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], wi
         ...(withJobs ? ['queued', 'active'] : []),
       ],
       statuses.map((s) => [
-        s.resource + (s.walkInProgress ? ' *' : ''),
+        s.resource + (s.walkInProgress ? ' *' : '') + (s.backfillInProgress ? ' +' : ''),
         s.rows,
         s.rejected,
         s.watermark,
@@ -143,6 +143,9 @@ function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], wi
     }
   }
   if (statuses.some((s) => s.walkInProgress)) runtime.out('\n* an interrupted walk: the next sync resumes it from its checkpoint');
+  if (statuses.some((s) => s.backfillInProgress)) {
+    runtime.out('\n+ an interrupted backfill: `salesync backfill <resource>` (or its queued job) resumes it from its checkpoint');
+  }
   if (statuses.some((s) => s.rejected > 0)) {
     runtime.out(
       '\nrejected: records that failed validation, kept verbatim in rejected_records (salesync query "SELECT * FROM rejected_records")',
