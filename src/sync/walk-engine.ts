@@ -59,6 +59,9 @@ export interface WalkEnd {
 export async function walkWindow(run: RunContext, settings: SyncSettings, resource: RecordResourceName, kind: WalkKind): Promise<WalkEnd> {
   const { api, log, result, progress, report, deps, now } = run;
   const { warehouse, signal } = deps;
+  // When the walk began, on the clock `_synced_at` is written by: a row written since with a newer updated_at was
+  // observed after this walk's pages, and the last version observed must not be taken for this walk's.
+  const observedSince = new Date().toISOString();
   const { serverDate, properties } = await refreshDefinitions(api, warehouse, resource, report, signal);
   const state = await warehouse.readState(resource, kind.stateKey);
   const plan = kind.plan(state);
@@ -171,6 +174,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           stateKey: kind.stateKey,
           ...(sweep ? { sweep } : {}),
           observedWins: kind.observedWins,
+          ...(kind.observedWins ? { observedSince } : {}),
           ...(pages.rejects.length > 0 ? { rejects: pages.rejects } : {}),
           runId: run.runId,
           source: kind.source,

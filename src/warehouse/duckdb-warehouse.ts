@@ -633,7 +633,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
             lookup: nextLookup(facts.lastBatch.get(resource)),
             storedNone: fresh !== undefined && lines.ids !== undefined && !fresh.mayHoldAny(lines.ids),
             ...(sweep ? { onlyChanged: true, sweepKey: sweep.key } : {}),
-            ...(batch.observedWins ? { observedWins: true } : {}),
+            ...(batch.observedWins ? { observedWins: true, ...(batch.observedSince ? { observedSince: batch.observedSince } : {}) } : {}),
             quarantineResource: resource,
             versions: {
               source: batch.source ?? 'incremental',

@@ -142,6 +142,12 @@ export interface PageBatch {
    */
   observedWins?: boolean;
   /**
+   * With `observedWins`: when the walk began, on this host's clock (ISO). A stored row written at or after it
+   * (`_synced_at`) whose `updated_at` is newer was observed after this batch's pages were read (a sync beside a
+   * reconcile, which nothing keeps apart without Redis): it is kept, not regressed. @defaultValue none: observed wins
+   */
+  observedSince?: string;
+  /**
    * Records of this batch's pages that failed validation: upserted into `rejected_records` under the resource with
    * `runId`. Every record written by the batch leaves quarantine (a fixed record is retried by the walk that sees it).
    */

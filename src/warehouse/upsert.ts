@@ -33,6 +33,8 @@ export interface UpsertOptions {
    * @defaultValue false
    */
   observedWins?: boolean;
+  /** With `observedWins`, a stored row newer than the staged one and written since this instant is kept (`PageBatch.observedSince`). */
+  observedSince?: string;
   /**
    * The resource whose quarantine (`rejected_records`) the written records leave; in a sweep, every listed record
    * (it was seen valid). Absent: quarantine is left alone.
@@ -140,7 +142,13 @@ export async function upsertRecords(
   const contentHash = staged('_content_hash');
   // Rows not written: older than the stored row (unless the observed version wins), and in a sweep also those
   // whose content is what is stored.
-  const skipped = options.observedWins ? (options.onlyChanged ? '_same' : 'false') : options.onlyChanged ? '(_older OR _same)' : '_older';
+  const skipped = options.observedWins
+    ? options.onlyChanged
+      ? '(_same OR _superseded)'
+      : '_superseded'
+    : options.onlyChanged
+      ? '(_older OR _same)'
+      : '_older';
   // Rows whose records leave quarantine: written ones; in a sweep, every one listed.
   const leaving = options.sweepKey === undefined ? `NOT ${skipped}` : 'true';
   // A column named `rowid` hides DuckDB's own (no property takes that name now, but a warehouse made before may
@@ -168,6 +176,13 @@ export async function upsertRecords(
   // What the stored row `t` says of the staged row `s` (null columns where no row is stored), for either lookup.
   const said = (s: string): [flag: string, sql: string][] => [
     ['_older', `coalesce(t.updated_at > ${s}.${updatedAt}, false)`],
+    // Older than a row written since the walk began: that row was observed after this one (see `observedSince`).
+    [
+      '_superseded',
+      options.observedSince === undefined
+        ? 'false'
+        : `coalesce(t.updated_at > ${s}.${updatedAt} AND t._synced_at >= CAST(${quoteLiteral(options.observedSince)} AS TIMESTAMPTZ), false)`,
+    ],
     ['_was_deleted', 't._deleted_at IS NOT NULL'],
     ['_same', `coalesce(t._content_hash = ${s}.${contentHash} AND t._deleted_at IS NULL, false)`],
     ['_changed', `t.id IS NULL OR t._deleted_at IS NOT NULL OR t._content_hash IS DISTINCT FROM ${s}.${contentHash}`],
@@ -178,7 +193,9 @@ export async function upsertRecords(
   // By ids first only where rowids find the stored rows and no kept column must be carried over (both rare).
   const byIds = (options.lookup ?? 'ids') === 'ids' && !rowidHidden && kept.length === 0;
   // What the stage says of a row whose id is not stored, but for `_stored` and `_stored_rowid`.
-  const asNew = `false AS _older, false AS _was_deleted, false AS _same, true AS _changed, false AS _legacy, ${storedVersion('t')
+  const asNew = `false AS _older, false AS _superseded, false AS _was_deleted, false AS _same, true AS _changed, false AS _legacy, ${storedVersion(
+    't',
+  )
     .map((c) => `CAST(NULL AS ${c.sqlType}) AS ${c.name}`)
     .join(', ')}`;
   // The stage holds what decides each row only (its place, id, updated_at and hash, and what the stored row says),
@@ -197,7 +214,7 @@ export async function upsertRecords(
            FROM ${source} AS s LEFT JOIN (SELECT id, rowid AS _rowid FROM ${target}) AS t ON t.id = s.${id}
            ORDER BY s.${ORDINALITY}`,
           `UPDATE ${stage} SET ${[...said(stage).map(([flag, sql]) => `${flag} = ${sql}`), ...storedVersion('t').map((c) => `${c.name} = ${c.sql}`)].join(', ')}
-           FROM (SELECT rowid AS _rowid, id, updated_at, _deleted_at, _content_hash, ${VERSION_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ')}
+           FROM (SELECT rowid AS _rowid, id, updated_at, _synced_at, _deleted_at, _content_hash, ${VERSION_COLUMNS.map((c) => quoteIdentifier(c.name)).join(', ')}
                  FROM ${target}) AS t
            WHERE ${stage}._stored_rowid = t._rowid`,
         ]

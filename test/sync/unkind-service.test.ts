@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SalesApi } from '../../src/api/types.js';
 import { DEFAULT_PAGE_SIZE } from '../../src/api/client.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
 import type { PropertyDefinition } from '../../src/core/types.js';
@@ -7,6 +8,7 @@ import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startTamperProxy } from '../support/tamper-proxy.js';
+import { wrapApi } from '../support/wrap-api.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -496,6 +498,38 @@ describe('JSON laid out otherwise (the spec fixes neither member order nor spaci
     // Every page read ahead from the text found the cursor the parsed page confirmed: no request was wasted.
     expect(unkind['GET /v1/deals/']).toBe(Math.ceil(SIZE.deals / DEFAULT_PAGE_SIZE));
     expect(unkind).toEqual(compact);
+  });
+});
+
+describe('walks that overlap (without Redis nothing keeps a sync and a reconcile of one resource apart)', () => {
+  it("a sweep's page read before a change does not undo the change a sync committed meanwhile", async () => {
+    // One page: the changed record cannot come back later in the sweep's own pass.
+    harness = await startHarness({ seed: 69, size: { ...SIZE, deals: 30 } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const env = harness.env();
+    const changed = 'changed after the sweep read its page';
+    let target: string | undefined;
+    const makeApi = (): SalesApi => {
+      const api = env.deps.makeApi();
+      return wrapApi(api, {
+        async *listPages(resource, options) {
+          for await (const page of api.listPages(resource, options)) {
+            if (resource === 'deals' && target === undefined) {
+              // The record changes after the sweep read this page, and a sync commits the change before the sweep
+              // has the page.
+              target = page.results[0]!.id;
+              harness!.sim.admin.updateRecord('deals', target, { name: changed });
+              expect((await harness!.sync({ resources: ['deals'] })).ok).toBe(true);
+            }
+            yield page;
+          }
+        },
+      });
+    };
+    const swept = await runReconcile({ ...env.deps, makeApi }, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', changed: 0 });
+    expect(await env.warehouse.query(`SELECT name FROM deals WHERE id = '${target}'`)).toEqual([{ name: changed }]);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
   });
 });
 

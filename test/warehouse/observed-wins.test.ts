@@ -33,6 +33,25 @@ afterEach(() => {
 const names = async () => (await warehouse.query(`SELECT id, name FROM deals ORDER BY id`)).map((r) => [r.id, r.name]);
 
 describe('observed wins', () => {
+  it('with observedSince a newer row written since keeps its place, while one written before it is still overwritten', async () => {
+    await warehouse.commitBatch('deals', batch([deal(1, '2026-01-02T00:00:00Z', 'stored before the walk')]));
+    const walkBegan = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A sync beside the walk writes deal 2 after the walk began.
+    await warehouse.commitBatch('deals', batch([deal(2, '2026-01-02T00:00:00Z', 'written since')]));
+    const result = await warehouse.commitBatch(
+      'deals',
+      observed([deal(1, '2026-01-01T00:00:00Z', 'older, observed'), deal(2, '2026-01-01T00:00:00Z', 'older, read before')], {
+        observedSince: walkBegan,
+      }),
+    );
+    expect(result).toMatchObject({ written: 1 });
+    expect(await names()).toEqual([
+      [ID(1), 'older, observed'],
+      [ID(2), 'written since'],
+    ]);
+  });
+
   it('without observedWins the newer updated_at stays: an older version is skipped, and the latest of a batch wins', async () => {
     await warehouse.commitBatch('deals', batch([deal(1, '2026-01-02T00:00:00Z', 'stored')]));
     const result = await warehouse.commitBatch(
