@@ -65,7 +65,7 @@ import { clearSeen, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidat
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { writeUsers } from './users.js';
 import { exportParquet } from './export.js';
-import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, READ_MEMORY_LIMIT_MB } from './memory-limit.js';
+import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, readMemoryLimitMb } from './memory-limit.js';
 import { readListedBefore, recordDefinitionChanges, valuesRewrittenBy } from './property-history.js';
 import { publishFileAtomically, resolveGroupId, type SnapshotResult } from './snapshot.js';
 import { adoptPublishedFile, assertReadableIfPresent, warehouseMissing, ensureWriterDirectory } from './files.js';
@@ -210,7 +210,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     },
   };
   // Sessions that only read (a reader's handle, `query`) scan whole tables: they start at the reads' limit.
-  const readOptions = { ...openOptions, memoryLimit: options.memoryLimit ?? `${READ_MEMORY_LIMIT_MB}MB` };
+  const readOptions = { ...openOptions, memoryLimit: options.memoryLimit ?? `${readMemoryLimitMb()}MB` };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
   // A reader of a published file: every call opens it READ_ONLY, whatever lies beside it, and writes are refused.
   const readOnly = options.readOnly === true;
@@ -843,7 +843,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           `SELECT coalesce(max(n), 0)::INTEGER AS n FROM (SELECT count(*) AS n FROM duckdb_columns()
            WHERE database_name = current_database() AND schema_name = 'main' GROUP BY table_name)`,
         );
-        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0, READ_MEMORY_LIMIT_MB);
+        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0, readMemoryLimitMb());
         return exportParquet(connection, directory);
       }),
 

@@ -1,3 +1,5 @@
+import { totalmem } from 'node:os';
+
 /**
  * DuckDB's memory limit when the operator sets none (`SALESYNC_DUCKDB_MEMORY` unset): 96 MB, raised for a
  * batch that needs more. What a commit needs grows with its table's width and its largest record, not with
@@ -43,6 +45,22 @@ const PER_OBJECT_MB = 9;
  * deals_view LIMIT 10` on a 2,000-property table, which 256 MB holds.
  */
 export const READ_MEMORY_LIMIT_MB = 256;
+
+/**
+ * The limit of a session that only reads, unless SALESYNC_DUCKDB_MEMORY sets one: half the memory this process may
+ * use (a cgroup's limit, else the machine's), and at least READ_MEMORY_LIMIT_MB. An analyst's read computes over
+ * whole histories, as DuckDB's own shell does at its default (80%): at 256 MB the change feed of a 30,000-deal
+ * warehouse with one update each, and so its export, ran out of memory (a window over every version's properties).
+ * A limit is a cap, not an allocation: a read that needs little uses little.
+ */
+export function readMemoryLimitMb(totalBytes: number = availableMemoryBytes()): number {
+  return Math.max(READ_MEMORY_LIMIT_MB, Math.floor(totalBytes / 2 / 2 ** 20));
+}
+
+function availableMemoryBytes(): number {
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return constrained > 0 ? Math.min(totalmem(), constrained) : totalmem();
+}
 
 /**
  * DuckDB's `memory_limit` for a commit into a table of `columns` columns whose NDJSON lines may be up to
