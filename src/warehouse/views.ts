@@ -302,8 +302,16 @@ function historyViewOf(info: TableInfo): string {
   const aliases = viewAliases(definitions, [...ENVELOPE, ...HISTORY_VIEW_COLUMNS]);
   const properties: HistoryViewProperty[] = definitions.map((d, i) => {
     const optionKey = labelKey(d.propertyType, info.optionKeys.get(d.apiName));
+    const sqlType = sqlTypeFor(d.propertyType);
     // Labelled, a value of a type we do not know is read as text, as the live view shows it.
-    return { apiName: d.apiName, alias: aliases[i]!, sqlType: optionKey === null ? sqlTypeFor(d.propertyType) : 'VARCHAR', optionKey };
+    const json = optionKey !== null && sqlType === 'JSON';
+    return {
+      apiName: d.apiName,
+      alias: aliases[i]!,
+      sqlType: json ? 'VARCHAR' : sqlType,
+      optionKey,
+      ...(json ? { json: true as const } : {}),
+    };
   });
   return historyViewSql(info.table, properties);
 }
