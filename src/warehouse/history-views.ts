@@ -131,7 +131,9 @@ function instantsSql(texts: string): string {
   const offset = `CASE WHEN r.sign = '' THEN '+00' ELSE r.sign || r.oh END || ':' || ${orZero('om')}`;
   const canonical = `r.y || '-' || r.mo || '-' || r.d || ' ' || r.h || ':' || r.mi || ':' || ${orZero('s')} || '.' || rpad(left(r.f, 6), 6, '0') || ${offset}`;
   const rebuilt = `list_transform([regexp_extract(v, ${INSTANT}, ${INSTANT_FIELDS})], r -> CASE WHEN r.y <> '' THEN TRY_CAST(${canonical} AS TIMESTAMPTZ) END)[1]`;
-  return `list_transform(${texts}, v -> CASE WHEN regexp_full_match(v, ${SERVICE_INSTANT}) THEN TRY_CAST(v AS TIMESTAMPTZ) ELSE ${rebuilt} END)`;
+  const read = `list_transform(${texts}, v -> CASE WHEN regexp_full_match(v, ${SERVICE_INSTANT}) THEN TRY_CAST(v AS TIMESTAMPTZ) ELSE ${rebuilt} END)`;
+  // Before year 0000 in UTC (an offset moved a date of year 0000 there) the live column holds nothing either.
+  return `list_transform(${read}, t -> CASE WHEN t >= TIMESTAMPTZ '0000-01-01 00:00:00+00' THEN t END)`;
 }
 
 /**

@@ -60,7 +60,27 @@ export function toColumnValue(value: PropertyValue | undefined, sqlType: SqlType
     case 'DATE':
       return typeof value === 'string' && parseDateDays(value) !== null ? value : null;
     case 'TIMESTAMPTZ':
-      return typeof value === 'string' ? canonicalInstant(value) : null;
+      return typeof value === 'string' ? storableInstant(canonicalInstant(value)) : null;
+  }
+}
+
+/** DuckDB's last TIMESTAMPTZ microsecond, canonical (`microsToIso`). */
+const LAST_STORABLE_INSTANT = '294247-01-10T04:00:54.775806Z';
+
+/**
+ * A canonical instant a TIMESTAMPTZ column holds, or null: from year 0000 in UTC (an offset can move a date of year
+ * 0000 before it, which `microsToIso` writes `00-1-…`) to DuckDB's last microsecond. Either outside failed the
+ * whole batch's commit, for good. Pure.
+ */
+function storableInstant(instant: string | null): string | null {
+  if (instant === null) return null;
+  switch (instant.length) {
+    case 27: // years 0000–9999
+      return instant.charCodeAt(2) === 45 || instant.charCodeAt(3) === 45 ? null : instant;
+    case 28: // years 10000–99999
+      return instant;
+    default: // six digits: compared as text, width for width
+      return instant.length === LAST_STORABLE_INSTANT.length && instant <= LAST_STORABLE_INSTANT ? instant : null;
   }
 }
 

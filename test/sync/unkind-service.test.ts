@@ -4,7 +4,7 @@ import { DEFAULT_PAGE_SIZE } from '../../src/api/client.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
 import type { PropertyDefinition } from '../../src/core/types.js';
 import type { ListPageEvent } from '../../src/simulator/index.js';
-import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
+import { reconcileStateKey, runReconcile, runSync } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startTamperProxy } from '../support/tamper-proxy.js';
@@ -354,6 +354,40 @@ describe('dates at the ends of the calendar (the spec: a date, a date-time)', ()
         `SELECT count(*)::INTEGER AS n FROM deals WHERE id IN (${ids.join(', ')}) AND coalesce("dA7vL2nR", "dT5wY8cE") IS NULL`,
       );
     expect(typed).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('instants no TIMESTAMPTZ column holds', () => {
+  it("a date-time property before year 0000 in UTC or past DuckDB's last instant is a NULL cell, not a batch that fails for good", async () => {
+    harness = await startHarness({ seed: 70, size: SIZE });
+    const env = harness.env();
+    const [early, late] = harness.sim.admin.truth().records.deals;
+    const far: Record<string, string> = { [early!.id]: '0000-01-01T00:00:00+01:00', [late!.id]: '999999-01-01T00:00:00Z' };
+    // The simulator keeps its dates in range; the spec says only "a date-time": the answers carry these instead.
+    const makeApi = (): SalesApi => {
+      const api = env.deps.makeApi();
+      return wrapApi(api, {
+        async *listPages(resource, options) {
+          for await (const page of api.listPages(resource, options)) {
+            yield {
+              ...page,
+              results: page.results.map((r) => (far[r.id] ? { ...r, properties: { ...r.properties, dT5wY8cE: far[r.id]! } } : r)),
+            };
+          }
+        },
+      });
+    };
+    for (let run = 0; run < 2; run++) {
+      const report = await runSync({ ...env.deps, makeApi }, env.settings, { resources: ['deals'], mode: 'full', concurrency: 1 });
+      expect(report.results[0]).toMatchObject({ outcome: 'succeeded', rejected: 0 });
+    }
+    const cells = await env.warehouse.query(
+      `SELECT "dT5wY8cE" AS cell, _properties->>'dT5wY8cE' AS sent FROM deals WHERE id IN ('${early!.id}', '${late!.id}') ORDER BY sent`,
+    );
+    expect(cells).toEqual([
+      { cell: null, sent: '0000-01-01T00:00:00+01:00' },
+      { cell: null, sent: '999999-01-01T00:00:00Z' },
+    ]);
   });
 });
 
