@@ -96,8 +96,12 @@ export async function purgeProperties(
       await connection.run(`ALTER TABLE ${quoteIdentifier(table)} DROP COLUMN ${quoteIdentifier(column)}`);
       dropped.push(column);
     }
+    // A stripped row's content hash no longer says what it holds: without one, the next write of it compares its
+    // properties as text (a row from before content hashes), so the walk after a purge versions no unchanged record.
     await connection.run(
-      `UPDATE ${quoteIdentifier(table)} SET _properties = ${withoutKeys('_properties')} WHERE json_type(_properties) = 'OBJECT'`,
+      `UPDATE ${quoteIdentifier(table)} SET _properties = ${withoutKeys('_properties')},
+         _content_hash = CASE WHEN list_has_any(json_keys(_properties), CAST($1 AS VARCHAR[])) THEN NULL ELSE _content_hash END
+       WHERE json_type(_properties) = 'OBJECT'`,
       [names],
     );
   }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { PropertyPolicy } from '../../src/core/property-policy.js';
 import type { RecordResourceName } from '../../src/core/resources.js';
 import { runReconcile } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
@@ -80,5 +81,19 @@ describe('SCD2 history against the simulator', () => {
     expect(link.map((c) => [c.source, c.changed_properties])).toEqual([['reconcile', ['account_id']]]);
     expect(feed.changes.filter((c) => c.id === gone.id).map((c) => c.kind)).toEqual(['insert', 'delete']);
     expect(feed.changes.filter((c) => c.id === back.id).map((c) => c.kind)).toEqual(['insert', 'delete', 'restore']);
+  });
+
+  it('a property policy that excludes a property versions no record: the walk after the purge finds each one unchanged', async () => {
+    harness = await startHarness({ seed: 31, size: SMALL });
+    expect((await harness.sync({ resources: ['contacts'] })).ok).toBe(true);
+    const warehouse = () => harness!.env().warehouse;
+    const [{ last }] = (await warehouse().query(`SELECT max(change_seq)::BIGINT AS last FROM changes`)) as [{ last: bigint }];
+    const policy: PropertyPolicy = { contacts: { include: null, exclude: ['email'], hash: [] } };
+    expect((await harness.sync({ resources: ['contacts'], config: { propertyPolicy: policy } })).ok).toBe(true);
+    expect(await warehouse().query(`SELECT kind, count(*)::INTEGER AS n FROM changes WHERE change_seq > ${last} GROUP BY kind`)).toEqual(
+      [],
+    );
+    expect(await warehouse().query(`SELECT count(*)::INTEGER AS n FROM contacts WHERE _content_hash IS NULL`)).toEqual([{ n: 0 }]);
+    await expectHistoryInvariant(warehouse(), ['contacts']);
   });
 });
