@@ -236,7 +236,7 @@ export function historyViewSql(table: string, properties: readonly HistoryViewPr
     // The property's value in a version, typed like the live table's column (a value that does not fit is NULL).
     const typed = cells[i]!;
     // A value outside the current options shows as itself, as in the live view.
-    const shown = p.optionKey === null ? typed : `coalesce(${labels.lookup(p.optionKey, typed)}, ${typed})`;
+    const shown = p.optionKey === null ? typed : labels.shown(p.optionKey, typed);
     select.push(`${shown} AS ${quoteIdentifier(p.alias)}`);
   });
   select.push(...HISTORY_VIEW_COLUMNS.map((c) => `h.${quoteIdentifier(c)}`));

@@ -6,6 +6,11 @@ export interface OptionLabels {
   join: string;
   /** The label of `value` among the options of `optionKey` (a key given to `optionLabels`), NULL when it has none. */
   lookup(optionKey: number, value: string): string;
+  /**
+   * What a view shows for `value`: its label; else, for a `;`-joined value (a multi-select's, as HubSpot-like
+   * services write them), the label of each part, joined alike; else the value itself (one outside the options).
+   */
+  shown(optionKey: number, value: string): string;
 }
 
 /**
@@ -20,12 +25,16 @@ export function optionLabels(optionKeys: Iterable<number | null>): OptionLabels 
   FROM (SELECT property_key, map_from_entries(list({'k': value, 'v': label})) AS options
         FROM property_options WHERE property_key IN (${keys.join(', ')}) GROUP BY property_key)
 ) AS labels`;
+  const lookup = (optionKey: number, value: string): string => {
+    const key = Math.trunc(optionKey);
+    if (!keys.includes(key)) throw new Error(`option key ${key} was not given to optionLabels`);
+    return `labels.options[${key}][${value}]`;
+  };
   return {
     join: keys.length === 0 ? '' : join,
-    lookup: (optionKey, value) => {
-      const key = Math.trunc(optionKey);
-      if (!keys.includes(key)) throw new Error(`option key ${key} was not given to optionLabels`);
-      return `labels.options[${key}][${value}]`;
-    },
+    lookup,
+    shown: (optionKey, value) =>
+      `coalesce(${lookup(optionKey, value)}, CASE WHEN contains(${value}, ';') THEN ` +
+      `array_to_string(list_transform(string_split(${value}, ';'), part -> coalesce(${lookup(optionKey, 'part')}, part)), ';') ELSE ${value} END)`,
   };
 }

@@ -145,7 +145,7 @@ export function resourceViewSql(table: string, properties: readonly ViewProperty
   properties.forEach((p, i) => {
     const column = p.json && p.optionKey !== null ? `(t.${quoteIdentifier(p.columnName)} ->> '$')` : `t.${quoteIdentifier(p.columnName)}`;
     // A value outside the current options (the service keeps those) shows as itself.
-    const shown = p.optionKey === null ? column : `coalesce(${labels.lookup(p.optionKey, column)}, ${column})`;
+    const shown = p.optionKey === null ? column : labels.shown(p.optionKey, column);
     select.push(`${shown} AS ${quoteIdentifier(aliases[i]!)}`);
   });
   links.forEach((link, i) => {

@@ -166,4 +166,25 @@ describe('analyst views, history and snapshots against the simulator', () => {
     const [version] = await env.warehouse.query(`SELECT フェーズ AS stage FROM deals_history_view WHERE id = '${deal.id}' AND is_current`);
     expect(version).toEqual({ stage: label });
   });
+
+  it('shows a multi-select value (its options joined by ;) as the labels of its parts, joined alike, live and in history', async () => {
+    harness = await startHarness({ seed: 23, size: SMALL });
+    expect((await harness.sync({ resources: RESOURCES })).ok).toBe(true);
+    const warehouse = harness.env().warehouse;
+    const labels = new Map(
+      (await warehouse.query(`SELECT value, label FROM property_options WHERE api_name = 'dM9qW3rT'`)).map((r) => [
+        String(r.value),
+        String(r.label),
+      ]),
+    );
+    const deal = harness.sim.admin.truth().records.deals.find((d) => String(d.properties.dM9qW3rT ?? '').includes(';'))!;
+    const expected = String(deal.properties.dM9qW3rT)
+      .split(';')
+      .map((part) => labels.get(part) ?? part)
+      .join(';');
+    expect(await warehouse.query(`SELECT "関心製品" AS v FROM deals_view WHERE id = '${deal.id}'`)).toEqual([{ v: expected }]);
+    expect(await warehouse.query(`SELECT "関心製品" AS v FROM deals_history_view WHERE id = '${deal.id}' AND is_current`)).toEqual([
+      { v: expected },
+    ]);
+  });
 });
