@@ -5,6 +5,7 @@
  */
 import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { ConfigError } from '../core/errors.js';
 import { CHANGES_VIEW } from './history-views.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import type { ChangeFeed, ChangeQuery, ChangeRow, ChangeSince } from './types.js';
@@ -31,14 +32,26 @@ async function hasFeed(connection: DuckDBConnection): Promise<boolean> {
   return Number(reader.getRowObjects()[0]?.n ?? 0) > 0;
 }
 
-/** The next cursor: the largest `change_seq` this read can see, or the one given when that is larger (or nothing is there). */
+/**
+ * The next cursor: the largest `change_seq` this read can see, or the one given when nothing is there. A cursor past
+ * every change is refused: it came from another warehouse, or from this one before it was rebuilt or restored, and
+ * polling on with it would read nothing for ever.
+ */
 async function nextCursor(connection: DuckDBConnection, since: ChangeSince, feed: boolean): Promise<string> {
   const given = 'cursor' in since ? since.cursor : 0n;
   if (!feed) return given.toString();
   const reader = await connection.runAndReadAll(`SELECT CAST(max(change_seq) AS VARCHAR) AS m FROM ${quoteIdentifier(CHANGES_VIEW)}`);
   const seen = reader.getRowObjects()[0]?.m;
   const latest = seen === null || seen === undefined ? 0n : BigInt(String(seen));
-  return (latest > given ? latest : given).toString();
+  if (given > latest) {
+    throw new ConfigError(
+      'invalid_since',
+      `--since ${given} is past the newest change in this warehouse (${latest}): the cursor came from another warehouse, or this one was ` +
+        'rebuilt or restored; read again from 0 (or from a time)',
+      { option: '--since' },
+    );
+  }
+  return latest.toString();
 }
 
 /** Read the changes `query` asks for, and the next cursor, in one read transaction. */

@@ -102,6 +102,13 @@ describe('salesync changes', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^salesync: invalid_since: /);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    // A time without its zone, and a cursor past every change (another warehouse's, or this one's before a restore).
+    const zoneless = await runCli(['changes', '--since', '2026-01-05T00:00:00'], cliEnv(harness));
+    expect(zoneless.code).toBe(2);
+    expect(zoneless.stderr).toMatch(/^salesync: invalid_since: --since takes .* with a zone/);
+    const beyond = await runCli(['changes', '--since', String(BigInt(after.cursor) + 1000n)], cliEnv(harness));
+    expect(beyond.code).toBe(2);
+    expect(beyond.stderr).toMatch(/^salesync: invalid_since: --since \d+ is past the newest change in this warehouse \(\d+\)/);
   });
 
   it('a warehouse no sync has given a feed yet: stdout is the cursor alone, the warning goes to stderr', async () => {

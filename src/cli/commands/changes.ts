@@ -22,7 +22,8 @@ export interface ChangesCommandOptions {
 export function parseSince(value: string): ChangeSince {
   const text = value.trim();
   if (/^\d{1,19}$/.test(text) && BigInt(text) <= 9223372036854775807n) return { cursor: BigInt(text) };
-  const time = /^\d{4}-\d{2}-\d{2}T/.test(text) ? canonicalInstant(text) : null;
+  // A time needs its zone: read without one, a poll's window would move with whoever's clock wrote it.
+  const time = /^\d{4}-\d{2}-\d{2}T.*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)$/.test(text) ? canonicalInstant(text) : null;
   if (time !== null) return { time };
   throw new ConfigError(
     'invalid_since',
