@@ -222,7 +222,8 @@ export const SETTINGS = {
     schema: memorySize,
     default: null,
     defaultText: 'automatic',
-    meaning: 'DuckDB memory limit, e.g. `512MB`; unset: 96MB for commits (256MB for queries and exports), raised for wide or huge batches',
+    meaning:
+      'DuckDB memory limit, e.g. `512MB`; unset: 96MB for commits (half the memory, at least 256MB, for queries, exports and `changes`), raised for wide or huge batches',
   }),
   deleteShare: setting({
     variable: 'SALESYNC_DELETE_SHARE',
