@@ -57,7 +57,7 @@ beforeAll(async () => {
   // Enough pages at a slow rate that the run is under way when Redis freezes.
   harness = await startHarness({
     seed: 2002,
-    size: { deals: 3000, companies: 5, contacts: 5, meetingLogs: 2, contactActivities: 2, users: 2 },
+    size: { deals: 1000, companies: 5, contacts: 5, meetingLogs: 2, contactActivities: 2, users: 2 },
   });
 });
 afterEach(async () => {
