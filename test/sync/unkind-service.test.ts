@@ -289,6 +289,15 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     for (const record of ordered.slice(from, from + n - 1)) h.sim.admin.setUpdatedAt('deals', record.id, stamp);
   }
 
+  /** A record deleted, then a reconcile: its sweep settles over these pages and marks exactly that deletion. */
+  async function expectSweepMarksADeletion(h: Harness): Promise<void> {
+    h.sim.admin.deleteRecord('deals', h.sim.admin.truth().records.deals[500]!.id);
+    const env = h.env();
+    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
+    await expectMirrorsTruth(env.warehouse, h.sim, { resources: ['deals'] });
+  }
+
   it.each(['keyset', 'offset'] as const)(
     'a next page that repeats every record sharing the last updated_at (%s cursors) leaves a clean pass, and a reconcile marks a deletion',
     async (cursorKind) => {
@@ -299,11 +308,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
       expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
       await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
 
-      harness.sim.admin.deleteRecord('deals', harness.sim.admin.truth().records.deals[500]!.id);
-      const env = harness.env();
-      const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
-      expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
-      await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+      await expectSweepMarksADeletion(harness);
     },
   );
 
@@ -315,11 +320,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
 
-    harness.sim.admin.deleteRecord('deals', harness.sim.admin.truth().records.deals[500]!.id);
-    const env = harness.env();
-    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
-    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
-    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+    await expectSweepMarksADeletion(harness);
   });
 
   it('a record listed twice in a row in its page, the same version, leaves a clean pass: the watermark moves and a reconcile marks a deletion', async () => {
@@ -328,11 +329,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     const first = await harness.sync({ resources: ['deals'] });
     expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
     expect(first.results[0]!.watermark).not.toBeNull();
-    harness.sim.admin.deleteRecord('deals', harness.sim.admin.truth().records.deals[500]!.id);
-    const env = harness.env();
-    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
-    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
-    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+    await expectSweepMarksADeletion(harness);
   });
 });
 
