@@ -48,6 +48,7 @@ import {
   applyDefinitions,
   ensureFixedSchema,
   ensureRecordTable,
+  existingTables,
   fixedSchemaSql,
   keptColumns,
   planFromAssignments,
@@ -58,7 +59,7 @@ import { checkpointSql, clearWalk, forgetWatermark, readState, recordCompletion 
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectLatestRuns, selectRecentRuns, updateRun } from './runs.js';
 import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
 import { IdFilter, noteWrittenIds } from './id-filter.js';
-import { ensureHistoryTable, markDeleted } from './history.js';
+import { ensureHistoryTables, markDeleted } from './history.js';
 import { readCatalog } from './dbt-sources.js';
 import { readChanges, writeChangesParquet } from './change-feed.js';
 import { clearSeen, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
@@ -622,7 +623,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (!known) {
             await tx.begin();
             await ensureRecordTable(connection, table);
-            await ensureHistoryTable(connection, table);
+            await ensureHistoryTables(connection, [table]);
           }
           if (sweep?.fresh) {
             await tx.begin();
@@ -731,7 +732,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       serialized('completeSweep', 'write', (connection) =>
         inTransaction(connection, async () => {
           const table = tableOf(resource);
-          if (sweep.deletedIds.length > 0 && (await tableColumns(connection, table)) !== null) await ensureHistoryTable(connection, table);
+          if (sweep.deletedIds.length > 0 && (await tableColumns(connection, table)) !== null)
+            await ensureHistoryTables(connection, [table]);
           const marked =
             (await tableColumns(connection, table)) === null
               ? 0
@@ -788,8 +790,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     tableCounts: () =>
       serialized('tableCounts', 'read', async (connection) => {
         const counts: Record<string, number> = {};
+        const present = await existingTables(connection);
         for (const table of [...RECORD_RESOURCE_NAMES.map(tableOf), tableOf('users')]) {
-          if ((await tableColumns(connection, table)) === null) {
+          if (!present.has(table)) {
             counts[table] = 0;
             continue;
           }

@@ -88,6 +88,30 @@ async function relationKind(connection: DuckDBConnection, name: string): Promise
   return kind === 'table' || kind === 'view' ? kind : null;
 }
 
+/**
+ * The tables among `tables` whose history needs nothing: a closed-only store, and its view when there is a live
+ * table. One catalog read for them all: this runs for every table at every listing of definitions.
+ */
+async function settledHistories(connection: DuckDBConnection, tables: readonly string[]): Promise<Set<string>> {
+  const names = tables.flatMap((t) => [t, historyStoreName(t), historyTableName(t)]);
+  const reader = await connection.runAndReadAll(
+    `SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables()
+     WHERE database_name = current_database() AND schema_name = 'main' AND list_contains($1, table_name)
+     UNION ALL
+     SELECT view_name, 'view', NULL FROM duckdb_views()
+     WHERE database_name = current_database() AND schema_name = 'main' AND list_contains($1, view_name)`,
+    [listValue(names)],
+  );
+  // Relation name by kind, with its comment.
+  const found = new Map(reader.getRowObjects().map((r) => [`${String(r.kind)} ${String(r.name)}`, r.comment]));
+  return new Set(
+    tables.filter(
+      (t) =>
+        found.get(`table ${historyStoreName(t)}`) === CLOSED_ONLY && (!found.has(`table ${t}`) || found.has(`view ${historyTableName(t)}`)),
+    ),
+  );
+}
+
 async function columnsOf(connection: DuckDBConnection, table: string): Promise<Set<string> | null> {
   const reader = await connection.runAndReadAll(
     `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
@@ -127,7 +151,12 @@ function validFromSql(updatedAt: string, previous: string, observed: string): { 
  * rebuilt per id in `updated_at` order, each valid until the next, the last current. Then the live rows adopt their
  * current versions (`adoptCurrentVersions`). A warehouse with rows and no history starts it from them.
  */
-export async function ensureHistoryTable(connection: DuckDBConnection, table: string): Promise<void> {
+export async function ensureHistoryTables(connection: DuckDBConnection, tables: readonly string[]): Promise<void> {
+  const settled = await settledHistories(connection, tables);
+  for (const table of tables) if (!settled.has(table)) await ensureHistoryTable(connection, table);
+}
+
+async function ensureHistoryTable(connection: DuckDBConnection, table: string): Promise<void> {
   const view = historyTableName(table);
   const store = historyStoreName(table);
   const live = await columnsOf(connection, table);

@@ -79,6 +79,14 @@ export function recordTableDdl<C extends Pick<ColumnPlan, 'columnName' | 'sqlTyp
   return `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(table)} (${columns.join(', ')})`;
 }
 
+/** The names of the tables in the warehouse's main schema (one catalog read, where `tableColumns` is one per table). */
+export async function existingTables(connection: DuckDBConnection): Promise<Set<string>> {
+  const reader = await connection.runAndReadAll(
+    `SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`,
+  );
+  return new Set(reader.getRows().map(([name]) => String(name)));
+}
+
 /** The table's columns, or null when it does not exist. */
 export async function tableColumns(connection: DuckDBConnection, table: string): Promise<string[] | null> {
   const reader = await connection.runAndReadAll(

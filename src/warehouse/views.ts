@@ -13,7 +13,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../core/resources.js';
 import { sqlTypeFor } from './column-types.js';
 import { historyTableName } from './history-names.js';
-import { ensureHistoryTable } from './history.js';
+import { ensureHistoryTables } from './history.js';
 import { changesViewSql, HISTORY_VIEW_COLUMNS, historyViewName, historyViewSql, type HistoryViewProperty } from './history-views.js';
 import { optionLabels } from './option-labels.js';
 import { identifierText, quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
@@ -327,10 +327,11 @@ export async function rebuildViews(connection: DuckDBConnection): Promise<void> 
   const wanted = new Map<string, string>();
   for (const [resource, info] of infos) wanted.set(resourceViewName(info.table), resourceViewOf(resource, info, infos));
   // Every record table has its history (an earlier release's is migrated here), its history view, and a part in the feed.
-  for (const info of infos.values()) {
-    await ensureHistoryTable(connection, info.table);
-    wanted.set(historyViewName(info.table), historyViewOf(info));
-  }
+  await ensureHistoryTables(
+    connection,
+    [...infos.values()].map((info) => info.table),
+  );
+  for (const info of infos.values()) wanted.set(historyViewName(info.table), historyViewOf(info));
   if (infos.size > 0) wanted.set('changes', changesViewSql([...infos].map(([resource, info]) => ({ resource, table: info.table }))));
   const deals = infos.get('deals');
   if (deals) {

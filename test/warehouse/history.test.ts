@@ -197,6 +197,14 @@ describe('SCD2 history', () => {
       valid_from: 'TIMESTAMP WITH TIME ZONE',
     });
   });
+
+  it('a history view dropped by hand is made again at the next listing of definitions, every version kept', async () => {
+    await everyKindOfChange();
+    const before = await versionsOf(1);
+    await reopenedAfter('DROP VIEW deals_history');
+    expect(await versionsOf(1)).toEqual(before);
+    await expectHistoryInvariant(warehouse, ['deals']);
+  });
 });
 
 describe('the change feed', () => {

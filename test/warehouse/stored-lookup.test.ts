@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ServiceRecord } from '../../src/core/types.js';
-import { ensureHistoryTable } from '../../src/warehouse/history.js';
+import { ensureHistoryTables } from '../../src/warehouse/history.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
 import { encodeRecords, joinIds, NdjsonRows, recordEncoder } from '../../src/warehouse/rows.js';
 import { recordTableDdl } from '../../src/warehouse/schema.js';
@@ -57,7 +57,7 @@ beforeEach(async () => {
   opened = await openBareWarehouse();
   for (const [table] of variants) {
     await opened.connection.run(recordTableDdl(table, plan));
-    await ensureHistoryTable(opened.connection, table);
+    await ensureHistoryTables(opened.connection, [table]);
   }
 });
 
