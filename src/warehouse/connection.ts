@@ -318,6 +318,43 @@ export async function withDatabase<T>(options: OpenOptions, work: (connection: D
 }
 
 /**
+ * One READ_ONLY session for a burst of reads: `status` makes about twenty calls in a row, each of which opened and
+ * closed the file (tens of milliseconds apiece). The session closes once its caller goes idle, at the next turn of
+ * the event loop that finds no call waiting, so a reader still holds the file no longer than its queries.
+ * Callers serialize `use`, as for LingeringDatabase.
+ */
+export class BurstReader {
+  private session: Session | null = null;
+  private closer: NodeJS.Immediate | undefined;
+
+  constructor(private readonly options: OpenOptions) {}
+
+  async use<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closer) clearImmediate(this.closer);
+    this.closer = undefined;
+    this.session ??= await openSession(this.options);
+    const session = this.session;
+    try {
+      return await work(session.connection);
+    } catch (error) {
+      // After a failure the connection's state is unknown: the next call opens afresh.
+      this.close();
+      throw error;
+    } finally {
+      if (this.session === session) this.closer = setImmediate(() => this.close());
+    }
+  }
+
+  close(): void {
+    if (this.closer) clearImmediate(this.closer);
+    this.closer = undefined;
+    const session = this.session;
+    this.session = null;
+    if (session) closeSession(session);
+  }
+}
+
+/**
  * The file handle of one writer. Opening and closing costs tens of milliseconds (more with a checkpoint), and a
  * run makes dozens of calls in a row, so after a write the file stays open for `lingerMs` in case the next call
  * comes soon; it is released once the writer goes quiet, so readers get every gap between runs. Reads made while

@@ -29,7 +29,15 @@ import type {
   Warehouse,
   WarehouseOptions,
 } from './types.js';
-import { inFoldedTransaction, inTransaction, LingeringDatabase, warehouseFailure, withDatabase, type AccessMode } from './connection.js';
+import {
+  BurstReader,
+  inFoldedTransaction,
+  inTransaction,
+  LingeringDatabase,
+  warehouseFailure,
+  withDatabase,
+  type AccessMode,
+} from './connection.js';
 import { assignColumnNames, distinctDefinitions, quoteIdentifier } from './identifiers.js';
 import { type ChunkSpill, dedupeBatch, encodeRecords, type NdjsonRows, recordColumns, reencodeRows } from './rows.js';
 import { SlabPool } from './slab-pool.js';
@@ -215,6 +223,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
   // A reader of a published file: every call opens it READ_ONLY, whatever lies beside it, and writes are refused.
   const readOnly = options.readOnly === true;
+  const publishedReader = new BurstReader({ ...readOptions, access: 'read', neverWrite: true });
   const publishing = options.publish;
   // Whether a write went to the file since the last publish (or an older layout's file was taken over).
   let changedSincePublish = false;
@@ -265,7 +274,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           if (assertReadableIfPresent(path) === 'missing') {
             throw warehouseMissing(path);
           }
-          return await withDatabase({ ...readOptions, access: 'read', neverWrite: true, sealed: access === 'strict-read' }, work);
+          if (access === 'strict-read') return await withDatabase({ ...readOptions, access: 'read', sealed: true }, work);
+          return await publishedReader.use(work);
         }
         await (prepared ??= prepareWriterFile());
         if (access === 'strict-read') {
@@ -885,11 +895,12 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       if (publishing && prepared && changedSincePublish) void publishQuietly('closing');
       // After every queued call, release the file (a lingering handle included).
       // Batches prepared and never committed leave no stage file behind.
+      const release = () => {
+        publishedReader.close();
+        return database.close();
+      };
       const closed = tail
-        .then(
-          () => database.close(),
-          () => database.close(),
-        )
+        .then(release, release)
         .finally(() => Promise.all([...[...spills].map((spill) => spill.discard()), ...[...stageFiles].map(removeStaged)]));
       tail = closed.catch(() => undefined);
       return closed;

@@ -1,9 +1,19 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/core/paths.js';
 import { openWarehouse } from '../../src/warehouse/index.js';
+
+/** Whether another process can open `path` read-write now, which it cannot while any process holds the file. */
+function writableElsewhere(path: string): boolean {
+  const script = `import { DuckDBInstance } from '@duckdb/node-api';
+    try { (await DuckDBInstance.create(process.argv[1])).closeSync(); process.stdout.write('free'); } catch { process.stdout.write('held'); }`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, path], { cwd: projectRoot(import.meta.url) });
+  return out.toString() === 'free';
+}
 
 let dir: string;
 beforeEach(async () => {
@@ -45,5 +55,23 @@ describe('a read-only Warehouse (a reader of the published file)', () => {
     expect(await writer.publish()).toBeNull();
     await writer.close();
     expect(await openWarehouse({ path: published, readOnly: true }).recentRuns(1)).toEqual([]);
+  });
+
+  it('reads in a row share one open of the file, released once the caller goes idle: the next read sees the next publish', async () => {
+    const published = join(dir, 'pub', 'warehouse.duckdb');
+    const writer = openWarehouse({ path: join(dir, '.salesync', 'warehouse.writer.duckdb'), publish: { path: published } });
+    await writer.ensureSchema();
+    await writer.publish();
+    const reader = openWarehouse({ path: published, readOnly: true });
+    expect(await reader.recentRuns(5)).toEqual([]);
+    expect(await reader.tableCounts()).toMatchObject({ deals: 0 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writableElsewhere(published)).toBe(true);
+
+    await writer.startRun({ resource: 'deals', mode: 'incremental', startedAt: new Date() });
+    await writer.publish();
+    expect((await reader.recentRuns(5)).map((r) => r.resource)).toEqual(['deals']);
+    await writer.close();
+    await reader.close();
   });
 });
