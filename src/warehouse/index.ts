@@ -35,7 +35,8 @@ export { quoteIdentifier, assignColumnNames, SYSTEM_COLUMNS, type ColumnAssignme
 export { sqlTypeFor, type SqlType } from './column-types.js';
 export type { SnapshotResult } from './snapshot.js';
 export type { ExportedFile } from './types.js';
-export { dbtSourcesYaml, type CatalogColumn, type CatalogRelation, type DbtSourcesOptions } from './dbt-sources.js';
+export type { CatalogColumn, CatalogRelation } from './dbt-sources.js';
+export type { DbtSourcesOptions } from './dbt-sources-yaml.js';
 export { resourceViewName, DEAL_STAGE_HISTORY_VIEW } from './views.js';
 export { historyTableName } from './history-names.js';
 export { type VersionSource } from './history.js';

@@ -75,7 +75,7 @@ describe('salesync CLI', () => {
     expect(run.stderr + run.stdout).not.toContain(key);
   });
 
-  it('loads only what a command needs: --version loads neither DuckDB nor BullMQ, a sync without REDIS_URL no BullMQ or dashboard', async () => {
+  it('loads only what a command needs: --version loads neither DuckDB nor BullMQ, a sync without REDIS_URL no BullMQ, dashboard or YAML', async () => {
     const version = await packagesLoaded(['--version'], {});
     expect(version.run.code).toBe(0);
     expect(version.packages).toContain('commander');
@@ -86,7 +86,7 @@ describe('salesync CLI', () => {
     expect(sync.run.code).toBe(0);
     expect(sync.packages).toContain('@duckdb/node-api');
     expect(sync.packages).toContain('got');
-    for (const name of ['bullmq', 'express', '@bull-board/express', 'prom-client']) expect(sync.packages).not.toContain(name);
+    for (const name of ['bullmq', 'express', '@bull-board/express', 'prom-client', 'yaml']) expect(sync.packages).not.toContain(name);
   });
 
   it('an unreachable service fails with one line naming service_unreachable', async () => {

@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWarehouse } from '../../src/sync/index.js';
-import { dbtSourcesYaml, type CatalogRelation } from '../../src/warehouse/index.js';
+import { dbtSourcesYaml } from '../../src/warehouse/dbt-sources-yaml.js';
+import type { CatalogRelation } from '../../src/warehouse/index.js';
 import { cliEnv, runCli } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

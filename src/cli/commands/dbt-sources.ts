@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createWarehouse } from '../../sync/index.js';
-import { assertReadableIfPresent, warehouseMissing, dbtSourcesYaml, makeDirectories } from '../../warehouse/index.js';
+import { assertReadableIfPresent, warehouseMissing, makeDirectories } from '../../warehouse/index.js';
+import { dbtSourcesYaml } from '../../warehouse/dbt-sources-yaml.js';
 import { outputPathError } from '../output-path.js';
 import type { CliRuntime } from '../runtime.js';
 
