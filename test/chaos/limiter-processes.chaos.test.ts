@@ -94,11 +94,13 @@ describe('three processes sharing one key through the Redis limiter', () => {
     // grant that was already on its way back from Redis when the pause landed).
     const during = reports.flatMap((r) => r.grants).filter((t) => t > first.at + 20 && t < first.at + 950);
     expect(during).toEqual([]);
+    // And the processes were granted tokens on both sides of it. The window is the pause's, not the injection's:
+    // on a loaded machine the next request, which meets the 429, can come seconds after the injection.
     expect(
       longestGap(
         reports.flatMap((r) => r.grants),
-        injectedAt,
-        injectedAt + 5_000,
+        first.at - 2_000,
+        first.at + 5_000,
       ).gapMs,
     ).toBeGreaterThanOrEqual(950);
   });
