@@ -6,30 +6,37 @@
 import { chmod, rename, rm, writeFile } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError } from '../core/errors.js';
-import { CHANGES_VIEW } from './history-views.js';
-import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { RECORD_RESOURCE_NAMES, resourceDescriptor } from '../core/resources.js';
+import { historyTableName } from './history-names.js';
+import { CHANGES_VIEW, newestChangeSql, scopedChangesSql, type FeedResource } from './history-views.js';
+import { quoteLiteral } from './identifiers.js';
 import type { ChangeFeed, ChangeQuery, ChangeRow, ChangeSince } from './types.js';
 import { rowToJsonFriendly } from './values.js';
 
 const FEED_COLUMNS =
   'change_seq, resource, id, kind, changed_at, committed_at, source, run_id, old_properties, new_properties, changed_properties';
 
-/** The feed's SELECT. Every value in it is validated (a bigint, a canonical instant, known resource names) and quoted. */
-function feedSql(query: ChangeQuery, columns: string): string {
-  const where =
+/**
+ * The feed's SELECT over `resources`' histories: the `changes` view's rows, read for the versions asked for only
+ * (`scopedChangesSql`). Every value in it is validated (a bigint, a canonical instant, known resource names) and quoted.
+ */
+function feedSql(query: ChangeQuery, resources: readonly FeedResource[], columns: string): string {
+  const since =
     'cursor' in query.since
       ? `change_seq > ${query.since.cursor.toString()}`
-      : `committed_at >= CAST(${quoteLiteral(query.since.time)} AS TIMESTAMPTZ)`;
-  const resources = query.resources.length === 0 ? '' : ` AND resource IN (${query.resources.map(quoteLiteral).join(', ')})`;
-  return `SELECT ${columns} FROM ${quoteIdentifier(CHANGES_VIEW)} WHERE ${where}${resources} ORDER BY change_seq`;
+      : `observed_at >= CAST(${quoteLiteral(query.since.time)} AS TIMESTAMPTZ)`;
+  const only = query.resources.length === 0 ? '' : ` AND resource IN (${query.resources.map(quoteLiteral).join(', ')})`;
+  return `SELECT ${columns} FROM (${scopedChangesSql(resources, since + only)}) ORDER BY change_seq`;
 }
 
-async function hasFeed(connection: DuckDBConnection): Promise<boolean> {
+/** The resources whose history the feed reads: those with a history view (the `changes` view's, when it exists). */
+async function feedResources(connection: DuckDBConnection): Promise<FeedResource[]> {
+  const all = RECORD_RESOURCE_NAMES.map((resource) => ({ resource, table: resourceDescriptor(resource).table }));
   const reader = await connection.runAndReadAll(
-    `SELECT count(*)::INTEGER AS n FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main' AND view_name = $1`,
-    [CHANGES_VIEW],
+    `SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main'`,
   );
-  return Number(reader.getRowObjects()[0]?.n ?? 0) > 0;
+  const views = new Set(reader.getRows().map(([name]) => String(name)));
+  return views.has(CHANGES_VIEW) ? all.filter((r) => views.has(historyTableName(r.table))) : [];
 }
 
 /**
@@ -37,10 +44,10 @@ async function hasFeed(connection: DuckDBConnection): Promise<boolean> {
  * every change is refused: it came from another warehouse, or from this one before it was rebuilt or restored, and
  * polling on with it would read nothing for ever.
  */
-async function nextCursor(connection: DuckDBConnection, since: ChangeSince, feed: boolean): Promise<string> {
+async function nextCursor(connection: DuckDBConnection, since: ChangeSince, resources: readonly FeedResource[]): Promise<string> {
   const given = 'cursor' in since ? since.cursor : 0n;
-  if (!feed) return given.toString();
-  const reader = await connection.runAndReadAll(`SELECT CAST(max(change_seq) AS VARCHAR) AS m FROM ${quoteIdentifier(CHANGES_VIEW)}`);
+  if (resources.length === 0) return given.toString();
+  const reader = await connection.runAndReadAll(newestChangeSql(resources));
   const seen = reader.getRowObjects()[0]?.m;
   const latest = seen === null || seen === undefined ? 0n : BigInt(String(seen));
   if (given > latest) {
@@ -58,9 +65,10 @@ async function nextCursor(connection: DuckDBConnection, since: ChangeSince, feed
 export async function readChanges(connection: DuckDBConnection, query: ChangeQuery): Promise<ChangeFeed> {
   await connection.run('BEGIN TRANSACTION');
   try {
-    const feed = await hasFeed(connection);
+    const resources = await feedResources(connection);
+    const feed = resources.length > 0;
     const changes = feed
-      ? (await connection.runAndReadAll(feedSql(query, FEED_COLUMNS))).getRowObjects().map((row) => {
+      ? (await connection.runAndReadAll(feedSql(query, resources, FEED_COLUMNS))).getRowObjects().map((row) => {
           const friendly = rowToJsonFriendly(row);
           // A decimal string whatever its size: cursors are compared as numbers, never as JS floats.
           friendly.change_seq = String(row.change_seq);
@@ -71,7 +79,7 @@ export async function readChanges(connection: DuckDBConnection, query: ChangeQue
           return friendly as unknown as ChangeRow;
         })
       : [];
-    return { changes, cursor: await nextCursor(connection, query.since, feed), available: feed };
+    return { changes, cursor: await nextCursor(connection, query.since, resources), available: feed };
   } finally {
     await connection.run('ROLLBACK');
   }
@@ -89,17 +97,18 @@ export async function writeChangesParquet(
   const partial = `${file}.partial`;
   await connection.run('BEGIN TRANSACTION');
   try {
-    const feed = await hasFeed(connection);
+    const resources = await feedResources(connection);
+    const feed = resources.length > 0;
     await rm(partial, { force: true });
     await writeFile(partial, '', { mode: 0o600 });
     // Without the view (a warehouse no sync has written yet), an empty file.
     const select = feed
-      ? feedSql(query, FEED_COLUMNS)
+      ? feedSql(query, resources, FEED_COLUMNS)
       : `SELECT NULL::BIGINT AS change_seq, NULL::VARCHAR AS resource, NULL::VARCHAR AS id, NULL::VARCHAR AS kind WHERE false`;
     const result = await connection.run(`COPY (${select}) TO $1 (FORMAT parquet, USE_TMP_FILE false)`, [partial]);
     await chmod(partial, 0o600);
     await rename(partial, file);
-    return { rows: Number(result.rowsChanged), cursor: await nextCursor(connection, query.since, feed), available: feed };
+    return { rows: Number(result.rowsChanged), cursor: await nextCursor(connection, query.since, resources), available: feed };
   } catch (error) {
     await rm(partial, { force: true });
     throw error;

@@ -256,29 +256,69 @@ export function historyViewSql(table: string, properties: readonly HistoryViewPr
   ].join('\n');
 }
 
-/**
- * SQL of the `changes` view over the history tables of `resources` (resource → table). Kinds: `insert` (an id's
- * first version), `delete`, `restore` (the first version after a deleted one), `update`. `changed_properties`: the
- * properties whose value differs from the previous version's (all present ones for an insert; none for a delete).
- */
-export function changesViewSql(resources: readonly { resource: RecordResourceName; table: string }[]): string {
-  const versions = resources.map(({ resource, table }, i) => {
-    const w = `w${i}`; // a named window is named once per query, union or not
-    return `SELECT ${quoteLiteral(resource)} AS resource, id, change_seq, valid_from, observed_at, source, run_id, deleted, properties,
-         lag(properties) OVER ${w} AS old_properties, lag(deleted) OVER ${w} AS was_deleted, lag(change_seq) OVER ${w} AS previous_seq
-       FROM ${quoteIdentifier(historyTableName(table))} WINDOW ${w} AS (PARTITION BY id ORDER BY change_seq)`;
-  });
+/** A resource whose record table has a history (`<table>_history`). */
+export interface FeedResource {
+  resource: RecordResourceName;
+  table: string;
+}
+
+/** Every version of `resources`' records, as the feed reads them: one union over their history views. */
+function versionsSql(resources: readonly FeedResource[], columns: string): string {
+  return resources
+    .map(
+      ({ resource, table }) => `SELECT ${quoteLiteral(resource)} AS resource, ${columns} FROM ${quoteIdentifier(historyTableName(table))}`,
+    )
+    .join('\n  UNION ALL\n');
+}
+
+const FEED_VERSION_COLUMNS = 'id, change_seq, valid_from, observed_at, source, run_id, deleted, properties';
+const PREVIOUS = 'lag(properties) OVER w AS old_properties, lag(deleted) OVER w AS was_deleted, lag(change_seq) OVER w AS previous_seq';
+
+/** The feed's columns, from versions with their previous version's `old_properties`, `was_deleted`, `previous_seq`. */
+function feedSelect(from: string): string {
   const asMap = (json: string) => `CAST(${json} AS MAP(VARCHAR, JSON))`;
-  return `CREATE OR REPLACE VIEW ${quoteIdentifier(CHANGES_VIEW)} AS
-WITH versions AS (
-${versions.join('\n  UNION ALL\n')}
-)
-SELECT change_seq, resource, id,
+  return `SELECT change_seq, resource, id,
   CASE WHEN previous_seq IS NULL THEN 'insert' WHEN deleted THEN 'delete' WHEN was_deleted THEN 'restore' ELSE 'update' END AS kind,
   valid_from AS changed_at, observed_at AS committed_at, source, run_id,
   old_properties, properties AS new_properties,
   CASE WHEN deleted THEN CAST([] AS VARCHAR[]) ELSE list_sort(list_filter(
     list_distinct(coalesce(json_keys(old_properties), []) || coalesce(json_keys(properties), [])),
     k -> ${asMap('old_properties')}[k] IS DISTINCT FROM ${asMap('properties')}[k])) END AS changed_properties
-FROM versions`;
+FROM ${from}`;
+}
+
+/**
+ * SQL of the `changes` view over the history tables of `resources` (resource → table). Kinds: `insert` (an id's
+ * first version), `delete`, `restore` (the first version after a deleted one), `update`. `changed_properties`: the
+ * properties whose value differs from the previous version's (all present ones for an insert; none for a delete).
+ */
+export function changesViewSql(resources: readonly FeedResource[]): string {
+  const versions = resources.map(({ resource, table }, i) => {
+    const w = `w${i}`; // a named window is named once per query, union or not
+    return `SELECT ${quoteLiteral(resource)} AS resource, ${FEED_VERSION_COLUMNS}, ${PREVIOUS.replaceAll('OVER w', `OVER ${w}`)}
+       FROM ${quoteIdentifier(historyTableName(table))} WINDOW ${w} AS (PARTITION BY id ORDER BY change_seq)`;
+  });
+  return `CREATE OR REPLACE VIEW ${quoteIdentifier(CHANGES_VIEW)} AS
+WITH versions AS (
+${versions.join('\n  UNION ALL\n')}
+)
+${feedSelect('versions')}`;
+}
+
+/** The largest `change_seq` of `resources`' versions, as text (NULL with none). */
+export function newestChangeSql(resources: readonly FeedResource[]): string {
+  return `SELECT CAST(max(change_seq) AS VARCHAR) AS m FROM (${versionsSql(resources, 'change_seq')})`;
+}
+
+/**
+ * The `changes` view's rows for the versions `scope` selects (a predicate on `resource`, `change_seq` and
+ * `observed_at`). The view orders every version of every record to find each one's previous version; this orders
+ * only the versions of the records `scope` touches, so a poll for recent changes costs what it returns, not the
+ * whole history.
+ */
+export function scopedChangesSql(resources: readonly FeedResource[], scope: string): string {
+  const touched = `SELECT DISTINCT resource, id FROM (${versionsSql(resources, 'id, change_seq, observed_at')}) WHERE ${scope}`;
+  const versions = `SELECT v.* FROM (${versionsSql(resources, FEED_VERSION_COLUMNS)}) AS v JOIN (${touched}) AS t USING (resource, id)`;
+  return `${feedSelect(`(SELECT *, ${PREVIOUS} FROM (${versions}) WINDOW w AS (PARTITION BY resource, id ORDER BY change_seq))`)}
+WHERE ${scope}`;
 }
