@@ -221,7 +221,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   // Sessions that only read (a reader's handle, `query`) scan whole tables: they start at the reads' limit.
   const readOptions = { ...openOptions, memoryLimit: options.memoryLimit ?? `${readMemoryLimitMb()}MB` };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
-  // A reader of a published file: every call opens it READ_ONLY, whatever lies beside it, and writes are refused.
+  // A reader of a published file: each burst of calls opens it READ_ONLY (whatever lies beside it); writes are refused.
   const readOnly = options.readOnly === true;
   const publishedReader = new BurstReader({ ...readOptions, access: 'read', neverWrite: true });
   const publishing = options.publish;

@@ -146,10 +146,11 @@ function validFromSql(updatedAt: string, previous: string, observed: string): { 
 }
 
 /**
- * Create the history (store and view) when missing, or migrate one of an earlier release without losing a row: an
- * SCD2 table becomes the store; one of the first release (one row per (id, updated_at) observed, no validity) is
- * rebuilt per id in `updated_at` order, each valid until the next, the last current. Then the live rows adopt their
- * current versions (`adoptCurrentVersions`). A warehouse with rows and no history starts it from them.
+ * For each of `tables`, create the history (store and view) when missing, or migrate one of an earlier release
+ * without losing a row: an SCD2 table becomes the store; one of the first release (one row per (id, updated_at)
+ * observed, no validity) is rebuilt per id in `updated_at` order, each valid until the next, the last current. Then
+ * the live rows adopt their current versions (`adoptCurrentVersions`). A warehouse with rows and no history starts
+ * it from them.
  */
 export async function ensureHistoryTables(connection: DuckDBConnection, tables: readonly string[]): Promise<void> {
   const settled = await settledHistories(connection, tables);
