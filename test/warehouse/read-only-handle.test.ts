@@ -64,6 +64,8 @@ describe('a read-only Warehouse (a reader of the published file)', () => {
     await writer.publish();
     const reader = openWarehouse({ path: published, readOnly: true });
     expect(await reader.recentRuns(5)).toEqual([]);
+    // No turn of the event loop since that read (the check below blocks it): the burst's session is still open.
+    expect(writableElsewhere(published)).toBe(false);
     expect(await reader.tableCounts()).toMatchObject({ deals: 0 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(writableElsewhere(published)).toBe(true);
