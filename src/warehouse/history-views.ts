@@ -272,7 +272,9 @@ function versionsSql(resources: readonly FeedResource[], columns: string): strin
 }
 
 const FEED_VERSION_COLUMNS = 'id, change_seq, valid_from, observed_at, source, run_id, deleted, properties';
-const PREVIOUS = 'lag(properties) OVER w AS old_properties, lag(deleted) OVER w AS was_deleted, lag(change_seq) OVER w AS previous_seq';
+/** Each version's previous one, through the window named `w` (an id's versions in change_seq order). */
+const previous = (w: string) =>
+  `lag(properties) OVER ${w} AS old_properties, lag(deleted) OVER ${w} AS was_deleted, lag(change_seq) OVER ${w} AS previous_seq`;
 
 /** The feed's columns, from versions with their previous version's `old_properties`, `was_deleted`, `previous_seq`. */
 function feedSelect(from: string): string {
@@ -295,7 +297,7 @@ FROM ${from}`;
 export function changesViewSql(resources: readonly FeedResource[]): string {
   const versions = resources.map(({ resource, table }, i) => {
     const w = `w${i}`; // a named window is named once per query, union or not
-    return `SELECT ${quoteLiteral(resource)} AS resource, ${FEED_VERSION_COLUMNS}, ${PREVIOUS.replaceAll('OVER w', `OVER ${w}`)}
+    return `SELECT ${quoteLiteral(resource)} AS resource, ${FEED_VERSION_COLUMNS}, ${previous(w)}
        FROM ${quoteIdentifier(historyTableName(table))} WINDOW ${w} AS (PARTITION BY id ORDER BY change_seq)`;
   });
   return `CREATE OR REPLACE VIEW ${quoteIdentifier(CHANGES_VIEW)} AS
@@ -319,6 +321,6 @@ export function newestChangeSql(resources: readonly FeedResource[]): string {
 export function scopedChangesSql(resources: readonly FeedResource[], scope: string): string {
   const touched = `SELECT DISTINCT resource, id FROM (${versionsSql(resources, 'id, change_seq, observed_at')}) WHERE ${scope}`;
   const versions = `SELECT v.* FROM (${versionsSql(resources, FEED_VERSION_COLUMNS)}) AS v JOIN (${touched}) AS t USING (resource, id)`;
-  return `${feedSelect(`(SELECT *, ${PREVIOUS} FROM (${versions}) WINDOW w AS (PARTITION BY resource, id ORDER BY change_seq))`)}
+  return `${feedSelect(`(SELECT *, ${previous('w')} FROM (${versions}) WINDOW w AS (PARTITION BY resource, id ORDER BY change_seq))`)}
 WHERE ${scope}`;
 }
