@@ -36,6 +36,7 @@ export { sqlTypeFor, type SqlType } from './column-types.js';
 export type { SnapshotResult } from './snapshot.js';
 export type { ExportedFile } from './types.js';
 export type { CatalogColumn, CatalogRelation } from './dbt-sources.js';
+// dbtSourcesYaml is imported from its own module: exported here, every command would load the YAML library.
 export type { DbtSourcesOptions } from './dbt-sources-yaml.js';
 export { resourceViewName, DEAL_STAGE_HISTORY_VIEW } from './views.js';
 export { historyTableName } from './history-names.js';
