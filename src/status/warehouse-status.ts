@@ -106,6 +106,28 @@ export function ageOf(completedAt: string | null, now: number): { freshnessMs: n
   return age >= 0 ? { freshnessMs: age } : { freshnessMs: 0, clockAheadMs: -age };
 }
 
+/**
+ * Every resource's status while nothing is published yet (a first sync is writing the warehouse, or was stopped):
+ * nothing stored and no walk completed, so `status --check` reports each resource as never completed. Pure.
+ */
+export function unpublishedStatus(policy?: PropertyPolicy): ResourceStatus[] {
+  return RESOURCES.map((descriptor) => ({
+    resource: descriptor.name,
+    rows: 0,
+    watermark: null,
+    lastCompletedAt: null,
+    freshnessMs: null,
+    walkInProgress: false,
+    backfillInProgress: false,
+    rejected: 0,
+    lastRun: null,
+    lastRuns: {},
+    ...(policy && descriptor.shape === 'record'
+      ? { propertyPolicy: policyStatus(policy[descriptor.name as RecordResourceName], null) }
+      : {}),
+  }));
+}
+
 /** Every resource's status, read through the Warehouse interface (the caller opens and closes it). */
 export async function collectStatus(warehouse: Warehouse, now = Date.now(), policy?: PropertyPolicy): Promise<ResourceStatus[]> {
   const counts = await warehouse.tableCounts();

@@ -46,20 +46,23 @@ export function warehouseUnreadable(path: string, cause?: unknown): SalesyncErro
   );
 }
 
+/** Whether the writer's file for published `path` exists: a first sync is writing it, or was stopped, before any publish. */
+export function firstSyncWriting(path: string): boolean {
+  try {
+    return statSync(writerPathFor(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * No published file at `path`. While a first sync runs (its writer's file exists), that is not a mistake: the
  * file appears when a run ends, or during a long one every SALESYNC_PUBLISH_EVERY.
  */
 export function warehouseMissing(path: string): ConfigError {
-  let writing = false;
-  try {
-    writing = statSync(writerPathFor(path)).isFile();
-  } catch {
-    writing = false;
-  }
   return new ConfigError(
     'warehouse_missing',
-    writing
+    firstSyncWriting(path)
       ? `no warehouse at ${path} yet: a first sync is writing it (or was stopped); it is published when a run ends, and every SALESYNC_PUBLISH_EVERY during a long one`
       : `no warehouse at ${path}: run \`salesync sync\` first (or set WAREHOUSE_PATH)`,
     { path },

@@ -25,6 +25,7 @@ export {
   publishedFileStatus,
   assertReadableIfPresent,
   warehouseMissing,
+  firstSyncWriting,
   warehouseUnreadable,
   makeDirectories,
   WRITER_DIRECTORY,

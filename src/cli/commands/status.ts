@@ -1,9 +1,9 @@
 import { SalesyncError } from '../../core/errors.js';
 import { createWarehouse } from '../../sync/index.js';
-import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index.js';
+import { assertReadableIfPresent, firstSyncWriting, warehouseMissing } from '../../warehouse/index.js';
 import { jobsPerResource, openQueue } from '../../../jobs/index.js';
 import { openRedis, redisFailureReason, redisUnavailable } from '../../redis/index.js';
-import { collectStatus as readStatus, type ResourceJobs, type ResourceStatus } from '../../status/index.js';
+import { collectStatus as readStatus, unpublishedStatus, type ResourceJobs, type ResourceStatus } from '../../status/index.js';
 import { checkFailure, findProblems, problemLine, type MaxAges, type Problem } from '../health-check.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatDuration, formatTable } from '../table.js';
@@ -34,13 +34,20 @@ async function collectJobs(runtime: CliRuntime): Promise<Map<string, ResourceJob
   }
 }
 
-export async function collectStatus(runtime: CliRuntime, now = Date.now()): Promise<ResourceStatus[]> {
-  if (assertReadableIfPresent(runtime.config.warehousePath) === 'missing') {
-    throw warehouseMissing(runtime.config.warehousePath);
+/**
+ * Every resource's status from the published file; `published: false` while a first sync writes the warehouse (or
+ * was stopped) before its first publish. No file and no writer's file: `warehouse_missing` (WAREHOUSE_PATH names
+ * nothing salesync wrote).
+ */
+export async function collectStatus(runtime: CliRuntime, now = Date.now()): Promise<{ statuses: ResourceStatus[]; published: boolean }> {
+  const path = runtime.config.warehousePath;
+  if (assertReadableIfPresent(path) === 'missing') {
+    if (!firstSyncWriting(path)) throw warehouseMissing(path);
+    return { statuses: unpublishedStatus(runtime.config.propertyPolicy), published: false };
   }
   const warehouse = createWarehouse(runtime.config, runtime.logger);
   try {
-    return await readStatus(warehouse, now, runtime.config.propertyPolicy);
+    return { statuses: await readStatus(warehouse, now, runtime.config.propertyPolicy), published: true };
   } finally {
     await warehouse.close();
   }
@@ -51,7 +58,7 @@ export async function collectStatus(runtime: CliRuntime, now = Date.now()): Prom
  * with REDIS_URL, the jobs queued and running. `--check` is for cron and monitoring: one line per problem, exit 4.
  */
 export async function statusCommand(runtime: CliRuntime, options: StatusOptions = {}): Promise<void> {
-  const statuses = await collectStatus(runtime);
+  const { statuses, published } = await collectStatus(runtime);
   let redisFailure: SalesyncError | null = null;
   let jobs: Map<string, ResourceJobs> | null = null;
   try {
@@ -70,6 +77,7 @@ export async function statusCommand(runtime: CliRuntime, options: StatusOptions 
       JSON.stringify(
         {
           warehouse: runtime.config.warehousePath,
+          published,
           checkedAt: new Date().toISOString(),
           healthy: problems.length === 0,
           problems,
@@ -80,7 +88,7 @@ export async function statusCommand(runtime: CliRuntime, options: StatusOptions 
       ),
     );
   } else if (!options.check || runtime.interactive) {
-    printTable(runtime, statuses, jobs !== null);
+    printTable(runtime, statuses, jobs !== null, published);
   }
   if (options.check) {
     // Cron mails whatever a job prints: a healthy check prints nothing; a problem prints what to do.
@@ -96,8 +104,13 @@ function freshness(s: ResourceStatus): string | null {
   return s.freshnessMs < 1000 ? 'just now' : `${formatDuration(s.freshnessMs)} ago`;
 }
 
-function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], withJobs: boolean): void {
-  runtime.out(`warehouse: ${runtime.config.warehousePath}\n`);
+function printTable(runtime: CliRuntime, statuses: readonly ResourceStatus[], withJobs: boolean, published: boolean): void {
+  runtime.out(
+    published
+      ? `warehouse: ${runtime.config.warehousePath}\n`
+      : `warehouse: ${runtime.config.warehousePath}, not published yet: a first sync is writing it (or was stopped: run \`salesync sync\`); ` +
+          'it appears when a run ends, and every SALESYNC_PUBLISH_EVERY during a long one\n',
+  );
   runtime.out(
     formatTable(
       [
