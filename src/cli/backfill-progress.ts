@@ -1,7 +1,7 @@
 import { createLogUpdate } from 'log-update';
 import { isFinishedPhase, MAX_ETA_MS, type LiveProgress, type ProgressSink, type ResourceProgress } from '../sync/progress.js';
 import { formatEta, TICK_MS } from './progress-display.js';
-import { formatCount, formatDuration, formatNumber } from './table.js';
+import { formatCount, formatDuration, formatNumber } from './format.js';
 
 /** Records per list page (the client asks for the service's maximum). */
 const PAGE_SIZE = 200;

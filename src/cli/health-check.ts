@@ -2,7 +2,7 @@ import { ConfigError, SalesyncError, shown } from '../core/errors.js';
 import { isResourceName, RESOURCE_NAMES } from '../core/resources.js';
 import { parseDurationMs } from '../core/time.js';
 import { FAILED_OUTCOMES, type ResourceStatus } from '../status/index.js';
-import { formatDuration } from './table.js';
+import { formatDuration } from './format.js';
 
 /**
  * `status --check`: what an operator on call must hear about, decided from the status alone (pure). A resource

@@ -85,7 +85,7 @@ async function run(
   process.env.DUCKDB_JE_MALLOC_CONF = duckdbAllocatorConf(process.env.DUCKDB_JE_MALLOC_CONF);
   limitHeapGrowth();
   try {
-    runtime = createRuntime({
+    runtime = await createRuntime({
       env: process.env,
       overrides: {
         ...(flags.warehouse ? { warehousePath: flags.warehouse } : {}),

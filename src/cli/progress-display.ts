@@ -8,7 +8,7 @@ import {
   type ProgressSink,
   type ResourceProgress,
 } from '../sync/progress.js';
-import { formatDuration, formatNumber, noun } from './table.js';
+import { formatDuration, formatNumber, noun } from './format.js';
 
 /** How often the block redraws on its own, so elapsed times and rates move while no page arrives. */
 export const TICK_MS = 1000;

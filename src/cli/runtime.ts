@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 import { describeError, redactKeys, SalesyncError } from '../core/errors.js';
 import { createLogger } from '../logger.js';
 import { humanLogStream } from './log-lines.js';
-import { ProgressDisplay } from './progress-display.js';
+import type { ProgressDisplay } from './progress-display.js';
 
 /**
  * What a command gets: configuration, a logger, a progress display when a person is watching, and a signal
@@ -45,10 +45,11 @@ export interface RuntimeOptions {
 /** How long a stopping command may take: a commit of the pages in hand takes well under this. */
 export const STOP_GRACE_MS = 8000;
 
-export function createRuntime(options: RuntimeOptions): CliRuntime {
+export async function createRuntime(options: RuntimeOptions): Promise<CliRuntime> {
   const config = loadConfig(options.env, options.overrides);
   const interactive = options.progress ?? Boolean(options.stderr.isTTY);
-  const display = interactive ? new ProgressDisplay(options.stderr) : null;
+  // The display's terminal libraries load only when a person is watching: cron runs never pay for them.
+  const display = interactive ? new (await import('./progress-display.js')).ProgressDisplay(options.stderr) : null;
   // A person at a terminal sees warnings by default; a log shipper gets everything at LOG_LEVEL.
   const level = (interactive || options.quiet) && !options.env.LOG_LEVEL && !options.overrides.logLevel ? 'warn' : config.logLevel;
   // One logger, redaction included, whichever way its lines go: above the live display, or JSON on stdout (stderr

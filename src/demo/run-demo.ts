@@ -8,7 +8,7 @@ import { DEMO_WAREHOUSE_PATH } from '../core/paths.js';
 import { createSimulator, DEFAULT_KEYS, type Simulator } from '../simulator/index.js';
 import { createSyncEnvironment, primaryFailure, runSync, type ProgressSink, type SyncReport } from '../sync/index.js';
 import { makeDirectories, writerPathFor } from '../warehouse/index.js';
-import { formatCount, formatNumber } from '../cli/table.js';
+import { formatCount, formatNumber } from '../cli/format.js';
 
 /** Beside a warehouse the demo built: a file it may rebuild. */
 export const demoMarkerPath = (warehousePath: string): string => `${warehousePath}.demo`;

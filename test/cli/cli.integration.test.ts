@@ -75,18 +75,22 @@ describe('salesync CLI', () => {
     expect(run.stderr + run.stdout).not.toContain(key);
   });
 
-  it('loads only what a command needs: --version loads neither DuckDB nor BullMQ, a sync without REDIS_URL no BullMQ, dashboard or YAML', async () => {
+  it('loads only what a command needs: --version loads neither DuckDB nor BullMQ, a sync without REDIS_URL and off a terminal no BullMQ, dashboard, YAML or terminal display', async () => {
     const version = await packagesLoaded(['--version'], {});
     expect(version.run.code).toBe(0);
     expect(version.packages).toContain('commander');
-    for (const name of ['@duckdb/node-api', 'bullmq', 'ioredis', 'express', 'got']) expect(version.packages).not.toContain(name);
+    for (const name of ['@duckdb/node-api', 'bullmq', 'ioredis', 'express', 'got', 'log-update', 'string-width']) {
+      expect(version.packages).not.toContain(name);
+    }
 
     harness = await startHarness({ seed: 27, size: SIZE });
     const sync = await packagesLoaded(['sync', 'users'], envFor(harness));
     expect(sync.run.code).toBe(0);
     expect(sync.packages).toContain('@duckdb/node-api');
     expect(sync.packages).toContain('got');
-    for (const name of ['bullmq', 'express', '@bull-board/express', 'prom-client', 'yaml']) expect(sync.packages).not.toContain(name);
+    for (const name of ['bullmq', 'express', '@bull-board/express', 'prom-client', 'yaml', 'log-update', 'string-width']) {
+      expect(sync.packages).not.toContain(name);
+    }
   });
 
   it('an unreachable service fails with one line naming service_unreachable', async () => {

@@ -2,7 +2,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BackfillProgressLine, estimateBackfill } from '../../src/cli/backfill-progress.js';
 import { ProgressDisplay, TICK_MS } from '../../src/cli/progress-display.js';
-import { formatCount } from '../../src/cli/table.js';
+import { formatCount } from '../../src/cli/format.js';
 import { estimateRemainingMs, expectedRecords, MAX_ETA_MS, type ResourceProgress } from '../../src/sync/progress.js';
 import type { RunRow } from '../../src/warehouse/types.js';
 

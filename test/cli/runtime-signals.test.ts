@@ -31,10 +31,10 @@ afterEach(() => {
   for (const l of saved.SIGTERM) process.on('SIGTERM', l);
 });
 
-function runtimeWithExits(stopGraceMs: number) {
+async function runtimeWithExits(stopGraceMs: number) {
   const exits: number[] = [];
   const stderr = capture();
-  const runtime = createRuntime({
+  const runtime = await createRuntime({
     env: { LOG_LEVEL: 'silent' },
     overrides: {},
     stdout: capture(),
@@ -48,7 +48,7 @@ function runtimeWithExits(stopGraceMs: number) {
 
 describe('SIGINT and SIGTERM', () => {
   it('the first signal aborts the command; one that has not stopped within the grace is ended with exit 130 and one line', async () => {
-    const { runtime, exits, stderr } = runtimeWithExits(200);
+    const { runtime, exits, stderr } = await runtimeWithExits(200);
     process.emit('SIGTERM', 'SIGTERM');
     expect(runtime.signal.aborted).toBe(true);
     expect(exits).toEqual([]);
@@ -59,7 +59,7 @@ describe('SIGINT and SIGTERM', () => {
   });
 
   it('a second signal ends the command at once with exit 130', async () => {
-    const { runtime, exits, stderr } = runtimeWithExits(60_000);
+    const { runtime, exits, stderr } = await runtimeWithExits(60_000);
     process.emit('SIGINT', 'SIGINT');
     expect(exits).toEqual([]);
     process.emit('SIGINT', 'SIGINT');
@@ -69,7 +69,7 @@ describe('SIGINT and SIGTERM', () => {
   });
 
   it('a command that stops within the grace is not ended by it', async () => {
-    const { runtime, exits } = runtimeWithExits(100);
+    const { runtime, exits } = await runtimeWithExits(100);
     process.emit('SIGTERM', 'SIGTERM');
     runtime.close();
     await sleep(250);
@@ -78,9 +78,9 @@ describe('SIGINT and SIGTERM', () => {
 });
 
 describe('the terminal logger', () => {
-  it('redacts keys in the lines it writes above the live display, as the JSON logger does', () => {
+  it('redacts keys in the lines it writes above the live display, as the JSON logger does', async () => {
     const stderr = capture();
-    const runtime = createRuntime({
+    const runtime = await createRuntime({
       env: { LOG_LEVEL: 'info' },
       overrides: {},
       stdout: capture(),

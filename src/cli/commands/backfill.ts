@@ -14,7 +14,7 @@ import { BackfillProgressLine } from '../backfill-progress.js';
 import type { CliRuntime } from '../runtime.js';
 import { connectShared } from '../command-environment.js';
 import { commandFailure } from '../outcome.js';
-import { formatCount, formatDuration } from '../table.js';
+import { formatCount, formatDuration } from '../format.js';
 
 export interface BackfillFlags {
   since?: string;

@@ -1,7 +1,7 @@
 import { runDemo, type DemoOutput } from '../../demo/run-demo.js';
 import type { CliRuntime } from '../runtime.js';
 import { formatTable } from '../table.js';
-import { formatReport } from './sync.js';
+import { formatSyncReport } from '../run-tables.js';
 
 export async function demoCommand(runtime: CliRuntime): Promise<void> {
   const output: DemoOutput = {
@@ -9,7 +9,7 @@ export async function demoCommand(runtime: CliRuntime): Promise<void> {
     line: (text) => runtime.out(`  ${text.replace(/\n/g, '\n  ')}`),
     report: (report) => {
       runtime.display?.stop();
-      runtime.out(indent(formatReport(report)));
+      runtime.out(indent(formatSyncReport(report)));
     },
     rows: (rows) => {
       const headers = Object.keys(rows[0] ?? {});

@@ -6,7 +6,8 @@ import { assertReadableIfPresent, warehouseMissing } from '../../warehouse/index
 import { createExportDirectory, exportAccessFor, shareExport } from '../../warehouse/export.js';
 import { outputPathError } from '../output-path.js';
 import type { CliRuntime } from '../runtime.js';
-import { formatCount, formatTable } from '../table.js';
+import { formatCount } from '../format.js';
+import { formatTable } from '../table.js';
 
 export const EXPORT_FORMATS = ['parquet'] as const;
 

@@ -2,7 +2,6 @@ import { ConfigError } from '../../core/errors.js';
 import { runReconcile, type ReconcileReport } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
-import { formatCount, formatDuration, formatTable } from '../table.js';
 import { commandFailure } from '../outcome.js';
 import { parseResources } from './sync.js';
 
@@ -38,28 +37,8 @@ export async function reconcileCommand(
       }),
   );
   runtime.display?.stop();
-  if (runtime.interactive) runtime.out(formatReconcileReport(report));
+  if (runtime.interactive) runtime.out((await import('../run-tables.js')).formatReconcileReport(report));
   const failure = commandFailure(report.results, { skipped: 'reconciled' });
   if (failure) throw failure;
   return report;
-}
-
-export function formatReconcileReport(report: ReconcileReport): string {
-  const table = formatTable(
-    ['resource', 'mode', 'outcome', 'pages', 'written', 'changed', 'deleted', 'summaries', 'rejected', 'requests', 'time'],
-    report.results.map((r) => [
-      r.resource,
-      (r.deep && r.mode === 'reconcile' ? 'reconcile --deep' : r.mode) + (r.resumed ? ' (resumed)' : ''),
-      r.outcome,
-      r.pages,
-      r.written,
-      r.changed,
-      r.deleted,
-      r.summariesChanged,
-      r.rejected,
-      r.requests,
-      formatDuration(r.durationMs),
-    ]),
-  );
-  return `${table}\n\n${formatCount(report.requests, 'request')} in ${formatDuration(report.durationMs)}`;
 }

@@ -6,7 +6,8 @@ import { openRedis, redisFailureReason, redisUnavailable } from '../../redis/ind
 import { collectStatus as readStatus, unpublishedStatus, type ResourceJobs, type ResourceStatus } from '../../status/index.js';
 import { checkFailure, findProblems, problemLine, type MaxAges, type Problem } from '../health-check.js';
 import type { CliRuntime } from '../runtime.js';
-import { formatDuration, formatTable } from '../table.js';
+import { formatDuration } from '../format.js';
+import { formatTable } from '../table.js';
 
 export type { ResourceStatus } from '../../status/index.js';
 

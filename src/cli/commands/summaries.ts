@@ -2,7 +2,7 @@ import { refreshSummaries, type SummariesResult } from '../../sync/index.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
 import { commandFailure } from '../outcome.js';
-import { formatCount, formatDuration, formatNumber } from '../table.js';
+import { formatCount, formatDuration, formatNumber } from '../format.js';
 
 /** @defaultValue of `summaries --recheck`. */
 export const POLL_RECHECK_MS = 5 * 60_000;

@@ -4,7 +4,6 @@ import { runSync, type SyncReport } from '../../sync/index.js';
 import { commandFailure } from '../outcome.js';
 import type { CliRuntime } from '../runtime.js';
 import { withSyncEnvironment } from '../command-environment.js';
-import { formatCount, formatDuration, formatTable } from '../table.js';
 
 export function parseResources(names: string[]): ResourceName[] {
   if (names.length === 0) return [...RESOURCE_NAMES];
@@ -28,28 +27,11 @@ export async function syncCommand(runtime: CliRuntime, names: string[], options:
     }),
   );
   runtime.display?.stop();
-  if (runtime.interactive) runtime.out(formatReport(report));
+  // The table's module (and its display-width library) loads only for a person at a terminal.
+  if (runtime.interactive) runtime.out((await import('../run-tables.js')).formatSyncReport(report));
   const failure = commandFailure([...report.results, ...(report.summaries ? [report.summaries] : [])]);
   if (failure && failure.code !== 'records_rejected') throw failure;
   if (report.snapshotError) throw report.snapshotError;
   if (failure) throw failure;
   return report;
-}
-
-export function formatReport(report: SyncReport): string {
-  const table = formatTable(
-    ['resource', 'mode', 'outcome', 'pages', 'written', 'rejected', 'requests', '429s', 'time'],
-    [...report.results, ...(report.summaries ? [report.summaries] : [])].map((r) => [
-      r.resource,
-      r.mode + (r.resumed ? ' (resumed)' : '') + (r.passes > 1 ? ` (${r.passes} passes)` : ''),
-      r.outcome + (r.settled ? '' : ' (unsettled)'),
-      r.pages,
-      r.written,
-      r.rejected,
-      r.requests,
-      r.rateLimited,
-      formatDuration(r.durationMs),
-    ]),
-  );
-  return `${table}\n\n${formatCount(report.requests, 'request')} in ${formatDuration(report.durationMs)}`;
 }
