@@ -19,14 +19,6 @@ afterAll(async () => {
   await harness?.close();
 });
 
-async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe('status during the first sync', () => {
   it('shows the warehouse as not published yet (exit 0), and --check names every resource never completed (exit 4)', async () => {
     const published = harness.config.warehousePath;
@@ -37,7 +29,7 @@ describe('status during the first sync', () => {
       finished = true;
       return run;
     });
-    await until(() => existsSync(writerPathFor(published)), "the first sync has made the writer's file");
+    await expect.poll(() => existsSync(writerPathFor(published)), { timeout: 20_000, interval: 25 }).toBe(true);
 
     const [table, check, json] = await Promise.all([
       runCli(['status'], cliEnv(harness)),
