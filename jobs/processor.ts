@@ -47,11 +47,12 @@ function jobProgress(job: Job): SyncDeps['progress'] {
         .updateProgress({
           phase: p.phase,
           pages: p.pages,
-          records: p.records,
+          // A resumed walk counts on from the records its earlier runs received.
+          records: p.recordsBefore + p.records,
           written: p.written,
           requests: p.requests,
           expected: p.expected ?? null,
-          etaMs: final ? null : estimateRemainingMs(p.records, p.expected, now - p.startedAtMs),
+          etaMs: final ? null : estimateRemainingMs(p.records, p.expected, now - p.startedAtMs, p.recordsBefore),
         })
         .catch(() => undefined);
     },

@@ -17,19 +17,21 @@ export interface BackfillEstimate {
  * How long a backfill has left. The service never says how many records a window holds, so the expected count
  * is what the warehouse already has in that window (null when it has nothing). The pace is the observed one,
  * but never faster than the rate budget allows: each page costs at least one request (meeting logs one more
- * per changed log). Once as many records came as expected, nothing says how many more: no ETA. Capped at
- * MAX_ETA_MS. Pure.
+ * per changed log). A resumed backfill counts on from the records its earlier runs received (`recordsBefore`); its pace
+ * is this run's. Once as many records came as expected, nothing says how many more: no ETA. Capped at MAX_ETA_MS.
+ * Pure.
  */
 export function estimateBackfill(
-  progress: Pick<ResourceProgress, 'pages' | 'records' | 'requests'>,
+  progress: Pick<ResourceProgress, 'pages' | 'records' | 'recordsBefore' | 'requests'>,
   elapsedMs: number,
   expectedRecords: number | null,
   requestsPerMinute: number,
 ): BackfillEstimate {
   if (expectedRecords === null || expectedRecords <= 0) return { etaMs: null, fraction: null };
-  const fraction = Math.min(1, progress.records / expectedRecords);
-  if (progress.records >= expectedRecords) return { etaMs: null, fraction };
-  const remainingRecords = Math.max(0, expectedRecords - progress.records);
+  const received = progress.recordsBefore + progress.records;
+  const fraction = Math.min(1, received / expectedRecords);
+  if (received >= expectedRecords) return { etaMs: null, fraction };
+  const remainingRecords = Math.max(0, expectedRecords - received);
   const requestsPerPage = progress.pages > 0 ? Math.max(1, progress.requests / progress.pages) : 1;
   const budgetMs = (Math.ceil(remainingRecords / PAGE_SIZE) * requestsPerPage * 60_000) / Math.max(1, requestsPerMinute);
   const observedMs = progress.records > 0 && elapsedMs > 0 ? (remainingRecords * elapsedMs) / progress.records : 0;
@@ -83,7 +85,7 @@ export class BackfillProgressLine implements ProgressSink {
     const rate = Math.round((p.requests / elapsed) * 60_000);
     const figures = [
       formatCount(p.pages, 'page'),
-      formatCount(p.records, 'record'),
+      formatCount(p.recordsBefore + p.records, 'record'),
       `${formatNumber(p.written)} written`,
       formatCount(p.requests, 'request'),
       `${formatNumber(rate)} req/min`,

@@ -114,13 +114,14 @@ export class ProgressDisplay implements ProgressSink {
       const made = finished || !row.live ? p.requests : Math.max(p.requests, row.live.requests());
       requests += made;
       const elapsed = Math.max(1, (finished ? row.at : now) - p.startedAtMs);
-      const eta = estimateRemainingMs(p.records, p.expected, elapsed);
+      const eta = estimateRemainingMs(p.records, p.expected, elapsed, p.recordsBefore);
       lines.push([
         p.resource,
         (p.mode ?? '') + (p.resumed ? ' (resumed)' : ''),
         p.phase,
         countCell(p.pages, 'page'),
-        countCell(p.records, 'record'),
+        // A resumed walk counts on from the records its earlier runs received.
+        countCell(p.recordsBefore + p.records, 'record'),
         countCell(p.written, 'written', 'written'),
         countCell(made, 'request'),
         countCell(ratePerMinute(made, elapsed), 'req/min', 'req/min'),
@@ -142,7 +143,7 @@ export class ProgressDisplay implements ProgressSink {
         'page',
       ),
       countCell(
-        sum((p) => p.records),
+        sum((p) => p.recordsBefore + p.records),
         'record',
       ),
       countCell(

@@ -17,7 +17,10 @@ export interface ResourceProgress {
   mode?: RunMode;
   phase: ResourcePhase;
   pages: number;
+  /** Records received by this run. */
   records: number;
+  /** Records a resumed walk received in the runs before this one (its checkpoint's `received`): it counts on from them. */
+  recordsBefore: number;
   requests: number;
   /** Records committed so far. */
   written: number;
@@ -53,6 +56,7 @@ export function trackProgress(
     phase: 'properties',
     pages: 0,
     records: 0,
+    recordsBefore: 0,
     requests: 0,
     written: 0,
     startedAtMs,
@@ -71,13 +75,14 @@ export function trackProgress(
 export const MAX_ETA_MS = 24 * 60 * 60_000;
 
 /**
- * Time left at the pace so far (records per elapsed ms), capped at MAX_ETA_MS. null when nothing says: no expected
- * count, nothing received yet, or as many received as expected or more (how many more is anyone's guess). Pure.
+ * Time left at this run's pace (its records per elapsed ms), capped at MAX_ETA_MS, for what remains after `before`
+ * (records a resumed walk received in earlier runs) and this run's. null when nothing says: no expected count,
+ * nothing received yet in this run, or as many received as expected or more (how many more is anyone's guess). Pure.
  */
-export function estimateRemainingMs(records: number, expected: number | null | undefined, elapsedMs: number): number | null {
+export function estimateRemainingMs(records: number, expected: number | null | undefined, elapsedMs: number, before = 0): number | null {
   if (expected === null || expected === undefined || !Number.isFinite(expected) || expected <= 0) return null;
-  if (!(records > 0) || !(elapsedMs > 0) || records >= expected) return null;
-  return Math.min(MAX_ETA_MS, Math.round(((expected - records) * elapsedMs) / records));
+  if (!(records > 0) || !(elapsedMs > 0) || before + records >= expected) return null;
+  return Math.min(MAX_ETA_MS, Math.round(((expected - before - records) * elapsedMs) / records));
 }
 
 /** Runs read back to find a resource's previous incremental sync. */
@@ -87,16 +92,15 @@ const RECENT_RUNS = 100;
  * What a walk should receive in all, from cheap reads of the warehouse: a walk of the whole list (a full or first
  * sync, a reconcile sweep, a backfill without `since`) the table's live rows; an incremental sync what the previous
  * successful one wrote, unless that was the whole table (a first sync is an incremental that walks the whole list).
- * Unknown (undefined) for a resumed walk (an earlier run received part of the list), a backfill window, and whenever
- * a read fails: an estimate never fails a walk.
+ * The same for a resumed walk, whose earlier runs' records count towards it (`recordsBefore`). Unknown (undefined)
+ * for a backfill window, and whenever a read fails: an estimate never fails a walk.
  */
 export async function expectedRecords(
   warehouse: Pick<Warehouse, 'tableCounts' | 'recentRuns'>,
   resource: RecordResourceName,
   mode: RunMode,
-  plan: { updatedAfter: string | null; resumed: boolean },
+  plan: { updatedAfter: string | null },
 ): Promise<number | undefined> {
-  if (plan.resumed) return undefined;
   try {
     if (plan.updatedAfter !== null && mode !== 'incremental') return undefined;
     const rows = (await warehouse.tableCounts())[resourceDescriptor(resource).table] ?? 0;

@@ -68,6 +68,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   const from = plan.resumedFrom;
   if (kind.movesWatermark) result.watermark = state.watermark;
   result.resumed = progress.resumed = plan.resumed;
+  progress.recordsBefore = from?.received ?? 0;
   progress.expected = await expectedRecords(warehouse, resource, result.mode, plan);
   if (!plan.resumed && state.walk?.cursor) {
     log.info({ interruptedMode: state.walk.mode }, `starting a ${kind.mode} walk; the interrupted ${state.walk.mode} walk is abandoned`);
@@ -151,6 +152,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           dirty: seen.dirty !== null,
           maxUpdatedAt: seen.maxUpdatedAt,
           localClock,
+          // Read with the checkpoint: the records of every page up to its cursor, this run's and the runs' before it.
+          received: progress.recordsBefore + result.records,
         };
         const watermark =
           kind.movesWatermark && clean

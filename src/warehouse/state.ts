@@ -20,6 +20,7 @@ const WALK_COLUMNS = [
   'walk_dirty',
   'walk_max_updated_at',
   'walk_local_clock',
+  'walk_received',
 ] as const;
 
 /** A value as a SQL literal: text quoted, numbers and booleans as they are. */
@@ -56,6 +57,7 @@ export function checkpointSql(
     walk_dirty: open(checkpoint.dirty ?? false),
     walk_max_updated_at: open(checkpoint.maxUpdatedAt ?? null),
     walk_local_clock: open(checkpoint.localClock ?? false),
+    walk_received: open(checkpoint.received ?? 0),
   };
   // A walk under way leaves the watermark and the last completion as they are.
   const values: Record<string, string> = {
@@ -106,6 +108,7 @@ export async function readState(connection: DuckDBConnection, stateKey: string):
       dirty: row.walk_dirty === true,
       maxUpdatedAt: text(row.walk_max_updated_at),
       localClock: row.walk_local_clock === true,
+      received: row.walk_received === null || row.walk_received === undefined ? 0 : Number(row.walk_received),
     };
   }
   return {

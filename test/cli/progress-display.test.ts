@@ -38,6 +38,7 @@ function progress(over: Partial<ResourceProgress> = {}): ResourceProgress {
     phase: 'walking',
     pages: 0,
     records: 0,
+    recordsBefore: 0,
     requests: 0,
     written: 0,
     startedAtMs: Date.now(),
@@ -209,15 +210,35 @@ describe('BackfillProgressLine', () => {
 
 describe('estimateBackfill', () => {
   it('gives no ETA once the window brought as many records as expected, and never one past the cap', () => {
-    expect(estimateBackfill({ pages: 50, records: 10_000, requests: 50 }, 60_000, 10_000, 1000).etaMs).toBeNull();
-    expect(estimateBackfill({ pages: 60, records: 12_000, requests: 60 }, 60_000, 10_000, 1000)).toEqual({ etaMs: null, fraction: 1 });
-    expect(estimateBackfill({ pages: 1, records: 1, requests: 1 }, 60_000, 1_000_000_000, 1000).etaMs).toBe(MAX_ETA_MS);
+    expect(estimateBackfill({ pages: 50, records: 10_000, recordsBefore: 0, requests: 50 }, 60_000, 10_000, 1000).etaMs).toBeNull();
+    expect(estimateBackfill({ pages: 60, records: 12_000, recordsBefore: 0, requests: 60 }, 60_000, 10_000, 1000)).toEqual({
+      etaMs: null,
+      fraction: 1,
+    });
+    expect(estimateBackfill({ pages: 1, records: 1, recordsBefore: 0, requests: 1 }, 60_000, 1_000_000_000, 1000).etaMs).toBe(MAX_ETA_MS);
+  });
+
+  it("counts a resumed backfill on from the records its earlier runs received, at this run's pace", () => {
+    // 6,000 of 10,000 before; 2,000 in this run's first minute: 2,000 left at 2,000 a minute.
+    expect(estimateBackfill({ pages: 10, records: 2000, recordsBefore: 6000, requests: 10 }, 60_000, 10_000, 1000)).toEqual({
+      etaMs: 60_000,
+      fraction: 0.8,
+    });
+    expect(estimateBackfill({ pages: 10, records: 2000, recordsBefore: 8000, requests: 10 }, 60_000, 10_000, 1000)).toEqual({
+      etaMs: null,
+      fraction: 1,
+    });
   });
 });
 
 describe('estimateRemainingMs', () => {
   it('extrapolates the pace so far to the records still expected', () => {
     expect(estimateRemainingMs(2000, 10_000, 10_000)).toBe(40_000);
+  });
+
+  it("counts a resumed walk's earlier records as received, and takes the pace from this run's alone", () => {
+    expect(estimateRemainingMs(2000, 10_000, 10_000, 6000)).toBe(10_000);
+    expect(estimateRemainingMs(2000, 10_000, 10_000, 8000)).toBeNull();
   });
 
   it('is null without an expected count, before the first record, and once the expected count is reached or passed', () => {
@@ -251,9 +272,9 @@ describe('expectedRecords', () => {
   });
 
   it("expects the table's live rows from a walk of the whole list (a full sync, a sweep, a first sync)", async () => {
-    expect(await expectedRecords(warehouse(), 'deals', 'full', { updatedAfter: null, resumed: false })).toBe(5000);
-    expect(await expectedRecords(warehouse(), 'meeting-logs', 'reconcile', { updatedAfter: null, resumed: false })).toBe(120);
-    expect(await expectedRecords(warehouse(), 'contacts', 'incremental', { updatedAfter: null, resumed: false })).toBeUndefined();
+    expect(await expectedRecords(warehouse(), 'deals', 'full', { updatedAfter: null })).toBe(5000);
+    expect(await expectedRecords(warehouse(), 'meeting-logs', 'reconcile', { updatedAfter: null })).toBe(120);
+    expect(await expectedRecords(warehouse(), 'contacts', 'incremental', { updatedAfter: null })).toBeUndefined();
   });
 
   it('expects what the previous successful incremental sync of the resource wrote', async () => {
@@ -264,28 +285,22 @@ describe('expectedRecords', () => {
       run({ records: 42 }),
       run({ records: 1000 }),
     ];
-    expect(await expectedRecords(warehouse(runs), 'deals', 'incremental', { updatedAfter: '2025-01-01T00:00:00Z', resumed: false })).toBe(
-      42,
-    );
+    expect(await expectedRecords(warehouse(runs), 'deals', 'incremental', { updatedAfter: '2025-01-01T00:00:00Z' })).toBe(42);
   });
 
   it('expects nothing of an incremental sync after one that wrote the whole table (the first sync walks the whole list)', async () => {
     const afterFirstSync = warehouse([run({ records: 5000 })]);
-    expect(
-      await expectedRecords(afterFirstSync, 'deals', 'incremental', { updatedAfter: '2025-01-01T00:00:00Z', resumed: false }),
-    ).toBeUndefined();
+    expect(await expectedRecords(afterFirstSync, 'deals', 'incremental', { updatedAfter: '2025-01-01T00:00:00Z' })).toBeUndefined();
   });
 
-  it('expects nothing of a resumed walk, a backfill window, or a warehouse that cannot say', async () => {
-    expect(await expectedRecords(warehouse(), 'deals', 'full', { updatedAfter: null, resumed: true })).toBeUndefined();
+  it('expects nothing of a backfill window, or a warehouse that cannot say', async () => {
     expect(
       await expectedRecords(warehouse([run({ records: 42 })]), 'deals', 'backfill', {
         updatedAfter: '2025-01-01T00:00:00Z',
-        resumed: false,
       }),
     ).toBeUndefined();
     const broken = { tableCounts: () => Promise.reject(new Error('locked')), recentRuns: () => Promise.reject(new Error('locked')) };
-    expect(await expectedRecords(broken, 'deals', 'full', { updatedAfter: null, resumed: false })).toBeUndefined();
+    expect(await expectedRecords(broken, 'deals', 'full', { updatedAfter: null })).toBeUndefined();
   });
 });
 

@@ -4,6 +4,7 @@ import type { ListOptions, SalesApi } from '../../src/api/types.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../../src/core/resources.js';
 import { parseInstantMicros, minusMs } from '../../src/core/time.js';
 import { runSync } from '../../src/sync/index.js';
+import type { ResourceProgress } from '../../src/sync/progress.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { abortingAfterPages, wrapApi } from '../support/wrap-api.js';
@@ -150,20 +151,41 @@ describe('sync against the simulator', () => {
     await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
   });
 
-  it('resumes an interrupted walk from its checkpoint and still ends equal to the truth', async () => {
+  it('resumes an interrupted walk from its checkpoint, counting on from the records received before, and still ends equal to the truth', async () => {
     const { h, env } = await interruptedContacts(6);
     const state = await env.warehouse.readState('contacts');
     expect(state.walk?.cursor).toBeTruthy();
+    expect(state.walk?.received).toBe(600);
     expect(state.watermark).toBeNull();
     const committed = (await env.warehouse.tableCounts()).contacts;
     expect(committed).toBe(600);
 
+    // Interrupted again, two pages on: the checkpoint counts both runs' records.
+    const controller = new AbortController();
+    const second = h.env({}, controller.signal);
+    const makeApi = abortingAfterPages(second.deps.makeApi, controller, 2);
+    const again = await runSync({ ...second.deps, makeApi, signal: controller.signal }, second.settings, {
+      resources: ['contacts'],
+      mode: 'incremental',
+      concurrency: 1,
+    });
+    expect(again.results[0]).toMatchObject({ outcome: 'interrupted', resumed: true });
+    expect((await second.warehouse.readState('contacts')).walk?.received).toBe(1000);
+
     h.sim.admin.resetStats();
-    const resumed = await h.sync({ resources: ['contacts'] });
-    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true });
-    // Pages already committed are not fetched again: 1400 contacts = 7 pages, 3 done before the interruption.
-    expect(h.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(4);
-    await expectMirrorsTruth(env.warehouse, h.sim, { resources: ['contacts'] });
+    const reports: ResourceProgress[] = [];
+    const next = h.env();
+    const resumed = await runSync({ ...next.deps, progress: { update: (p) => reports.push({ ...p }) } }, next.settings, {
+      resources: ['contacts'],
+      mode: 'incremental',
+      concurrency: 1,
+    });
+    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true, records: 400 });
+    // The display counts on (1,000 + 400 of 1,400); the run's own figures, in sync_runs, stay this run's.
+    expect(reports.at(-1)).toMatchObject({ phase: 'done', resumed: true, recordsBefore: 1000, records: 400 });
+    // Pages already committed are not fetched again: 1400 contacts = 7 pages, 5 done before the interruptions.
+    expect(h.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(2);
+    await expectMirrorsTruth(next.warehouse, h.sim, { resources: ['contacts'] });
   });
 
   it.each(['invalid_request', 'not_found'] as const)(

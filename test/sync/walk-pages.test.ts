@@ -88,7 +88,17 @@ function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
     settings: { ...syncSettings(DEFAULT_CONFIG), flushRows: 1, flushIntervalMs: 60_000, detailConcurrency: 1 },
     log: pino({ level: 'silent' }),
     counters: { pages: 0, records: 0, details: 0 },
-    progress: { resource: 'deals', phase: 'walking', pages: 0, records: 0, requests: 0, written: 0, startedAtMs: 0, resumed: false },
+    progress: {
+      resource: 'deals',
+      phase: 'walking',
+      pages: 0,
+      records: 0,
+      recordsBefore: 0,
+      requests: 0,
+      written: 0,
+      startedAtMs: 0,
+      resumed: false,
+    },
     // So wide that batches never grow (`grownBatchRows`): these tests pin the queue's allowance, one page a batch.
     propertyColumns: 1_000_000,
     report: () => undefined,

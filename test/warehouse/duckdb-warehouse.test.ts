@@ -281,6 +281,7 @@ describe('DuckDB warehouse', () => {
         dirty: false,
         maxUpdatedAt: null,
         localClock: false,
+        received: 0,
       },
     });
     await warehouse.commitBatch('deals', batch([], null, { completeWatermark: '2026-01-04T23:59:00.123456+09:00' }));

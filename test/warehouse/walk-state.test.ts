@@ -8,7 +8,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/index.js';
 
 const STARTED = '2026-01-05T00:00:00.000001Z';
 const plain: WalkCheckpoint = { cursor: 'c1', updatedAfter: '2026-01-04T00:00:00Z', startedAt: STARTED, mode: 'incremental' };
-const DEFAULTS = { pass: 1, passStartedAt: STARTED, dirty: false, maxUpdatedAt: null, localClock: false };
+const DEFAULTS = { pass: 1, passStartedAt: STARTED, dirty: false, maxUpdatedAt: null, localClock: false, received: 0 };
 
 let dir: string;
 let path: string;
@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 describe('walk state', () => {
-  it('stores where a pass stands (pass, its start, dirty, largest updated_at, local clock) and reads it back as written', async () => {
+  it('stores where a pass stands (pass, its start, dirty, largest updated_at, local clock, records received) and reads it back as written', async () => {
     const checkpoint: WalkCheckpoint = {
       ...plain,
       pass: 3,
@@ -33,6 +33,7 @@ describe('walk state', () => {
       dirty: true,
       maxUpdatedAt: '2026-01-05T00:09:59.999999Z',
       localClock: true,
+      received: 3_000_000_000,
     };
     await warehouse.commitBatch('deals', { records: [], checkpoint, stateKey: 'deals#backfill' });
     expect(await warehouse.readState('deals', 'deals#backfill')).toEqual({
@@ -50,7 +51,7 @@ describe('walk state', () => {
   });
 
   it('a checkpoint without pass fields reads back the defaults, whatever an earlier walk of the row stored', async () => {
-    const dirty: WalkCheckpoint = { ...plain, pass: 2, dirty: true, maxUpdatedAt: '2026-01-05T00:00:00Z', localClock: true };
+    const dirty: WalkCheckpoint = { ...plain, pass: 2, dirty: true, maxUpdatedAt: '2026-01-05T00:00:00Z', localClock: true, received: 400 };
     await warehouse.commitBatch('deals', { records: [], checkpoint: dirty });
     await warehouse.clearWalk('deals');
     expect((await warehouse.readState('deals')).walk).toBeNull();
