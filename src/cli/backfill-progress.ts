@@ -17,9 +17,9 @@ export interface BackfillEstimate {
  * How long a backfill has left. The service never says how many records a window holds, so the expected count
  * is what the warehouse already has in that window (null when it has nothing). The pace is the observed one,
  * but never faster than the rate budget allows: each page costs at least one request (meeting logs one more
- * per changed log). A resumed backfill counts on from the records its earlier runs received (`recordsBefore`); its pace
- * is this run's. Once as many records came as expected, nothing says how many more: no ETA. Capped at MAX_ETA_MS.
- * Pure.
+ * per changed log). A resumed backfill counts on from the records its earlier runs received (`recordsBefore`),
+ * at this run's pace. Once as many records came as expected, nothing says how many more: no ETA. Capped at
+ * MAX_ETA_MS. Pure.
  */
 export function estimateBackfill(
   progress: Pick<ResourceProgress, 'pages' | 'records' | 'recordsBefore' | 'requests'>,

@@ -80,7 +80,10 @@ export interface WalkCheckpoint {
   maxUpdatedAt?: string | null;
   /** The service sent no `Date` header: the walk's times come from the local clock. @defaultValue false */
   localClock?: boolean;
-  /** Records the walk received before this checkpoint, over every run and pass: a resumed walk counts on from them. @defaultValue 0 */
+  /**
+   * Records the walk received before this checkpoint, over every run and pass: a resumed walk counts on from them.
+   * @defaultValue 0
+   */
   received?: number;
 }
 

@@ -19,7 +19,7 @@ export interface ResourceProgress {
   pages: number;
   /** Records received by this run. */
   records: number;
-  /** Records a resumed walk received in the runs before this one (its checkpoint's `received`): it counts on from them. */
+  /** Records a resumed walk received in the runs before this one (its checkpoint's `received`): it counts on. */
   recordsBefore: number;
   requests: number;
   /** Records committed so far. */
