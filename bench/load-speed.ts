@@ -17,6 +17,7 @@ import type { ListPage, SalesApi } from '../src/api/types.js';
 import { DEFAULT_CONFIG } from '../src/config.js';
 import { syncSettings } from '../src/sync/environment.js';
 import { walkPages } from '../src/sync/walk-pages.js';
+import { trackProgress } from '../src/sync/progress.js';
 import { parseJsonBytes as parseJson } from '../src/api/json-bytes.js';
 
 interface DuckdbSettings {
@@ -285,17 +286,7 @@ async function loadSpeedRound(options: LoadSpeedOptions, service: ReturnType<typ
         settings: { ...syncSettings(DEFAULT_CONFIG), flushRows: options.batchRows },
         log: pino({ level: 'silent' }),
         counters: { pages: 0, records: 0, details: 0 },
-        progress: {
-          resource: 'deals',
-          phase: 'walking',
-          pages: 0,
-          records: 0,
-          recordsBefore: 0,
-          requests: 0,
-          written: 0,
-          startedAtMs: 0,
-          resumed: false,
-        },
+        progress: trackProgress('deals', 0, () => 0).progress,
         propertyColumns: definitions.length,
         report: () => undefined,
         recordBuffer: () => warehouse.recordBuffer('deals', { observedWins: false }),

@@ -6,6 +6,7 @@ import type { ServiceRecord } from '../../src/core/types.js';
 import { DEFAULT_CONFIG } from '../../src/config.js';
 import { syncSettings } from '../../src/sync/environment.js';
 import { walkPages, type BufferedPages, type PageWalk } from '../../src/sync/walk-pages.js';
+import { trackProgress } from '../../src/sync/progress.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 import type { RecordList } from '../../src/warehouse/index.js';
 import { WriterBacklog } from '../../src/sync/writer-backlog.js';
@@ -88,17 +89,7 @@ function walkOf(api: SalesApi, commit: PageWalk['commit']): PageWalk {
     settings: { ...syncSettings(DEFAULT_CONFIG), flushRows: 1, flushIntervalMs: 60_000, detailConcurrency: 1 },
     log: pino({ level: 'silent' }),
     counters: { pages: 0, records: 0, details: 0 },
-    progress: {
-      resource: 'deals',
-      phase: 'walking',
-      pages: 0,
-      records: 0,
-      recordsBefore: 0,
-      requests: 0,
-      written: 0,
-      startedAtMs: 0,
-      resumed: false,
-    },
+    progress: trackProgress('deals', 0, () => 0).progress,
     // So wide that batches never grow (`grownBatchRows`): these tests pin the queue's allowance, one page a batch.
     propertyColumns: 1_000_000,
     report: () => undefined,
