@@ -88,16 +88,22 @@ describe('sync against the simulator', () => {
   async function interruptedContacts(seed: number): Promise<{ h: Harness; env: ReturnType<Harness['env']> }> {
     const h = await startHarness({ seed, size: { ...SMALL, contacts: 1400 } }, { flushRows: 200 });
     harness = h;
+    const { env, result } = await syncInterrupted(h, 3);
+    expect(result.outcome).toBe('interrupted');
+    return { h, env };
+  }
+
+  /** A sync of the contacts stopped once `pages` pages were handed out, and the environment it ran in. */
+  async function syncInterrupted(h: Harness, pages: number) {
     const controller = new AbortController();
     const env = h.env({}, controller.signal);
-    const makeApi = abortingAfterPages(env.deps.makeApi, controller, 3);
-    const interrupted = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
+    const makeApi = abortingAfterPages(env.deps.makeApi, controller, pages);
+    const report = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
       resources: ['contacts'],
       mode: 'incremental',
       concurrency: 1,
     });
-    expect(interrupted.results[0]?.outcome).toBe('interrupted');
-    return { h, env };
+    return { env, result: report.results[0]! };
   }
 
   it('a type change or a removed property, which moves no updated_at, makes the next sync list every record again and mirror them', async () => {
@@ -161,16 +167,9 @@ describe('sync against the simulator', () => {
     expect(committed).toBe(600);
 
     // Interrupted again, two pages on: the checkpoint counts both runs' records.
-    const controller = new AbortController();
-    const second = h.env({}, controller.signal);
-    const makeApi = abortingAfterPages(second.deps.makeApi, controller, 2);
-    const again = await runSync({ ...second.deps, makeApi, signal: controller.signal }, second.settings, {
-      resources: ['contacts'],
-      mode: 'incremental',
-      concurrency: 1,
-    });
-    expect(again.results[0]).toMatchObject({ outcome: 'interrupted', resumed: true });
-    expect((await second.warehouse.readState('contacts')).walk?.received).toBe(1000);
+    const second = await syncInterrupted(h, 2);
+    expect(second.result).toMatchObject({ outcome: 'interrupted', resumed: true });
+    expect((await second.env.warehouse.readState('contacts')).walk?.received).toBe(1000);
 
     h.sim.admin.resetStats();
     const reports: ResourceProgress[] = [];
