@@ -75,6 +75,7 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
     if (typeof b['is_active'] !== 'boolean') throw invalidRequest('is_active (真偽値) は必須です。');
     return a.setUserActive(id as string, b['is_active']);
   });
+  route('DELETE', `users/${ID}`, ([id]) => (a.removeUser(id as string), { ok: true }));
   route('POST', 'keys', (_p, b) => (a.addKey(str(b, 'key'), str(b, 'role') as Role), { ok: true }));
   route('DELETE', `keys/${ID}`, ([key]) => (a.revokeKey(key as string), { ok: true }));
   route('POST', 'mutate', (_p, b) => a.mutateRandom(Number(b['count'] ?? 10), Number(b['seed'] ?? 1), b['kinds'] as never));

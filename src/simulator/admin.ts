@@ -151,6 +151,7 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
     },
     addUser: (user) => data.renderUser(data.addUser(user)),
     setUserActive: (id, isActive) => data.renderUser(data.setUserActive(id, isActive)),
+    removeUser: (id) => data.removeUser(id),
     addKey(key, role) {
       if (typeof key !== 'string' || key === '') throw invalidRequest('key は必須です。');
       if (!isRole(role)) throw invalidRequest(`不明なロールです: ${String(role)}`);

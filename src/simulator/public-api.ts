@@ -40,6 +40,9 @@ export interface ApiResponse {
 /** The unkind knobs the handlers consult (see SimulatorOptions). */
 export interface ApiKnobs {
   cursorKind: CursorKind;
+  usersCursorKind: CursorKind;
+  /** The most records a list page holds (SimulatorOptions.maxPageSize). */
+  maxPageSize: number;
   /** What each next page begins with from the one before (SimulatorOptions.overlappingPages). */
   overlappingPages: 'none' | 'last' | 'ties';
   /** Offset pages order a tie by the page asked for (SimulatorOptions.tiesOrderedByPage). */
@@ -125,15 +128,16 @@ export class PublicApi {
     throw methodNotAllowed(['GET', 'PATCH']);
   }
 
+  /** How many records a list page holds: as asked (validated), at most `maxPageSize`. */
   private pageSize(query: URLSearchParams): number {
     const raw = query.get('page_size');
-    if (raw === null) return LIST_DEFAULT_PAGE_SIZE;
+    if (raw === null) return Math.min(LIST_DEFAULT_PAGE_SIZE, this.knobs.maxPageSize);
     if (!/^\d+$/.test(raw)) throw validationError([fieldError('page_size', 'invalid_type', '整数を指定してください。')]);
     const n = Number(raw);
     if (n < 1 || n > MAX_PAGE_SIZE) {
       throw validationError([fieldError('page_size', 'out_of_range', '1 から 200 の範囲で指定してください。')]);
     }
-    return n;
+    return Math.min(n, this.knobs.maxPageSize);
   }
 
   private updatedAfter(query: URLSearchParams): number | null {
@@ -229,34 +233,39 @@ export class PublicApi {
     const pageSize = this.pageSize(request.query);
     const email = request.query.get('email');
     const rawAfter = request.query.get('after');
-    let afterId: string | null = null;
-    let pageNumber = 1;
+    let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
-      const cursor = decodeCursor(this.cursorSecret(), 'users', rawAfter);
-      if (cursor?.kind !== 'keyset') throw this.refuseCursor();
-      afterId = cursor.key.id;
-      pageNumber = cursor.page;
+      cursor = decodeCursor(this.cursorSecret(), 'users', rawAfter);
+      if (cursor?.kind !== this.knobs.usersCursorKind) throw this.refuseCursor();
     }
     const wanted = email?.toLowerCase();
+    // An offset cursor counts users of the filtered list, as it stands when the page is asked for.
+    let skip = cursor?.kind === 'offset' ? cursor.offset : 0;
     const page = [];
     let more = false;
     for (const user of this.data.sortedUsers()) {
-      if (afterId !== null && user.id <= afterId) continue;
+      if (cursor?.kind === 'keyset' && user.id <= cursor.key.id) continue;
       if (wanted !== undefined && user.email.toLowerCase() !== wanted) continue;
+      if (skip > 0) {
+        skip -= 1;
+        continue;
+      }
       if (page.length === pageSize) {
         more = true;
         break;
       }
       page.push(user);
     }
+    const pageNumber = cursor?.page ?? 1;
     const last = page[page.length - 1];
-    const next =
-      more && last
-        ? this.nextLink(
-            request,
-            encodeCursor(this.cursorSecret(), 'users', { kind: 'keyset', key: { updatedAt: 0, id: last.id }, page: pageNumber + 1 }),
-          )
-        : null;
+    let next: { after: string; link: string } | null = null;
+    if (more && last) {
+      const nextCursor: ListCursor =
+        this.knobs.usersCursorKind === 'offset'
+          ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length, page: pageNumber + 1 }
+          : { kind: 'keyset', key: { updatedAt: 0, id: last.id }, page: pageNumber + 1 };
+      next = this.nextLink(request, encodeCursor(this.cursorSecret(), 'users', nextCursor));
+    }
     const results = page.map((u) => this.knobs.corruptions.user(this.data.renderUser(u)));
     return { status: 200, body: this.listBody(results, next) };
   }

@@ -547,4 +547,10 @@ export class SalesData {
     user.isActive = isActive;
     return user;
   }
+
+  /** The organization removes a user in its administration screen: gone from the list and the single view. */
+  removeUser(id: string): void {
+    if (!this.users.delete(id)) throw notFound();
+    this.usersSorted = null;
+  }
 }

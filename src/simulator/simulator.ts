@@ -11,7 +11,7 @@ import type { RuntimeKnobs } from './knobs.js';
 import { checkCommitLag, checkCommitLagScope, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
 import type { FaultKind, Role, Simulator, SimulatorAdmin, SimulatorOptions, SimulatorSizes } from './types.js';
 import { deriveSeed } from './prng.js';
-import { PublicApi } from './public-api.js';
+import { MAX_PAGE_SIZE, PublicApi } from './public-api.js';
 import { SlidingWindowLimiter } from './rate-limiter.js';
 import { RequestStats } from './request-stats.js';
 import { jsonBytes } from './body-bytes.js';
@@ -47,6 +47,12 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
   const cursorKind = options.cursorKind ?? 'keyset';
   if (cursorKind !== 'keyset' && cursorKind !== 'offset') throw new Error(`unknown cursorKind ${String(cursorKind)}`);
+  const usersCursorKind = options.usersCursorKind ?? 'keyset';
+  if (usersCursorKind !== 'keyset' && usersCursorKind !== 'offset') throw new Error(`unknown usersCursorKind ${String(usersCursorKind)}`);
+  const maxPageSize = options.maxPageSize ?? MAX_PAGE_SIZE;
+  if (!Number.isInteger(maxPageSize) || maxPageSize < 1 || maxPageSize > MAX_PAGE_SIZE) {
+    throw new Error(`maxPageSize must be an integer from 1 to ${MAX_PAGE_SIZE}, not ${String(maxPageSize)}`);
+  }
   const jsonLayout = options.jsonLayout ?? 'compact';
   if (jsonLayout !== 'compact' && jsonLayout !== 'unkind') throw new Error(`unknown jsonLayout ${String(jsonLayout)}`);
   const indent = jsonLayout === 'unkind' ? 2 : undefined;
@@ -85,6 +91,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const cursorSecret = () => (knobs.cursorEpoch === 0 ? `cursor-${seed}` : `cursor-${seed}-${knobs.cursorEpoch}`);
   const api = new PublicApi(data, cursorSecret, {
     cursorKind,
+    usersCursorKind,
+    maxPageSize,
     tiesOrderedByPage: options.tiesOrderedByPage === true,
     overlappingPages: options.overlappingPages === 'ties' ? 'ties' : options.overlappingPages === true ? 'last' : 'none',
     listedTwice: (resource, id) => knobs.listedTwice.has(`${resource}/${id}`),

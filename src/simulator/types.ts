@@ -267,10 +267,20 @@ export interface SimulatorOptions {
   /** @defaultValue no faults */
   faults?: FaultSettings;
   /**
-   * Cursor of record lists (users always page by keyset). With 'offset' a record moving behind the cursor makes a
+   * Cursor of record lists (users: `usersCursorKind`). With 'offset' a record moving behind the cursor makes a
    * walk step over one unchanged record (the case `DESIGN.md` warns about). @defaultValue 'keyset'
    */
   cursorKind?: CursorKind;
+  /**
+   * Cursor of the users list (ordered by id). With 'offset' a user removed behind the cursor (`removeUser`) makes a
+   * walk step over the next one: the spec says the users list pages by cursor, and no more. @defaultValue 'keyset'
+   */
+  usersCursorKind?: CursorKind;
+  /**
+   * The most records a list page holds, whatever `page_size` asks (1 to 200 is the request's rule; the spec does not
+   * promise a page that size). @defaultValue 200
+   */
+  maxPageSize?: number;
   /**
    * Record lists' next page begins with the last record of the page before (an inclusive cursor, as a service
    * paging by `updated_at >= the last one given` does): the spec does not say pages never overlap. A page of one
@@ -385,6 +395,8 @@ export interface SimulatorAdmin {
   removeProperty(resource: RecordResource, apiName: string): void;
   addUser(user: { email: string; name: string; is_active?: boolean }): UserView;
   setUserActive(id: string, isActive: boolean): UserView;
+  /** Remove a user, as the organization's administration screen may (the interface cannot): 404 from then on. */
+  removeUser(id: string): void;
   addKey(key: string, role: Role): void;
   revokeKey(key: string): void;
   mutateRandom(count: number, seed: number, kinds?: MutationReport['kind'][]): MutationReport[];

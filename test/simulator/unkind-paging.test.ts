@@ -56,7 +56,7 @@ describe('cursorKind offset', () => {
     expect((await call(offsetSim, 'GET', `/v1/deals/?after=${encodeURIComponent(keysetAfter)}`)).status).toBe(400);
   });
 
-  test('users keep keyset paging under cursorKind offset', async () => {
+  test('users keep keyset paging under cursorKind offset (usersCursorKind sets theirs)', async () => {
     const sim = await start({ cursorKind: 'offset' });
     const users = await walkList(sim, '/v1/users/', { page_size: '3' });
     expect(users.map((u) => u.id).sort()).toEqual(
@@ -65,6 +65,55 @@ describe('cursorKind offset', () => {
         .users.map((u) => u.id)
         .sort(),
     );
+  });
+});
+
+describe('usersCursorKind offset and removeUser', () => {
+  test('a user removed behind an offset cursor makes the users walk step over exactly one user; keyset skips none', async () => {
+    for (const usersCursorKind of ['offset', 'keyset'] as const) {
+      const sim = await start({ usersCursorKind });
+      const before = sim.admin.truth().users.map((u) => u.id);
+      const first = await call(sim, 'GET', '/v1/users/?page_size=4');
+      sim.admin.removeUser(first.body.results[0].id);
+      const rest = await walkList(sim, '/v1/users/', { page_size: '4', after: first.body.paging.next.after });
+      const seen = new Set([...first.body.results, ...rest].map((u: any) => u.id));
+      expect(
+        before.filter((id) => !seen.has(id)),
+        usersCursorKind,
+      ).toEqual(usersCursorKind === 'offset' ? [before[4]] : []);
+    }
+  });
+
+  test('a removed user leaves the truth and its single view answers 404 not_found', async () => {
+    const sim = await start();
+    const id = sim.admin.truth().users[0]!.id;
+    sim.admin.removeUser(id);
+    expect(sim.admin.truth().users.map((u) => u.id)).not.toContain(id);
+    const reply = await call(sim, 'GET', `/v1/users/${id}/`);
+    expect([reply.status, reply.body.error.code]).toEqual([404, 'not_found']);
+    expect(() => sim.admin.removeUser(id)).toThrow();
+  });
+});
+
+describe('maxPageSize', () => {
+  test('list pages hold at most maxPageSize records whatever page_size asks, and a walk still gives every record once', async () => {
+    const sim = await start({ maxPageSize: 30 });
+    for (const path of ['/v1/deals/?page_size=200', '/v1/deals/?page_size=31', '/v1/users/?page_size=200', '/v1/deals/']) {
+      const reply = await call(sim, 'GET', path);
+      expect(reply.body.results.length, path).toBeLessThanOrEqual(30);
+    }
+    expect((await call(sim, 'GET', '/v1/deals/?page_size=12')).body.results).toHaveLength(12);
+    const all = await walkList(sim, '/v1/deals/', { page_size: '200' });
+    expect(all.map((r) => r.id).sort()).toEqual(
+      sim.admin
+        .truth()
+        .records.deals.map((r) => r.id)
+        .sort(),
+    );
+  });
+
+  test('maxPageSize outside 1 to 200 is refused at start', async () => {
+    for (const maxPageSize of [0, 201, 1.5]) await expect(start({ maxPageSize })).rejects.toThrow(/maxPageSize/);
   });
 });
 
