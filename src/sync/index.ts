@@ -1,6 +1,7 @@
 export { runSync, checkConnection, primaryFailure } from './run-sync.js';
 export type { SyncReport, SyncRunOptions, WalkGuard } from './run-sync.js';
-export { syncResource, refreshUsers } from './sync-resource.js';
+export { syncResource } from './sync-resource.js';
+export { refreshUsers } from './users-refresh.js';
 export { toSalesyncError } from './errors.js';
 export { backfillResource } from './backfill.js';
 export { backfillStateKey, reconcileStateKey } from '../core/state-keys.js';

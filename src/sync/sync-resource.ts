@@ -1,7 +1,8 @@
 import type { ResourceName } from '../core/resources.js';
-import type { RejectedRecord, ServiceUser, WalkMode } from '../core/types.js';
+import type { WalkMode } from '../core/types.js';
 import type { ResourceResult, SyncDeps, SyncSettings } from './context.js';
-import { trackedRun, type RunContext } from './tracked-run.js';
+import { trackedRun } from './tracked-run.js';
+import { refreshUsers } from './users-refresh.js';
 import { walkWindow } from './walk-engine.js';
 import { planWalk } from './window.js';
 
@@ -11,7 +12,7 @@ import { planWalk } from './window.js';
  * for walk failures: the result says what happened.
  */
 export function syncResource(deps: SyncDeps, settings: SyncSettings, resource: ResourceName, mode: WalkMode): Promise<ResourceResult> {
-  if (resource === 'users') return refreshUsers(deps);
+  if (resource === 'users') return refreshUsers(deps, settings);
   return trackedRun(
     deps,
     {
@@ -31,35 +32,4 @@ export function syncResource(deps: SyncDeps, settings: SyncSettings, resource: R
       });
     },
   );
-}
-
-/** Users have no `updated_at`: the only faithful copy is a complete listing, replaced in one transaction. */
-export function refreshUsers(deps: SyncDeps): Promise<ResourceResult> {
-  return trackedRun(deps, { resource: 'users', mode: 'refresh', name: 'walk' }, async (run: RunContext) => {
-    const { api, result, progress, report } = run;
-    const users: ServiceUser[] = [];
-    const rejects: RejectedRecord[] = [];
-    let serverDate: string | null = null;
-    report('walking');
-    for await (const page of api.listUserPages(deps.signal ? { signal: deps.signal } : {})) {
-      serverDate ??= page.serverDate;
-      users.push(...page.results);
-      for (const reject of page.rejects) {
-        rejects.push(reject);
-        run.log.warn({ id: reject.id, reason: reject.reason }, 'user rejected: kept in quarantine (rejected_records), retried every run');
-      }
-      result.pages += 1;
-      result.records += page.results.length + page.rejects.length;
-      progress.pages = result.pages;
-      progress.records = result.records;
-      report('walking');
-    }
-    report('committing');
-    const completedAt = serverDate ?? run.now().toISOString();
-    const { written } = await deps.warehouse.replaceUsers(users, completedAt, { rejects, runId: run.runId });
-    result.written = progress.written = written;
-    result.rejected = rejects.length;
-    result.passes = 1;
-    result.watermark = serverDate;
-  });
 }

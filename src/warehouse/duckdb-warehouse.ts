@@ -6,14 +6,9 @@ import { existsSync } from 'node:fs';
 import pLimit from 'p-limit';
 import { listValue, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { SalesyncError } from '../core/errors.js';
-import {
-  RECORD_ID_PATTERN,
-  RECORD_RESOURCE_NAMES,
-  resourceDescriptor,
-  type RecordResourceName,
-  type ResourceName,
-} from '../core/resources.js';
+import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
 import type { PropertyDefinition, RejectedRecord, ServiceRecord, ServiceUser } from '../core/types.js';
+import { listingNamesTheGone } from '../core/user-listing.js';
 import type {
   ChangeQuery,
   ColumnPlan,
@@ -72,7 +67,7 @@ import { readCatalog } from './dbt-sources.js';
 import { readChanges, writeChangesParquet } from './change-feed.js';
 import { clearSeen, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
 import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
-import { writeUsers } from './users.js';
+import { liveUserIds, writeUsers } from './users.js';
 import { exportParquet } from './export.js';
 import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, readMemoryLimitMb } from './memory-limit.js';
 import { readListedBefore, recordDefinitionChanges, valuesRewrittenBy } from './property-history.js';
@@ -690,11 +685,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         inTransaction(connection, async () => {
           const now = nowIso();
           const rejects = rejected?.rejects ?? [];
-          // A rejected user was listed, just invalid: not gone. One whose id is unusable (missing, or not an id)
-          // could be any user, so this listing marks none missing; nor does an empty one (an empty answer is far
-          // likelier a fault than every user removed; the next listing marks whoever is gone).
+          // A rejected user was listed, just invalid: not gone (`listingNamesTheGone` says when a listing tells).
           const listedIds = rejects.flatMap((r) => (r.id === null ? [] : [r.id]));
-          const knowsWhoIsGone = users.length + rejects.length > 0 && rejects.every((r) => r.id !== null && RECORD_ID_PATTERN.test(r.id));
+          const knowsWhoIsGone = listingNamesTheGone(users.length, rejects);
           const written = await writeUsers(connection, users, completedAt, now, knowsWhoIsGone ? listedIds : null);
           await quarantineRecords(connection, 'users', rejects, rejected?.runId ?? null, now);
           // A complete listing: a user not sent broken this time is fixed or gone.
@@ -703,6 +696,8 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           return { written };
         }),
       ),
+
+    liveUserIds: () => serialized('liveUserIds', 'read', (connection) => liveUserIds(connection)),
 
     storedUpdatedAt: (resource: RecordResourceName, ids: string[]) =>
       serialized('storedUpdatedAt', 'read', async (connection) => {

@@ -384,6 +384,8 @@ export interface Warehouse {
     completedAt: string,
     rejects?: { rejects: RejectedRecord[]; runId: string },
   ): Promise<{ written: number }>;
+  /** Ids of the users stored and not marked deleted. */
+  liveUserIds(): Promise<string[]>;
   /**
    * Stored `updated_at` (ISO, full precision) of the given ids, for those present and not marked deleted (a row
    * marked deleted that is listed again is as new: its details are read again).

@@ -54,3 +54,9 @@ export async function writeUsers(
   await connection.run(`DROP TABLE ${quoteIdentifier(USER_STAGE)}`);
   return unique.length;
 }
+
+/** Users stored and not marked deleted: whom a complete listing that leaves them out may have lost. */
+export async function liveUserIds(connection: DuckDBConnection): Promise<string[]> {
+  const reader = await connection.runAndReadAll(`SELECT id FROM users WHERE _deleted_at IS NULL ORDER BY id`);
+  return reader.getRows().map(([id]) => String(id));
+}

@@ -408,6 +408,41 @@ describe('a users list that answers empty', () => {
   });
 });
 
+describe('a users list under an offset cursor (the spec says only that it pages by cursor)', () => {
+  it('the user a listing stepped over, when one was removed behind its cursor, stays live; the removed one is marked by the next listing', async () => {
+    harness = await startHarness({ seed: 70, size: { ...SIZE, users: 450 }, usersCursorKind: 'offset' });
+    expect((await harness.sync({ resources: ['users'] })).ok).toBe(true);
+    let removed: string | undefined;
+    let pages = 0;
+    const proxy = await startTamperProxy(harness.url, (path, body) => {
+      const { results } = body as { results: { id: string }[] };
+      // Not the sync's one-user probe of the key: a page of the listing.
+      if (path !== '/v1/users/' || results.length !== DEFAULT_PAGE_SIZE) return undefined;
+      pages += 1;
+      // The first page was given: removing its first user shifts the rest one place back under the cursor.
+      if (removed === undefined) {
+        removed = results[0]!.id;
+        harness!.sim.admin.removeUser(removed);
+      }
+      return undefined;
+    });
+    try {
+      const moving = await harness.sync({ resources: ['users'], config: { baseUrl: proxy.url } });
+      expect(moving.ok).toBe(true);
+      expect(pages).toBe(2);
+      const warehouse = () => harness!.env().warehouse;
+      // The listing gave the removed user before it went, and stepped over another, who is not gone.
+      expect(await warehouse().query(`SELECT id FROM users WHERE _deleted_at IS NOT NULL`)).toEqual([]);
+      expect(moving.results.find((r) => r.resource === 'users')!.details).toBe(1);
+      expect((await harness.sync({ resources: ['users'], config: { baseUrl: proxy.url } })).ok).toBe(true);
+      expect(await warehouse().query(`SELECT id FROM users WHERE _deleted_at IS NOT NULL`)).toEqual([{ id: removed }]);
+      await expectMirrorsTruth(warehouse(), harness.sim, { resources: [], users: true });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('definitions listed twice (the spec does not say an api_name is listed once)', () => {
   it('a property listed twice with two types, in an order that alternates, keeps one column and one type sync after sync', async () => {
     harness = await startHarness({ seed: 64, size: SIZE });
