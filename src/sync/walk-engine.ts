@@ -96,6 +96,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   let freshSweep = !plan.resumed;
   // A record rejected by every pass is one record in quarantine.
   const rejected = new Set<string>();
+  // The most records a page held with another after it: what the service serves, whatever a pass asks (passPageSize).
+  let served: number | null = null;
   for (;;) {
     const resuming = after !== null && from !== null;
     const signals: PassSignals = new PassSignals(
@@ -114,7 +116,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       warehouse,
       resource,
       updatedAfter: plan.updatedAfter,
-      pageSize: passPageSize(pass),
+      pageSize: passPageSize(pass, served),
       after,
       settings,
       signal,
@@ -128,6 +130,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       recordBuffer: () => warehouse.recordBuffer(resource, { observedWins: kind.observedWins }),
       onPage: (page) => {
         passPages += 1;
+        if (page.nextCursor !== null) served = Math.max(served ?? 0, page.results.length + page.rejects.length);
         signals.observe(page.results, page.cursorRepeated === true);
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;

@@ -166,8 +166,12 @@ const PASS_PAGE_STEP = 7;
  * The page size a pass asks for. A list whose order within a tie of `updated_at` depends on the page asked for
  * (offset paging over a sort key that ties) splits a tie at a boundary the same way on every pass of one size,
  * listing one record twice and another never: each pass after the first moves every boundary. The first keeps the
- * largest page, the fewest requests. Pure.
+ * largest page, the fewest requests. `served` is the most records a page of the walk held with another page after
+ * it (null before any): a service may serve pages shorter than asked (the spec's 1 to 200 is the request's rule),
+ * and asking for less than 200 of one that serves 100 would move no boundary, so the steps go down from what it
+ * serves. Pure.
  */
-export function passPageSize(pass: number): number {
-  return Math.max(1, DEFAULT_PAGE_SIZE - PASS_PAGE_STEP * (pass - 1));
+export function passPageSize(pass: number, served: number | null = null): number {
+  const base = served === null ? DEFAULT_PAGE_SIZE : Math.min(served, DEFAULT_PAGE_SIZE);
+  return Math.max(1, base - PASS_PAGE_STEP * (pass - 1));
 }

@@ -323,6 +323,17 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectSweepMarksADeletion(harness);
   });
 
+  it('the same, when the service serves pages shorter than page_size asks: the boundaries still move, nothing is lost', async () => {
+    harness = await startHarness({ seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true, maxPageSize: 100 });
+    // Ten records share one updated_at across the boundary at 100, the cap.
+    tieAcrossBoundary(harness, 95, 10);
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 2 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+
+    await expectSweepMarksADeletion(harness);
+  });
+
   it('a record listed twice in a row in its page, the same version, leaves a clean pass: the watermark moves and a reconcile marks a deletion', async () => {
     harness = await startHarness({ seed: 67, size: SIZE });
     harness.sim.admin.listTwice('deals', harness.sim.admin.truth().records.deals[10]!.id);

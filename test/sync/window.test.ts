@@ -149,9 +149,15 @@ describe('backlogCap', () => {
 describe('passPageSize', () => {
   it('asks for the largest page on a first pass, and moves every boundary on each pass after it', () => {
     expect(passPageSize(1)).toBe(200);
-    const sizes = [2, 3, 4].map(passPageSize);
+    const sizes = [2, 3, 4].map((pass) => passPageSize(pass));
     expect(new Set([200, ...sizes]).size).toBe(4);
     for (const size of sizes) expect(size).toBeLessThan(200);
     expect(passPageSize(1_000)).toBe(1);
+  });
+
+  it('steps down from the page the service serves when it serves fewer than asked, so the boundaries still move', () => {
+    expect([1, 2, 3].map((pass) => passPageSize(pass, 100))).toEqual([100, 93, 86]);
+    expect(passPageSize(2, 500)).toBe(passPageSize(2));
+    expect(passPageSize(50, 100)).toBe(1);
   });
 });
