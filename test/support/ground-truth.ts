@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { wellFormed } from '../../src/api/json-bytes.js';
 import { RESOURCES, type RecordResourceName } from '../../src/core/resources.js';
 import { parseInstantMicros } from '../../src/core/time.js';
-import type { Simulator } from '../../src/simulator/index.js';
+import type { PropertyDefinition, Simulator } from '../../src/simulator/index.js';
 import type { Warehouse } from '../../src/warehouse/types.js';
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -42,19 +42,57 @@ function expectedTyped(value: unknown, type: string): unknown {
 }
 
 /**
+ * The resource's current property definitions (those its latest listing gave) equal the service's, every field of
+ * each: display names, types, flags and options as the analysts' views read them.
+ */
+async function expectDefinitionsMirrorTruth(
+  warehouse: Warehouse,
+  resource: RecordResourceName,
+  truth: readonly PropertyDefinition[],
+): Promise<void> {
+  const rows = await warehouse.query(
+    `SELECT api_name, display_name, property_type, is_core, is_required_on_create, CAST(options AS VARCHAR) AS options
+     FROM property_definitions AS p
+     WHERE resource = ${lit(resource)}
+       AND last_seen_at = (SELECT max(last_seen_at) FROM property_definitions AS q WHERE q.resource = p.resource)
+     ORDER BY api_name`,
+  );
+  const stored = rows.map((r) => ({ ...r, options: r.options === null ? null : (JSON.parse(String(r.options)) as unknown) }));
+  const wanted = [...truth]
+    .sort((a, b) => (a.api_name < b.api_name ? -1 : 1))
+    .map((d) => ({
+      api_name: d.api_name,
+      display_name: d.display_name,
+      property_type: d.property_type,
+      is_core: d.is_core,
+      is_required_on_create: d.is_required_on_create,
+      options: d.options,
+    }));
+  expect(stored, `${resource}: property definitions`).toEqual(wanted);
+}
+
+/**
  * Asserts the warehouse equals the simulator's ground truth, field by field: the same ids, timestamps to the
  * microsecond, the raw properties, every typed column, the users, and (optionally) meeting-log summaries.
  */
 export async function expectMirrorsTruth(
   warehouse: Warehouse,
   sim: Simulator,
-  options: { resources?: RecordResourceName[]; summaries?: boolean; users?: boolean; exclude?: readonly string[] } = {},
+  options: {
+    resources?: RecordResourceName[];
+    summaries?: boolean;
+    users?: boolean;
+    exclude?: readonly string[];
+    /** Compare the current property definitions too (off where a test feeds the sync definitions the truth lacks). */
+    definitions?: boolean;
+  } = {},
 ): Promise<void> {
   const truth = sim.admin.truth();
   // What the warehouse can hold of the service's text: a lone surrogate arrives as U+FFFD (parseJsonBytes).
   wellFormed(truth.records);
   wellFormed(truth.summaries);
   wellFormed(truth.users);
+  wellFormed(truth.properties);
   // Records left out on purpose (in quarantine): neither side is compared for them.
   const excluded = new Set(options.exclude ?? []);
   const resources = options.resources ?? (RESOURCES.filter((r) => r.shape === 'record').map((r) => r.name) as RecordResourceName[]);
@@ -95,6 +133,7 @@ export async function expectMirrorsTruth(
         (apiName, type) => expectedTyped(record.properties[apiName], type),
       ),
     );
+    if (options.definitions !== false) await expectDefinitionsMirrorTruth(warehouse, resource, truth.properties[resource]);
     if (isDeepStrictEqual(stored, wanted)) continue;
     expected.forEach((record, i) => {
       const row = rows[i]!;

@@ -127,6 +127,16 @@ describe('sync against the simulator', () => {
     await expectMirrorsTruth(warehouse, harness.sim, { resources: ['deals'] });
   });
 
+  it('a renamed property and new option labels, which move no updated_at, reach the definitions by the next sync', async () => {
+    harness = await startHarness({ seed: 27, size: SMALL });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const stage = harness.sim.admin.truth().properties.deals.find((d) => d.api_name === 'stage')!;
+    harness.sim.admin.renameProperty('deals', 'dK3mP9xQ', '見込み粗利（税抜）');
+    harness.sim.admin.updatePropertyOptions('deals', 'stage', [...stage.options.slice(1), { value: 'stg_paused', label: '保留' }]);
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('a property one definitions listing leaves out, while records still carry it, stays mirrored in every record, and its return costs no full walk', async () => {
     harness = await startHarness({ seed: 26, size: SMALL });
     const env = harness.env();
@@ -149,7 +159,8 @@ describe('sync against the simulator', () => {
       concurrency: 1,
     });
     expect(flapped.ok).toBe(true);
-    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+    // The records are the service's; the definitions are the listing's, which left one out.
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'], definitions: false });
 
     harness.sim.admin.resetStats();
     expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
