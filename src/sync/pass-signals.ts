@@ -1,6 +1,7 @@
 import { canonicalInstant, compareInstants, microsToIso, parseInstantMicros } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
 import { IdHashSet } from './id-set.js';
+import type { PassUnion } from './pass-union.js';
 
 /**
  * What one pass over a list saw that says the list may have moved under it. The spec fixes neither the order of a
@@ -56,6 +57,9 @@ export class PassSignals {
   /** Records received with `updated_at` at or after the pass's start: what the next pass may see again. */
   readonly recent = new Map<string, string>();
   private state: PassState;
+  /** Places the pass's pages had (`PassUnion`), and whether every mark so far was an id listed twice. */
+  private positions = 0;
+  private onlyRepeats = true;
 
   private readonly passStart: string;
 
@@ -65,6 +69,8 @@ export class PassSignals {
     carried: { dirty: boolean; maxUpdatedAt: string | null } | null = null,
     /** The previous pass's `pageOverlap()`: a boundary it showed confirms this pass's. */
     private readonly overlapBefore: PageOverlap | null = null,
+    /** The walk's passes together, given every id this pass receives. */
+    private readonly union: PassUnion | null = null,
   ) {
     // A `Date` header has whole seconds: a record updated within that second may predate the pass. Such a change
     // behind the cursor still shows, as an id received twice.
@@ -81,7 +87,10 @@ export class PassSignals {
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
       if (i < head) continue;
       // The same version twice in one answer is the service repeating a row (a join), not a list moving.
-      if (!this.seen.add(record.id) && !repeatedInPage(records, head, i)) this.mark('id_repeated');
+      if (repeatedInPage(records, head, i)) continue;
+      this.positions += 1;
+      this.union?.add(record.id);
+      if (!this.seen.add(record.id)) this.mark('id_repeated', true);
       // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
       const updatedAt = canonicalInstant(record.updated_at);
       if (updatedAt === null) continue;
@@ -126,6 +135,25 @@ export class PassSignals {
     return head;
   }
 
+  /** The rejected records of a page (after `observe`): places of the pass too; one without an id leaves the union unsure. */
+  observeRejects(rejects: readonly { id: string | null }[]): void {
+    for (const reject of rejects) {
+      this.positions += 1;
+      if (reject.id === null) this.onlyRepeats = false;
+      else this.union?.add(reject.id);
+    }
+  }
+
+  /** The ids this pass received, for a `PassUnion` to begin with once the pass ended. */
+  get ids(): IdHashSet {
+    return this.seen;
+  }
+
+  /** What the pass tells its union (`PassUnion.after`), once it ended. */
+  coverage(): { positions: number; onlyRepeats: boolean } {
+    return { positions: this.positions, onlyRepeats: this.onlyRepeats && this.state.dirty === 'id_repeated' };
+  }
+
   /**
    * A listed record's single view answered `not_found`, or showed an older version than the list: the record was
    * deleted, or the single view lags the list (the spec promises no consistency between them). Left out of the
@@ -164,7 +192,9 @@ export class PassSignals {
     return { records: this.fixedBroken ? null : this.overlap, ties: !this.tiesBroken, boundaries: this.boundaries };
   }
 
-  private mark(reason: DirtyReason): void {
+  /** `repeat`: an id received twice, which a `PassUnion` may mend; any other mark leaves it unsure. */
+  private mark(reason: DirtyReason, repeat = false): void {
+    if (!repeat) this.onlyRepeats = false;
     this.state.dirty ??= reason;
   }
 }

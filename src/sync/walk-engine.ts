@@ -6,6 +6,7 @@ import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
 import type { SyncSettings } from './context.js';
 import { PassSignals, type PageOverlap } from './pass-signals.js';
+import { PassUnion, UNION_PASS_FACTOR } from './pass-union.js';
 import { expectedRecords } from './progress.js';
 import type { RunContext } from './tracked-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
@@ -98,13 +99,18 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   const rejected = new Set<string>();
   // The most records a page held with another after it: what the service serves, whatever a pass asks (passPageSize).
   let served: number | null = null;
+  // The passes of this run over a list that stood still, taken together once one ended unclean (PassUnion).
+  const together: { union: PassUnion | null } = { union: null };
   for (;;) {
     const resuming = after !== null && from !== null;
+    // A resumed pass has not every id; a local clock cannot tell whether the list stood still.
+    if (resuming || localClock) together.union = null;
     const signals: PassSignals = new PassSignals(
       passStartedAt,
       known,
       resuming ? { dirty: from.dirty === true, maxUpdatedAt: from.maxUpdatedAt ?? null } : null,
       overlapBefore,
+      together.union,
     );
     result.passes = pass;
     let passClean = false;
@@ -132,6 +138,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         passPages += 1;
         if (page.nextCursor !== null) served = Math.max(served ?? 0, page.results.length + page.rejects.length);
         signals.observe(page.results, page.cursorRepeated === true);
+        signals.observeRejects(page.rejects);
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;
       },
@@ -144,7 +151,16 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         // Read now, synchronously: the pass goes on while this batch waits for the writer.
         const seen = signals.snapshot();
         const passDone = cursor === null;
-        const clean = passDone && seen.dirty === null;
+        // A pass unclean only because ids came twice may, with the passes before it, have received every record.
+        let verdict: ReturnType<PassUnion['after']> | null = null;
+        if (passDone && seen.dirty !== null && !resuming && !localClock) {
+          // The first unclean pass's own ids begin the union: a pass clean on its own never keeps a second set.
+          together.union ??= new PassUnion(passStartedAt, signals.ids);
+          verdict = together.union.after({ ...signals.coverage(), maxUpdatedAt: seen.maxUpdatedAt });
+        }
+        const covered = verdict === 'covered' ? together.union : null;
+        if (verdict === 'broken') together.union = null;
+        const clean = passDone && (seen.dirty === null || covered !== null);
         const checkpoint: WalkCheckpoint = {
           cursor,
           updatedAfter: plan.updatedAfter,
@@ -160,7 +176,12 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         };
         const watermark =
           kind.movesWatermark && clean
-            ? nextWatermark(state.watermark, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock })
+            ? nextWatermark(
+                state.watermark,
+                covered
+                  ? { passStartedAt: covered.startedAt, maxUpdatedAt: covered.maxUpdatedAt, localClock }
+                  : { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock },
+              )
             : undefined;
         const confirmFrom =
           watermark === undefined
@@ -221,7 +242,9 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     const seen = signals.snapshot();
     result.settled = passClean;
     if (passClean) return { settled: true, startedAt, localClock };
-    if (pass >= settings.maxPasses) {
+    // Passes that together name more of a still list's window each time go on past the limit, to a bound.
+    const mending = together.union?.gaining === true && pass < settings.maxPasses * UNION_PASS_FACTOR;
+    if (pass >= settings.maxPasses && !mending) {
       log.warn(
         { passes: pass, reason: seen.dirty },
         `the list kept moving through ${pass} passes: the watermark stays where it was; the next run walks this window again`,

@@ -41,6 +41,21 @@ describe('PassSignals', () => {
     expect(signals.snapshot().dirty).toBe('id_repeated');
   });
 
+  it('tells its union the places its pages had (a row repeated within a page once, rejects too) and whether ids coming twice was its only flaw', () => {
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((x) => x.repeat(18)) as [string, string, string, string];
+    const signals = new PassSignals(start);
+    signals.observe([rec(a, before(1)), rec(a, before(1)), rec(b, before(2))]);
+    signals.observe([rec(c, before(3)), rec(a, before(1))]);
+    signals.observeRejects([{ id: d }]);
+    expect(signals.coverage()).toEqual({ positions: 5, onlyRepeats: true });
+    signals.observeRejects([{ id: null }]);
+    expect(signals.coverage()).toEqual({ positions: 6, onlyRepeats: false });
+    const repeatedCursor = new PassSignals(start);
+    repeatedCursor.observe([rec(a, before(1)), rec(b, before(2))]);
+    repeatedCursor.observe([rec(c, before(3)), rec(a, before(1))], true);
+    expect(repeatedCursor.coverage().onlyRepeats).toBe(false);
+  });
+
   it('finds a pass dirty when the service gave a cursor it had given before', () => {
     const signals = new PassSignals(start);
     signals.observe([rec('a'.repeat(18), before(1))], true);

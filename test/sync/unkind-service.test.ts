@@ -334,6 +334,19 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectSweepMarksADeletion(harness);
   });
 
+  it('a tie larger than any page, ordered anew by each page (a bulk change stamped alike), is received whole by passes taken together: nothing lost, the watermark moves', async () => {
+    harness = await startHarness({ seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true });
+    // 350 records share one updated_at: every pass splits the tie at a boundary or two, and leaves some of it out.
+    tieAcrossBoundary(harness, 100, 350);
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    expect(first.results[0]!.passes).toBeGreaterThan(harness.env().settings.maxPasses);
+    expect(first.results[0]!.watermark).not.toBeNull();
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+
+    await expectSweepMarksADeletion(harness);
+  });
+
   it('a record listed twice in a row in its page, the same version, leaves a clean pass: the watermark moves and a reconcile marks a deletion', async () => {
     harness = await startHarness({ seed: 67, size: SIZE });
     harness.sim.admin.listTwice('deals', harness.sim.admin.truth().records.deals[10]!.id);

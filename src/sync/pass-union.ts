@@ -1,0 +1,74 @@
+import { compareInstants } from '../core/time.js';
+import { IdHashSet } from './id-set.js';
+
+/**
+ * How many times `SALESYNC_MAX_PASSES` a walk may take while its passes together keep naming ids none named before:
+ * a tie of 350 records ordered anew by each page of 200 leaves about a quarter of it out of each pass, and six passes
+ * together name it all.
+ */
+export const UNION_PASS_FACTOR = 3;
+
+/** What a pass that ended tells its union (`PassSignals.coverage` with the pass's largest `updated_at`). */
+export interface PassCoverage {
+  /** Places the pass's pages had: records and rejects past each page's overlap with the one before. */
+  positions: number;
+  /** The pass was unclean only because ids came twice: nothing changed, no cursor repeated, every reject had an id. */
+  onlyRepeats: boolean;
+  maxUpdatedAt: string | null;
+}
+
+/**
+ * The passes of one walk over a list that stood still, taken together. An offset list ordering a tie of `updated_at`
+ * by the page asked for lists one of its records twice and another never at each boundary the tie straddles; a tie
+ * larger than a page straddles one whatever the page size, so no single pass is clean, run after run. But a still
+ * list has as many records as a pass had places, and each pass places them differently: once the passes together
+ * named as many ids as each pass had places, every record of the window was received (and written by its pass).
+ *
+ * The list stood still while the union's passes received no record stamped at or after the first one's start (a
+ * change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the
+ * union afresh. Ids are kept as 48-bit hashes: a collision counts one id fewer, so it can only delay the union.
+ */
+export class PassUnion {
+  private positions: number | null = null;
+  private max: string | null = null;
+  /** Ids the union held after the pass before, to tell whether the last pass named any new. */
+  private held = 0;
+  private grew = false;
+
+  constructor(
+    /** The service's time the union's first pass started. */
+    readonly startedAt: string,
+    /** The ids the first pass received (its own set, taken over once it ended: a clean pass never needs one more). */
+    private readonly ids: IdHashSet = new IdHashSet(),
+  ) {}
+
+  /** Records received by the current pass: ids into the union. */
+  add(id: string): void {
+    this.ids.add(id);
+  }
+
+  /**
+   * After a pass that was not clean on its own: `covered` when the union's passes, this one included, received every
+   * record of the window; `open` when they may with another pass; `broken` when this pass shows the list moved, or a
+   * flaw the union cannot mend, and the union must start again with the next pass.
+   */
+  after(pass: PassCoverage): 'covered' | 'open' | 'broken' {
+    if (!pass.onlyRepeats || (this.positions !== null && this.positions !== pass.positions)) return 'broken';
+    if (pass.maxUpdatedAt !== null && compareInstants(pass.maxUpdatedAt, this.startedAt) >= 0) return 'broken';
+    this.positions = pass.positions;
+    this.grew = this.ids.size > this.held;
+    this.held = this.ids.size;
+    if (pass.maxUpdatedAt !== null && (this.max === null || compareInstants(pass.maxUpdatedAt, this.max) > 0)) this.max = pass.maxUpdatedAt;
+    return this.ids.size === pass.positions ? 'covered' : 'open';
+  }
+
+  /** Whether the last pass named ids no pass of the union did before it: another pass may name the rest. */
+  get gaining(): boolean {
+    return this.grew;
+  }
+
+  /** The largest `updated_at` the union's passes received. */
+  get maxUpdatedAt(): string | null {
+    return this.max;
+  }
+}
