@@ -86,11 +86,13 @@ export class PassSignals {
       const record = records[i]!;
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
       if (i < head) continue;
-      // The same version twice in one answer is the service repeating a row (a join), not a list moving.
-      if (repeatedInPage(records, head, i)) continue;
+      if (!this.seen.add(record.id)) {
+        // The same version twice in one answer is the service repeating a row (a join), not a list moving, nor a place.
+        if (repeatedInPage(records, head, i)) continue;
+        this.mark('id_repeated', true);
+      }
       this.positions += 1;
       this.union?.add(record.id);
-      if (!this.seen.add(record.id)) this.mark('id_repeated', true);
       // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
       const updatedAt = canonicalInstant(record.updated_at);
       if (updatedAt === null) continue;
