@@ -34,7 +34,9 @@ export function refreshUsers(deps: SyncDeps, settings: Pick<SyncSettings, 'detai
     }
     if (listingNamesTheGone(users.length, rejects)) {
       const missing = unlisted(await deps.warehouse.liveUserIds(), users, rejects);
-      if (missing.length > 0) await confirmMissing(run, settings.detailConcurrency, missing, users, rejects);
+      const confirmed = await confirmMissing(run, settings.detailConcurrency, missing);
+      users.push(...confirmed.users);
+      rejects.push(...confirmed.rejects);
     }
     report('committing');
     const completedAt = serverDate ?? run.now().toISOString();
@@ -54,33 +56,32 @@ export function unlisted(live: readonly string[], users: readonly ServiceUser[],
 }
 
 /**
- * GET each stored user the listing left out: one that answers joins `users` (the listing stepped over it), an
- * invalid one joins `rejects` (it exists), and `not_found` leaves it out, to be marked deleted. Any other failure
- * fails the run before anything is written.
+ * GET each stored user the listing left out: one that answers is returned among `users` (the listing stepped over
+ * it), an invalid one among `rejects` (it exists), and one that answers `not_found` in neither, to be marked deleted.
+ * Any other failure fails the run before anything is written.
  */
 async function confirmMissing(
   run: RunContext,
   concurrency: number,
   ids: readonly string[],
-  users: ServiceUser[],
-  rejects: RejectedRecord[],
-): Promise<void> {
+): Promise<{ users: ServiceUser[]; rejects: RejectedRecord[] }> {
+  const confirmed = { users: [] as ServiceUser[], rejects: [] as RejectedRecord[] };
+  if (ids.length === 0) return confirmed;
   const { api, deps, result, log } = run;
   log.info({ candidates: ids.length }, 'confirming users the listing left out, one GET each');
-  let found = 0;
   await fanOut(ids, concurrency, deps.signal, async (id, signal) => {
     try {
-      users.push(await api.getUser(id, signal));
-      found += 1;
+      confirmed.users.push(await api.getUser(id, signal));
     } catch (error) {
       if (error instanceof SalesyncError && error.code === 'not_found') return;
       const reject = rejectedFrom(error);
       if (!reject) throw error;
-      rejects.push(reject);
-      found += 1;
+      confirmed.rejects.push(reject);
     } finally {
       result.details += 1;
     }
   });
+  const found = confirmed.users.length + confirmed.rejects.length;
   if (found > 0) log.warn({ found }, 'users the listing left out still exist: written as they are, not marked deleted');
+  return confirmed;
 }
