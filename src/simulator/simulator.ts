@@ -64,7 +64,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   // A service lists from an index: sort the seeded records now, not inside the first list page's latency (a
   // 400k-record resource took about a second, which every walk's first page waited out and a bare client did not).
   for (const store of Object.values(data.stores)) store.ordered();
-  data.clock = createChangeClock(nowMs, newest);
+  data.clock = createChangeClock(nowMs, newest, options.wholeSecondStamps === true);
   data.nowMs = nowMs;
   data.lag.lag = checkCommitLag(options.commitLagMs ?? 0);
   data.lagScope = checkCommitLagScope(options.commitLagScope ?? 'all');

@@ -106,11 +106,14 @@ export { MICROS_PER_DAY };
 /**
  * The clock of changes: every call returns a distinct, strictly increasing microsecond timestamp, taken from the
  * millisecond clock with a counter supplying the microseconds, and never below `floorMicros` (the newest seeded value).
+ * With `wholeSeconds`, the second it falls in instead: changes alike within a second, never going back.
  */
-export function createChangeClock(nowMs: () => number, floorMicros: number): () => number {
+export function createChangeClock(nowMs: () => number, floorMicros: number, wholeSeconds = false): () => number {
   let last = floorMicros;
   let counter = 0;
   return () => {
+    // Whole seconds: every change within one second shares its stamp (never one before the last).
+    if (wholeSeconds) return (last = Math.max(last, Math.floor(nowMs() / 1000) * 1_000_000));
     counter = (counter + 1) % 1000;
     const candidate = Math.floor(nowMs()) * 1000 + counter;
     last = candidate > last ? candidate : last + 1;

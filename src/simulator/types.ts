@@ -325,6 +325,11 @@ export interface SimulatorOptions {
    * `admin.setCommitLag`. @defaultValue 'all'
    */
   commitLagScope?: CommitLagScope;
+  /**
+   * Changes are stamped in whole seconds, so every change made within one second shares its `updated_at` (the
+   * spec says only "date-time"). @defaultValue false (microseconds, never two changes alike)
+   */
+  wholeSecondStamps?: boolean;
   /** The service's clock (`Date`, `X-RateLimit-Reset`) of public responses. Also `admin.setClock`. @defaultValue from `now`, no skew */
   clock?: ClockSettings;
   /**

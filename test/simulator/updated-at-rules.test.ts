@@ -163,3 +163,23 @@ describe('updated_at rules', () => {
     for (let i = 1; i < stamps.length; i++) expect(stamps[i]! > stamps[i - 1]!).toBe(true);
   });
 });
+
+describe('wholeSecondStamps', () => {
+  test('changes made within one second share their updated_at; a later second stamps later; the default never ties', async () => {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 0, 100);
+    for (const wholeSecondStamps of [true, false]) {
+      const sim = await start({ wholeSecondStamps, now: () => now });
+      const [a, b] = sim.admin.truth().records.deals;
+      const first = sim.admin.updateRecord('deals', a!.id, { amount: 1 }).updated_at;
+      now += 500;
+      const second = sim.admin.updateRecord('deals', b!.id, { amount: 2 }).updated_at;
+      now += 1_000;
+      const third = sim.admin.updateRecord('deals', a!.id, { amount: 3 }).updated_at;
+      if (wholeSecondStamps) {
+        expect(micros(second)).toBe(micros(first));
+        expect(micros(first) % 1_000_000n).toBe(0n);
+      } else expect(micros(second)).toBeGreaterThan(micros(first));
+      expect(micros(third)).toBeGreaterThan(micros(second));
+    }
+  });
+});
