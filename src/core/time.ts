@@ -272,3 +272,10 @@ export function compareInstants(a: string, b: string): number {
   const d = (parseInstantMicros(a) ?? 0n) - (parseInstantMicros(b) ?? 0n);
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
+
+/** The first instant after the whole second `iso` falls in (canonical), or `iso` itself when it is unreadable. */
+export function nextWholeSecond(iso: string): string {
+  const micros = parseInstantMicros(iso);
+  if (micros === null) return iso;
+  return microsToIso(micros - (((micros % 1_000_000n) + 1_000_000n) % 1_000_000n) + 1_000_000n);
+}

@@ -1,4 +1,4 @@
-import { canonicalInstant, compareInstants, microsToIso, parseInstantMicros } from '../core/time.js';
+import { canonicalInstant, compareInstants, nextWholeSecond } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
 import { IdHashSet } from './id-set.js';
 import type { PassUnion } from './pass-union.js';
@@ -240,11 +240,4 @@ function sameStamp(a: string, b: string): boolean {
   if (a === b) return true;
   const instant = canonicalInstant(a);
   return instant !== null && instant === canonicalInstant(b);
-}
-
-/** The first instant after the whole second `iso` falls in (canonical), or `iso` itself when it is unreadable. */
-function nextWholeSecond(iso: string): string {
-  const micros = parseInstantMicros(iso);
-  if (micros === null) return iso;
-  return microsToIso(micros - (((micros % 1_000_000n) + 1_000_000n) % 1_000_000n) + 1_000_000n);
 }

@@ -1,4 +1,4 @@
-import { compareInstants } from '../core/time.js';
+import { compareInstants, nextWholeSecond } from '../core/time.js';
 import { IdHashSet } from './id-set.js';
 
 /**
@@ -24,23 +24,28 @@ export interface PassCoverage {
  * list has as many records as a pass had places, and each pass places them differently: once the passes together
  * named as many ids as each pass had places, every record of the window was received (and written by its pass).
  *
- * The list stood still while the union's passes received no record stamped at or after the first one's start (a
- * change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the
+ * The list stood still while the union's passes received no record stamped after the second the first one started in
+ * (a change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the
  * union afresh. Ids are kept as 48-bit hashes: a collision counts one id fewer, so it can only delay the union.
  */
 export class PassUnion {
   private positions: number | null = null;
   private max: string | null = null;
-  /** Ids the union held after the pass before, to tell whether the last pass named any new. */
+  /** Ids the union held after the pass before, and how many passes in a row since named none new. */
   private held = 0;
-  private grew = false;
+  private idle = 0;
+
+  /** Stamps from here on are changes made since the union began (a `Date` has whole seconds, as in `PassSignals`). */
+  private readonly changedFrom: string;
 
   constructor(
     /** The service's time the union's first pass started. */
     readonly startedAt: string,
     /** The ids the first pass received (its own set, taken over once it ended: a clean pass never needs one more). */
     private readonly ids: IdHashSet = new IdHashSet(),
-  ) {}
+  ) {
+    this.changedFrom = nextWholeSecond(startedAt);
+  }
 
   /** Records received by the current pass: ids into the union. */
   add(id: string): void {
@@ -54,17 +59,21 @@ export class PassUnion {
    */
   after(pass: PassCoverage): 'covered' | 'open' | 'broken' {
     if (!pass.onlyRepeats || (this.positions !== null && this.positions !== pass.positions)) return 'broken';
-    if (pass.maxUpdatedAt !== null && compareInstants(pass.maxUpdatedAt, this.startedAt) >= 0) return 'broken';
+    // One stamped within the second the union began may predate it; the watermark (at most that second) lists it again.
+    if (pass.maxUpdatedAt !== null && compareInstants(pass.maxUpdatedAt, this.changedFrom) >= 0) return 'broken';
     this.positions = pass.positions;
-    this.grew = this.ids.size > this.held;
+    this.idle = this.ids.size > this.held ? 0 : this.idle + 1;
     this.held = this.ids.size;
     if (pass.maxUpdatedAt !== null && (this.max === null || compareInstants(pass.maxUpdatedAt, this.max) > 0)) this.max = pass.maxUpdatedAt;
     return this.ids.size === pass.positions ? 'covered' : 'open';
   }
 
-  /** Whether the last pass named ids no pass of the union did before it: another pass may name the rest. */
+  /**
+   * Whether another pass may name the rest: one of the last two named ids none before it did. Each pass places a tie
+   * anew, so one that names nothing new says little; two in a row, that the passes repeat themselves.
+   */
   get gaining(): boolean {
-    return this.grew;
+    return this.idle < 2;
   }
 
   /** The largest `updated_at` the union's passes received. */

@@ -11,11 +11,13 @@ function pass(union: PassUnion, ids: string[], places = ids.length, maxUpdatedAt
 }
 
 describe('passes taken together over a list that stood still', () => {
-  it('cover the window once they named as many ids as each pass had places, and say whether the last pass named new ones', () => {
+  it('cover the window once they named as many ids as each pass had places, and stop gaining after two passes that named none new', () => {
     const union = new PassUnion(START);
     expect(pass(union, ['a', 'b', 'b', 'd'])).toBe('open');
     expect(union.gaining).toBe(true);
     expect(pass(union, ['a', 'a', 'b', 'd'])).toBe('open');
+    expect(union.gaining).toBe(true);
+    expect(pass(union, ['b', 'b', 'a', 'd'])).toBe('open');
     expect(union.gaining).toBe(false);
     expect(pass(union, ['a', 'c', 'c', 'd'])).toBe('covered');
     expect(union.maxUpdatedAt).toBe(OLD);
@@ -27,10 +29,10 @@ describe('passes taken together over a list that stood still', () => {
     expect(pass(union, ['a', 'c', 'd'])).toBe('broken');
   });
 
-  it('break when a pass received a record stamped at or after the union began (the list changed), or had another flaw', () => {
+  it('break when a pass received a record stamped after the second the union began in (the list changed), or had another flaw', () => {
     const changed = new PassUnion(START);
-    expect(pass(changed, ['a', 'b', 'b', 'd'])).toBe('open');
-    expect(pass(changed, ['a', 'c', 'c', 'd'], 4, START)).toBe('broken');
+    expect(pass(changed, ['a', 'b', 'b', 'd'], 4, '2026-01-01T00:00:00.999999Z')).toBe('open');
+    expect(pass(changed, ['a', 'c', 'c', 'd'], 4, '2026-01-01T00:00:01.000000Z')).toBe('broken');
     const flawed = new PassUnion(START);
     expect(pass(flawed, ['a', 'b', 'c', 'd', 'd'], 5, OLD, false)).toBe('broken');
   });

@@ -352,6 +352,34 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
   });
 });
 
+describe('changes stamped in whole seconds (the spec says only date-time)', () => {
+  it.each(['keyset', 'offset'] as const)(
+    'changes during a first sync, then a bulk change of 300 deals in one second (%s cursors; offset pages order a tie anew), end equal to the truth, every walk settled',
+    async (cursorKind) => {
+      harness = await startHarness({
+        seed: 71,
+        size: SIZE,
+        cursorKind,
+        tiesOrderedByPage: cursorKind === 'offset',
+        wholeSecondStamps: true,
+      });
+      const fired = moveRecordsBehindTheCursor(harness.sim, 20, 3);
+      expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+      expect(fired()).toBe(60);
+      harness.sim.admin.setOnListPage(null);
+      for (const deal of harness.sim.admin.truth().records.deals.slice(0, 300))
+        harness.sim.admin.updateRecord('deals', deal.id, { amount: 7 });
+      for (let run = 1; run <= 2; run += 1) {
+        expect((await harness.sync({ resources: ['deals'] })).results[0], `run ${run}`).toMatchObject({
+          outcome: 'succeeded',
+          settled: true,
+        });
+      }
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    },
+  );
+});
+
 describe('dates at the ends of the calendar (the spec: a date, a date-time)', () => {
   it('a date in year 0 and date-times an offset puts in year 0 or 10000 (in UTC) fill their typed columns', async () => {
     harness = await startHarness({ seed: 65, size: SIZE });
