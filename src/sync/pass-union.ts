@@ -1,4 +1,4 @@
-import { compareInstants, nextWholeSecond } from '../core/time.js';
+import { compareInstants } from '../core/time.js';
 import { IdHashSet } from './id-set.js';
 
 /**
@@ -24,8 +24,8 @@ export interface PassCoverage {
  * list has as many records as a pass had places, and each pass places them differently: once the passes together
  * named as many ids as each pass had places, every record of the window was received (and written by its pass).
  *
- * The list stood still while the union's passes received no record stamped after the second the first one started in
- * (a change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the
+ * The list stood still while the union's passes received no record stamped at or after the first one's start (a
+ * change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the
  * union afresh. Ids are kept as 48-bit hashes: a collision counts one id fewer, so it can only delay the union.
  */
 export class PassUnion {
@@ -35,17 +35,12 @@ export class PassUnion {
   private held = 0;
   private idle = 0;
 
-  /** Stamps from here on are changes made since the union began (a `Date` has whole seconds, as in `PassSignals`). */
-  private readonly changedFrom: string;
-
   constructor(
     /** The service's time the union's first pass started. */
     readonly startedAt: string,
     /** The ids the first pass received (its own set, taken over once it ended: a clean pass never needs one more). */
     private readonly ids: IdHashSet = new IdHashSet(),
-  ) {
-    this.changedFrom = nextWholeSecond(startedAt);
-  }
+  ) {}
 
   /** Records received by the current pass: ids into the union. */
   add(id: string): void {
@@ -59,8 +54,9 @@ export class PassUnion {
    */
   after(pass: PassCoverage): 'covered' | 'open' | 'broken' {
     if (!pass.onlyRepeats || (this.positions !== null && this.positions !== pass.positions)) return 'broken';
-    // One stamped within the second the union began may predate it; the watermark (at most that second) lists it again.
-    if (pass.maxUpdatedAt !== null && compareInstants(pass.maxUpdatedAt, this.changedFrom) >= 0) return 'broken';
+    // Even one stamped within the second the union began: a change behind the cursor then shows only as an id given
+    // twice (`PassSignals`), which is all the union would mend. The run after it, a second later, settles it.
+    if (pass.maxUpdatedAt !== null && compareInstants(pass.maxUpdatedAt, this.startedAt) >= 0) return 'broken';
     this.positions = pass.positions;
     this.idle = this.ids.size > this.held ? 0 : this.idle + 1;
     this.held = this.ids.size;

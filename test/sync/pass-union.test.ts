@@ -29,10 +29,10 @@ describe('passes taken together over a list that stood still', () => {
     expect(pass(union, ['a', 'c', 'd'])).toBe('broken');
   });
 
-  it('break when a pass received a record stamped after the second the union began in (the list changed), or had another flaw', () => {
+  it('break when a pass received a record stamped at or after the union began, even within its whole second (the list changed), or had another flaw', () => {
     const changed = new PassUnion(START);
-    expect(pass(changed, ['a', 'b', 'b', 'd'], 4, '2026-01-01T00:00:00.999999Z')).toBe('open');
-    expect(pass(changed, ['a', 'c', 'c', 'd'], 4, '2026-01-01T00:00:01.000000Z')).toBe('broken');
+    expect(pass(changed, ['a', 'b', 'b', 'd'], 4, '2025-12-31T23:59:59.999999Z')).toBe('open');
+    expect(pass(changed, ['a', 'c', 'c', 'd'], 4, '2026-01-01T00:00:00.000001Z')).toBe('broken');
     const flawed = new PassUnion(START);
     expect(pass(flawed, ['a', 'b', 'c', 'd', 'd'], 5, OLD, false)).toBe('broken');
   });
