@@ -6,7 +6,7 @@ import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/t
 import type { ResourceState } from '../warehouse/types.js';
 import { fanOut } from './fan-out.js';
 import { emptyResult, isSuccess, type ResourceResult, type SyncDeps, type SyncSettings } from './context.js';
-import { rejectedFrom } from './meeting-log-details.js';
+import { lookUp, type LookedUp } from './look-up.js';
 import { walkResources, type WalkGuard } from './run-sync.js';
 import { syncResource } from './sync-resource.js';
 import { trackedRun, type RunContext } from './tracked-run.js';
@@ -228,8 +228,8 @@ async function confirmDeletions(
     if (answer === 'not_found') gone.push(id);
     else if ('reject' in answer) rejects.push(answer.reject);
     else {
-      found.push(answer.record);
-      if (answer.summaries) summaries.set(id, answer.summaries);
+      found.push(answer.found.record);
+      if (answer.found.summaries) summaries.set(id, answer.found.summaries);
     }
   });
   if (found.length > 0 || rejects.length > 0) {
@@ -254,27 +254,19 @@ async function confirmDeletions(
   return gone;
 }
 
-type FetchedOne = 'not_found' | { reject: RejectedRecord } | { record: ServiceRecord; summaries?: MeetingLogSummary[] };
-
-async function fetchOne(
+/** A row's single view: the record, and a meeting log's summaries with it. */
+function fetchOne(
   api: SalesApi,
   resource: RecordResourceName,
   id: string,
   hasSummaries: boolean,
   signal?: AbortSignal,
-): Promise<FetchedOne> {
-  try {
-    if (hasSummaries) {
-      const { summaries, ...record } = await api.getMeetingLog(id, signal);
-      return { record, summaries };
-    }
-    return { record: await api.getRecord(resource, id, signal) };
-  } catch (error) {
-    if (error instanceof SalesyncError && error.code === 'not_found') return 'not_found';
-    const reject = rejectedFrom(error);
-    if (reject) return { reject };
-    throw error;
-  }
+): Promise<LookedUp<{ record: ServiceRecord; summaries?: MeetingLogSummary[] }>> {
+  return lookUp(async () => {
+    if (!hasSummaries) return { record: await api.getRecord(resource, id, signal) };
+    const { summaries, ...record } = await api.getMeetingLog(id, signal);
+    return { record, summaries };
+  });
 }
 
 function tooManyMissing(resource: RecordResourceName, missing: number, live: number, share: number): SalesyncError {

@@ -1,9 +1,8 @@
 import type { RejectedRecord, ServiceUser } from '../core/types.js';
-import { SalesyncError } from '../core/errors.js';
 import { listingNamesTheGone } from '../core/user-listing.js';
 import type { ResourceResult, SyncDeps, SyncSettings } from './context.js';
 import { fanOut } from './fan-out.js';
-import { rejectedFrom } from './meeting-log-details.js';
+import { lookUp } from './look-up.js';
 import { trackedRun, type RunContext } from './tracked-run.js';
 
 /**
@@ -70,16 +69,11 @@ async function confirmMissing(
   const { api, deps, result, log } = run;
   log.info({ candidates: ids.length }, 'confirming users the listing left out, one GET each');
   await fanOut(ids, concurrency, deps.signal, async (id, signal) => {
-    try {
-      confirmed.users.push(await api.getUser(id, signal));
-    } catch (error) {
-      if (error instanceof SalesyncError && error.code === 'not_found') return;
-      const reject = rejectedFrom(error);
-      if (!reject) throw error;
-      confirmed.rejects.push(reject);
-    } finally {
-      result.details += 1;
-    }
+    const answer = await lookUp(() => api.getUser(id, signal));
+    result.details += 1;
+    if (answer === 'not_found') return;
+    if ('reject' in answer) confirmed.rejects.push(answer.reject);
+    else confirmed.users.push(answer.found);
   });
   const found = confirmed.users.length + confirmed.rejects.length;
   if (found > 0) log.warn({ found }, 'users the listing left out still exist: written as they are, not marked deleted');
