@@ -1,0 +1,175 @@
+// A service as unkind as the spec allows about time: Date headers that lie or are missing, updated_at moved
+// backwards, late commits, and walks of one resource that overlap.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SalesApi } from '../../src/api/types.js';
+import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
+import type { ListPageEvent } from '../../src/simulator/index.js';
+import { runReconcile } from '../../src/sync/index.js';
+import { expectMirrorsTruth } from '../support/ground-truth.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { wrapApi } from '../support/wrap-api.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const SIZE = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
+const DAY = 86_400_000;
+const MINUTE = 60_000;
+
+describe('walks that overlap (without Redis nothing keeps a sync and a reconcile of one resource apart)', () => {
+  it("a sweep's page read before a change does not undo the change a sync committed meanwhile", async () => {
+    // One page: the changed record cannot come back later in the sweep's own pass.
+    harness = await startHarness({ seed: 69, size: { ...SIZE, deals: 30 } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const env = harness.env();
+    const changed = 'changed after the sweep read its page';
+    let target: string | undefined;
+    const makeApi = (): SalesApi => {
+      const api = env.deps.makeApi();
+      return wrapApi(api, {
+        async *listPages(resource, options) {
+          for await (const page of api.listPages(resource, options)) {
+            if (resource === 'deals' && target === undefined) {
+              // The record changes after the sweep read this page, and a sync commits the change before the sweep
+              // has the page.
+              target = page.results[0]!.id;
+              harness!.sim.admin.updateRecord('deals', target, { name: changed });
+              expect((await harness!.sync({ resources: ['deals'] })).ok).toBe(true);
+            }
+            yield page;
+          }
+        },
+      });
+    };
+    const swept = await runReconcile({ ...env.deps, makeApi }, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', changed: 0 });
+    expect(await env.warehouse.query(`SELECT name FROM deals WHERE id = '${target}'`)).toEqual([{ name: changed }]);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
+describe('clocks that lie', () => {
+  it("a record stamped ahead of the service's Date header, then deleted, is marked by the next reconcile", async () => {
+    harness = await startHarness({ seed: 67, size: SIZE, clock: { dateSkewMs: -60 * MINUTE } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const [ahead, farAhead] = harness.sim.admin.truth().records.deals;
+    harness.sim.admin.updateRecord('deals', ahead!.id, { name: 'stamped an hour ahead of the Date header' });
+    harness.sim.admin.setUpdatedAt('deals', farAhead!.id, new Date(Date.now() + DAY).toISOString());
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    harness.sim.admin.deleteRecord('deals', ahead!.id);
+    harness.sim.admin.deleteRecord('deals', farAhead!.id);
+    const env = harness.env();
+    const report = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 2 });
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a Date header a day ahead on one run loses no change made after it', async () => {
+    harness = await startHarness({ seed: 46, size: SIZE, clock: { dateSkewMs: DAY } });
+    expect((await harness.sync()).ok).toBe(true);
+    harness.sim.admin.setClock({ dateSkewMs: 0 });
+    harness.sim.admin.mutateRandom(120, 3, ['update', 'create', 'activity']);
+    expect((await harness.sync()).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('a Date header a day ahead on every run loses no change', async () => {
+    harness = await startHarness({ seed: 47, size: SIZE, clock: { dateSkewMs: DAY } });
+    expect((await harness.sync()).ok).toBe(true);
+    for (const seed of [4, 5]) {
+      harness.sim.admin.mutateRandom(80, seed, ['update', 'create', 'activity']);
+      expect((await harness.sync()).ok).toBe(true);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+    }
+  });
+
+  it('a Date header a day ahead over a list ordered by id: a change behind the cursor, then one ahead of it, is written by the next incremental sync', async () => {
+    // The change ahead is received and bounds the watermark (the Date header, a day ahead, cannot); the one behind,
+    // made earlier than the lookback before it, is never listed by that walk, and nothing the walk saw was dated
+    // after its start.
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    harness = await startHarness({ seed: 71, size: SIZE, listOrder: 'id', clock: { dateSkewMs: DAY }, now: () => clock });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    clock += 60 * MINUTE;
+    const ids = harness.sim.admin
+      .truth()
+      .records.deals.map((r) => r.id)
+      .sort();
+    for (const id of ids.slice(0, 300)) harness.sim.admin.updateRecord('deals', id, { name: `renamed ${id}` });
+    clock += 10 * MINUTE;
+    let fired = false;
+    harness.sim.admin.setOnListPage((event: ListPageEvent) => {
+      if (event.resource !== 'deals' || fired) return;
+      fired = true;
+      event.admin.updateRecord('deals', event.served[0]!.id, { name: 'behind the cursor' });
+      clock += 10 * MINUTE;
+      event.admin.updateRecord('deals', ids[299]!, { name: 'ahead of the cursor' });
+      clock += 10 * MINUTE;
+    });
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+    expect(fired).toBe(true);
+    harness.sim.admin.setOnListPage(null);
+    clock += 60 * MINUTE;
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a service that sends no Date header syncs on the local clock, with a watermark held back', async () => {
+    harness = await startHarness({ seed: 48, size: SIZE, clock: { omitDate: true } });
+    const first = await harness.sync();
+    expect(first.ok).toBe(true);
+    harness.sim.admin.mutateRandom(80, 6, ['update', 'create', 'activity']);
+    expect((await harness.sync()).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+
+  it('a record whose updated_at moved backwards is written by the next full walk, and by a reconcile', async () => {
+    harness = await startHarness({ seed: 49, size: SIZE });
+    expect((await harness.sync({ resources: ['deals', 'companies'] })).ok).toBe(true);
+    const [deal] = harness.sim.admin.truth().records.deals;
+    const [company] = harness.sim.admin.truth().records.companies;
+    harness.sim.admin.setUpdatedAt('deals', deal!.id, '2020-01-01T00:00:00.000001Z');
+    harness.sim.admin.setUpdatedAt('companies', company!.id, '2020-01-01T00:00:00.000001Z');
+    expect((await harness.sync({ resources: ['deals'], mode: 'full' })).ok).toBe(true);
+    const env = harness.env();
+    expect((await runReconcile(env.deps, env.settings, { resources: ['companies'], concurrency: 1 })).ok).toBe(true);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals', 'companies'] });
+  });
+});
+
+describe('the watermark rule', () => {
+  it('is the smaller of the pass start on the service clock and the largest updated_at received: a change committed late is caught', async () => {
+    // A Date header 30 minutes behind the records' clock, and one change that becomes visible 10 minutes after its
+    // updated_at (a long transaction): a watermark at the largest updated_at seen, or on the local clock, skips it.
+    let clock = Date.UTC(2026, 0, 10, 12);
+    harness = await startHarness({ seed: 51, size: SIZE, now: () => clock, clock: { dateSkewMs: -30 * 60_000 } });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    const [late, seen] = harness.sim.admin.truth().records.deals;
+    clock += 60_000;
+    harness.sim.admin.setCommitLag(10 * 60_000);
+    harness.sim.admin.updateRecord('deals', late!.id, { name: 'committed late' });
+    harness.sim.admin.setCommitLag(0);
+    clock += 6 * 60_000;
+    harness.sim.admin.updateRecord('deals', seen!.id, { name: 'committed at once' });
+    clock += 60_000;
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    clock += 5 * 60_000;
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
+describe('resources other than deals walk the same engine', () => {
+  it('every record resource under offset cursors and a skewed clock ends equal to the truth', async () => {
+    harness = await startHarness({ seed: 50, size: SIZE, cursorKind: 'offset', clock: { dateSkewMs: -DAY / 24 } });
+    expect((await harness.sync()).ok).toBe(true);
+    harness.sim.admin.mutateRandom(150, 8, ['update', 'create', 'activity', 'same-value']);
+    const report = await harness.sync();
+    expect(report.ok).toBe(true);
+    for (const resource of RECORD_RESOURCE_NAMES) expect(report.results.find((r) => r.resource === resource)?.settled).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+  });
+});
