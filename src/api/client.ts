@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { RecordResourceName } from '../core/resources.js';
 import type { MeetingLogRecord, ServiceUser } from '../core/types.js';
 import { parseBaseUrl } from './base-url.js';
+import { CursorKeys } from './cursor-keys.js';
 import { InvalidRecordError } from './errors.js';
 import { KeyPool, parseKeys } from './keys.js';
 import { followCursors } from './pagination.js';
@@ -44,6 +45,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     ),
     stats,
   });
+  // Only a pool can send a cursor on another key than the one it was given to.
+  const cursorKeys = fingerprints.length > 1 ? new CursorKeys() : null;
   /** A reject's raw text without our own keys, should a careless service echo one into a record (rejects are stored). */
   const withoutKeys = (raw: string): string => keys.redact(raw);
 
@@ -54,9 +57,10 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     options: ListOptions & { email?: string | undefined },
     onCursor?: (cursor: string) => boolean,
   ): Promise<ListPage<T>> {
-    const { data, serverDate } = await request({
+    const { data, serverDate, keyId } = await request({
       method: 'GET',
       path,
+      cursorKey: cursorKeys?.keyOf(options.after),
       query: {
         page_size: options.pageSize ?? DEFAULT_PAGE_SIZE,
         // Passed through as given: the watermark's precision is the caller's, not ours to reformat.
@@ -70,17 +74,22 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       // should the bytes not show it plainly; the walk follows the validated page's cursor whatever was guessed.
       onText:
         onCursor &&
-        ((bytes) => {
+        ((bytes, answeredOn) => {
           const cursor = peekNextCursorInText(bytes);
-          return cursor !== null && onCursor(cursor);
+          if (cursor === null) return false;
+          cursorKeys?.remember(cursor, answeredOn);
+          return onCursor(cursor);
         }),
       onJson:
         onCursor &&
-        ((json) => {
+        ((json, answeredOn) => {
           const cursor = peekNextCursor(json);
-          return cursor !== null && onCursor(cursor);
+          if (cursor === null) return false;
+          cursorKeys?.remember(cursor, answeredOn);
+          return onCursor(cursor);
         }),
     });
+    if (data.nextCursor !== null) cursorKeys?.remember(data.nextCursor, keyId);
     return listPageOf(data, serverDate);
   }
 

@@ -100,6 +100,15 @@ export interface SalesApiErrorDetails extends ErrorResponse {
   maxRetryAfterMs?: number;
 }
 
+/**
+ * Whether an answer of `status` to a list request may be the service refusing its cursor: a client error (400
+ * `invalid_request`, 404 `not_found`, or a 4xx code added later) other than the key's own (401, 403) and the
+ * rate limit's (429). The spec says how long a cursor lives, and with which key, nowhere.
+ */
+export function refusesCursor(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429;
+}
+
 /** The service answered with an error status. `code` is the service's own code, kept as sent. */
 export class SalesApiError extends SalesyncError {
   readonly status: number;

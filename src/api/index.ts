@@ -10,6 +10,7 @@ export {
   RateLimitWaitError,
   KNOWN_SERVICE_CODES,
   dispositionFor,
+  refusesCursor,
 } from './errors.js';
 export type { FieldError } from './errors.js';
 export { MAX_CURSOR_REPEATS } from './pagination.js';

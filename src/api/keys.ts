@@ -83,6 +83,7 @@ export class KeyPool {
   /** Keys not (yet) rejected, in the order given: what every acquire offers the limiter. */
   private liveKeys: readonly string[];
   private readonly asideUntil = new Map<string, SetAsideKey>();
+  private bound = false;
 
   constructor(keys: ReadonlyArray<{ key: string; fingerprint: string }>) {
     this.fingerprints = keys.map((k) => k.fingerprint);
@@ -119,6 +120,39 @@ export class KeyPool {
   /** The live key set aside that may send again first (call only when every live key is set aside). */
   soonestSetAside(): [string, SetAsideKey] {
     return [...this.asideUntil].filter(([id]) => this.liveKeys.includes(id)).sort((a, b) => a[1].untilMs - b[1].untilMs)[0]!;
+  }
+
+  /**
+   * Whether the service accepts a cursor only on the key it was given to: learned from a refusal (see
+   * `cursorRefusedOnAnotherKey`), for the life of the pool.
+   */
+  get cursorsBound(): boolean {
+    return this.bound;
+  }
+
+  /**
+   * Whether a request refused as a cursor may be (`refusesCursor`) may have been refused for its key: it went out
+   * on `keyId`, and its cursor came on `cursorKey`, another live key of this pool. From then on (`bindCursors`) each
+   * request goes out on its cursor's key.
+   */
+  cursorRefusedOnAnotherKey(cursorKey: string | undefined, keyId: string): boolean {
+    return cursorKey !== undefined && cursorKey !== keyId && this.liveKeys.includes(cursorKey);
+  }
+
+  /** True the first time: the caller says so once. */
+  bindCursors(): boolean {
+    if (this.bound) return false;
+    this.bound = true;
+    return true;
+  }
+
+  /**
+   * The keys a request may go out on at `now`: the ready ones, or only its cursor's key once cursors are bound and
+   * that key is ready (set aside or dropped, any other: the service may then refuse the cursor, and says so).
+   */
+  offerFor(cursorKey: string | undefined, now: number): readonly string[] {
+    const ready = this.ready(now);
+    return this.bound && cursorKey !== undefined && ready.includes(cursorKey) ? [cursorKey] : ready;
   }
 
   /** A key the service rejected leaves the pool while another remains; the last one is never dropped. */

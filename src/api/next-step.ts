@@ -11,10 +11,16 @@ export interface KeyOutcome {
   rejectedKeyDropped: boolean;
   /** The answer told the key to wait longer than `maxRetryAfterMs`, so the key was set aside. */
   keySetAside: boolean;
+  /**
+   * The answer refused the request's cursor, sent on another key than the one it was given to, for the first time
+   * in this request: from now on the pool sends each cursor on its own key (`KeyPool.cursorRefusedOnAnotherKey`).
+   * @defaultValue false
+   */
+  cursorOnAnotherKey?: boolean;
 }
 
 export type NextStep =
-  /** Send again now: the loop's next acquire offers only the keys still ready. No retry is spent. */
+  /** Send again now: the loop's next acquire offers only the keys still ready (or the cursor's own). No retry is spent. */
   | { action: 'resend'; reason: string }
   /** Wait `delayMs`, then retry with `state`. `pauseKey`: nobody sends on this key meanwhile (a 429). */
   | { action: 'wait'; delayMs: number; pauseKey: boolean; state: RetryState; reason: string }
@@ -28,6 +34,9 @@ export function nextStep(
   random: () => number = Math.random,
 ): NextStep {
   if (keys.rejectedKeyDropped) return { action: 'resend', reason: 'key rejected (401): another key remains' };
+  if (keys.cursorOnAnotherKey === true) {
+    return { action: 'resend', reason: 'cursor refused on another key than the one it was given to' };
+  }
   // Told to wait longer than we wait by ourselves: another key may send now, or the loop finds none and fails.
   if (keys.keySetAside && failure.kind === 'rate_limited') return { action: 'resend', reason: 'key set aside' };
   const decision = decideRetry(failure, state, options, random);

@@ -18,13 +18,21 @@ export type Answer<T> =
   /** `invalidJson`: a 2xx body that is not JSON at all (cut short, perhaps), as opposed to JSON that breaks the spec. */
   | { kind: 'failed'; failure: AttemptFailure; invalidJson: boolean };
 
-/** Reads `response`; `retryAfterMs` is its Retry-After, already read against the server's clock (see retryAfterOf). */
-export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse, retryAfterMs: number | null): Promise<Answer<T>> {
+/**
+ * Reads `response`, the answer on key `keyId`; `retryAfterMs` is its Retry-After, already read against the server's
+ * clock (see retryAfterOf).
+ */
+export async function readAnswer<T>(
+  spec: RequestSpec<T>,
+  response: RawResponse,
+  retryAfterMs: number | null,
+  keyId: string,
+): Promise<Answer<T>> {
   if (response.status < 200 || response.status >= 300) {
     return { kind: 'failed', failure: statusFailure(response, retryAfterMs), invalidJson: false };
   }
   // A request sent from here leaves before this body is parsed and checked: those overlap its latency.
-  const sentEarly = spec.onText?.(response.body) === true;
+  const sentEarly = spec.onText?.(response.body, keyId) === true;
   if (sentEarly) await aTurn();
   const json = parseJson(response.body);
   // The spec leaves the statuses of `not_found` and `internal_error` unshown and says to branch on `code`: its
@@ -36,7 +44,7 @@ export async function readAnswer<T>(spec: RequestSpec<T>, response: RawResponse,
     return { kind: 'failed', failure: { kind: 'status', status: response.status, retriable }, invalidJson: false };
   }
   // Only one early request per answer: once the text led to it, the parsed body need not be shown.
-  if (json.ok && !sentEarly && spec.onJson?.(json.value)) await aTurn();
+  if (json.ok && !sentEarly && spec.onJson?.(json.value, keyId)) await aTurn();
   const checked = json.ok ? spec.check(json.value) : json;
   if (checked.ok) return { kind: 'data', data: checked.data, serverDate: serverDateOf(response.headers) };
   if ('error' in checked) return { kind: 'refused', error: checked.error };

@@ -14,6 +14,7 @@ import type { KeyPool } from './keys.js';
 import { nextStep, type NextStep } from './next-step.js';
 import { readAnswer } from './read-answer.js';
 import type { RawResponse, RequestResult, RequestSpec } from './request.js';
+import { refusesCursor } from './errors.js';
 import { allKeysSetAsideError, errorForFailure } from './request-errors.js';
 import type { AttemptFailure, ResolvedRetryOptions, RetryState, ServiceWait } from './retry.js';
 import { createHttp, sendAttempt } from './send-attempt.js';
@@ -45,9 +46,11 @@ export function createRequester(deps: RequestLoopDeps): Requester {
   return async function request<T>(spec: RequestSpec<T>): Promise<RequestResult<T>> {
     const { method, path, signal } = spec;
     let state: RetryState = { retries: 0, rateLimitedRetries: 0 };
+    // Sent again on its cursor's key once already: a second refusal is the cursor's, not the key's.
+    let movedToCursorKey = false;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const offered = keys.ready(Date.now());
+      const offered = keys.offerFor(spec.cursorKey, Date.now());
       if (offered.length === 0) throw allKeysSetAsideError(spec, keys, Date.now(), retry.maxRetryAfterMs);
       const grant = await abortable(() => limiter.acquire(offered, { signal, lane: deps.lane, yielding: spec.yielding }), signal);
       stats.throttledMs += grant.waitedMs;
@@ -70,6 +73,7 @@ export function createRequester(deps: RequestLoopDeps): Requester {
         let invalidJson = false;
         let tooLong: ServiceWait | null = null;
         let rejectedKeyDropped = false;
+        let cursorOnAnotherKey = false;
         if ('response' in sent) {
           response = sent.response;
           const noted = feedback.noteAnswer(keyId, response, spec);
@@ -77,8 +81,9 @@ export function createRequester(deps: RequestLoopDeps): Requester {
           organizationWide = noted.organizationWide;
           log.debug({ method, path, status: response.status, ms, attempt, ...keyLogField(keys, keyId) }, 'sales api attempt');
           rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
-          const answer = await readAnswer(spec, response, noted.retryAfterMs);
-          if (answer.kind === 'data') return { data: answer.data, serverDate: answer.serverDate };
+          cursorOnAnotherKey = !movedToCursorKey && refusesCursor(response.status) && keys.cursorRefusedOnAnotherKey(spec.cursorKey, keyId);
+          const answer = await readAnswer(spec, response, noted.retryAfterMs, keyId);
+          if (answer.kind === 'data') return { data: answer.data, serverDate: answer.serverDate, keyId };
           if (answer.kind === 'refused') throw answer.error;
           ({ failure, invalidJson } = answer);
           if (failure.kind === 'rate_limited') stats.rateLimited += 1;
@@ -89,7 +94,16 @@ export function createRequester(deps: RequestLoopDeps): Requester {
           log.debug({ method, path, error: describeOutcome(failure), ms, attempt }, 'sales api attempt');
         }
 
-        step = nextStep(failure, { rejectedKeyDropped, keySetAside: tooLong !== null }, state, retry);
+        step = nextStep(failure, { rejectedKeyDropped, keySetAside: tooLong !== null, cursorOnAnotherKey }, state, retry);
+        if (step.action === 'resend' && cursorOnAnotherKey) {
+          movedToCursorKey = true;
+          if (keys.bindCursors()) {
+            log.warn(
+              { method, path, ...keyLogField(keys, keyId) },
+              'the service refused a cursor sent on another key than the one it was given to: each list page now goes out on the key its cursor came on',
+            );
+          }
+        }
         if (step.action === 'fail') {
           throw errorForFailure(
             spec,

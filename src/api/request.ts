@@ -21,17 +21,23 @@ export interface RequestSpec<T> {
   check: (json: unknown) => Checked<T> | { ok: false; error: SalesyncError };
   signal?: AbortSignal | undefined;
   /**
-   * Sees a 2xx body's bytes before they are parsed (a walk finds the next cursor there and asks for the next page).
+   * Sees a 2xx body's bytes, and the key it answered, before they are parsed (a walk finds the next cursor there
+   * and asks for the next page).
    * True when it sent a request: the parse then waits a turn, so that request leaves first and the parse and the
    * check overlap its latency. A guess: whoever uses it must confirm it against the parsed body. The bytes are
    * valid during the call only (see RawResponse.body).
    */
-  onText?: ((body: Buffer) => boolean) | undefined;
+  onText?: ((body: Buffer, keyId: string) => boolean) | undefined;
   /**
    * Sees a 2xx body as soon as it parses, before `check`, unless `onText` sent a request already; true when it
    * sent one (see `onText`).
    */
-  onJson?: ((json: unknown) => boolean) | undefined;
+  onJson?: ((json: unknown, keyId: string) => boolean) | undefined;
+  /**
+   * The key whose answer named this request's cursor (`after`). Once the service has refused a cursor sent on
+   * another key (`KeyPool.cursorsBound`), the request goes out on this one while it is live and ready.
+   */
+  cursorKey?: string | undefined;
   /** Each attempt's token yields to requests standing level (AcquireOptions.yielding). @defaultValue false */
   yielding?: boolean | undefined;
 }
@@ -40,6 +46,8 @@ export interface RequestResult<T> {
   data: T;
   /** The answer's `Date` header as ISO 8601 (second precision), or null. */
   serverDate: string | null;
+  /** The fingerprint of the key the answer came on. */
+  keyId: string;
 }
 
 /** An answer as the service sent it: a status, headers and the body's bytes. */

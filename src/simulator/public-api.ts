@@ -27,6 +27,8 @@ export interface ApiRequest {
   body: () => unknown;
   /** Scheme and authority the client used, e.g. `http://127.0.0.1:43121`. */
   origin: string;
+  /** The API key it was sent with. */
+  key: string;
 }
 
 export interface ApiResponse {
@@ -47,6 +49,8 @@ export interface ApiKnobs {
   overlappingPages: 'none' | 'last' | 'ties';
   /** Offset pages order a tie by the page asked for (SimulatorOptions.tiesOrderedByPage). */
   tiesOrderedByPage: boolean;
+  /** A cursor is accepted only on the key it was given to (SimulatorOptions.cursorsBoundToKey). */
+  cursorsBoundToKey: boolean;
   /** Whether record lists show this record twice in a row (`admin.listTwice`). */
   listedTwice(resource: RecordResource, id: string): boolean;
   /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
@@ -82,6 +86,11 @@ export class PublicApi {
     private readonly cursorSecret: () => string,
     private readonly knobs: ApiKnobs,
   ) {}
+
+  /** What a cursor given in answer to `request` is signed with: a key's own when cursors are bound to keys. */
+  private secretFor(request: ApiRequest): string {
+    return this.knobs.cursorsBoundToKey ? `${this.cursorSecret()}:${request.key}` : this.cursorSecret();
+  }
 
   private refuseCursor(): ServiceError {
     return this.knobs.refusedCursor() === 'not_found'
@@ -168,7 +177,7 @@ export class PublicApi {
     const rawAfter = request.query.get('after');
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
-      cursor = decodeCursor(this.cursorSecret(), store.order, rawAfter);
+      cursor = decodeCursor(this.secretFor(request), store.order, rawAfter);
       if (!cursor || cursor.kind !== this.knobs.cursorKind) throw this.refuseCursor();
     }
     if (this.knobs.tiesOrderedByPage && this.knobs.cursorKind === 'offset' && store.order === 'updated_at') {
@@ -213,7 +222,7 @@ export class PublicApi {
         this.knobs.cursorKind === 'offset'
           ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length - overlap, page: pageNumber + 1 }
           : { kind: 'keyset', key: { updatedAt: leadsOn.updatedAt, id: leadsOn.id }, page: pageNumber + 1 };
-      next = this.nextLink(request, encodeCursor(this.cursorSecret(), store.order, nextCursor));
+      next = this.nextLink(request, encodeCursor(this.secretFor(request), store.order, nextCursor));
     }
     // A scripted repeatPage fault: the page leads back to itself (only a request with a cursor consumes it).
     if (rawAfter !== null && this.knobs.takeRepeatPage(request.path)) next = this.nextLink(request, rawAfter);
@@ -235,7 +244,7 @@ export class PublicApi {
     const rawAfter = request.query.get('after');
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
-      cursor = decodeCursor(this.cursorSecret(), 'users', rawAfter);
+      cursor = decodeCursor(this.secretFor(request), 'users', rawAfter);
       if (cursor?.kind !== this.knobs.usersCursorKind) throw this.refuseCursor();
     }
     const wanted = email?.toLowerCase();
@@ -264,7 +273,7 @@ export class PublicApi {
         this.knobs.usersCursorKind === 'offset'
           ? { kind: 'offset', offset: (cursor?.kind === 'offset' ? cursor.offset : 0) + page.length, page: pageNumber + 1 }
           : { kind: 'keyset', key: { updatedAt: 0, id: last.id }, page: pageNumber + 1 };
-      next = this.nextLink(request, encodeCursor(this.cursorSecret(), 'users', nextCursor));
+      next = this.nextLink(request, encodeCursor(this.secretFor(request), 'users', nextCursor));
     }
     const results = page.map((u) => this.knobs.corruptions.user(this.data.renderUser(u)));
     return { status: 200, body: this.listBody(results, next) };

@@ -94,6 +94,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     usersCursorKind,
     maxPageSize,
     tiesOrderedByPage: options.tiesOrderedByPage === true,
+    cursorsBoundToKey: options.cursorsBoundToKey === true,
     overlappingPages: options.overlappingPages === 'ties' ? 'ties' : options.overlappingPages === true ? 'last' : 'none',
     listedTwice: (resource, id) => knobs.listedTwice.has(`${resource}/${id}`),
     pagingFirst: jsonLayout === 'unkind',
@@ -281,6 +282,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         path,
         query,
         origin: req.headers.host ? `http://${req.headers.host}` : url,
+        key: token,
         body: () => (parsed ??= { value: parseJson(rawBody) }).value,
       });
       if (response.headers) headers = { ...headers, ...response.headers };

@@ -297,6 +297,12 @@ export interface SimulatorOptions {
    */
   tiesOrderedByPage?: boolean;
   /**
+   * A list cursor is accepted only on the key whose request it was given to; on another key it is refused as a
+   * garbled one (400 `invalid_request`). The spec says to pass a cursor unchanged, and nothing of keys.
+   * @defaultValue false
+   */
+  cursorsBoundToKey?: boolean;
+  /**
    * Each single view of a meeting log gives its summaries rotated one place further than the view before: the spec
    * fixes no order for the array. @defaultValue false
    */

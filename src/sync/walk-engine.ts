@@ -1,6 +1,6 @@
 import type { RecordResourceName } from '../core/resources.js';
 import { resourceDescriptor } from '../core/resources.js';
-import { SalesApiError } from '../api/index.js';
+import { refusesCursor, SalesApiError } from '../api/index.js';
 import type { SalesyncError } from '../core/errors.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
@@ -32,13 +32,9 @@ export interface WalkKind {
   sweepKey?: string;
 }
 
-/**
- * Whether a list request failed as a service may refuse a cursor it no longer accepts: a client error of the
- * service (400 `invalid_request` or any 4xx code, known or added later) other than the key's own (401, 403) and
- * the rate limit's (429).
- */
+/** Whether a list request failed as a service may refuse a cursor it no longer accepts (see `refusesCursor`). */
 function cursorRefused(error: unknown): boolean {
-  return error instanceof SalesApiError && error.status >= 400 && error.status < 500 && ![401, 403, 429].includes(error.status);
+  return error instanceof SalesApiError && refusesCursor(error.status);
 }
 
 /** How the walk ended. */

@@ -3,6 +3,7 @@ import { createSalesApi, keyFingerprint, SalesApiError } from '../../src/api/ind
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { loadConfig, requireService } from '../../src/config.js';
 import { TokenBucketLimiter } from '../../src/limiter/index.js';
+import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import {
   TEST_KEY,
   capturedLogger,
@@ -22,8 +23,9 @@ const KEY_B = `sk_${'Zy9xW8vU7t'.repeat(5)}`;
 const KEY_C = `sk_${'Qq1Rr2Ss3T'.repeat(5)}`;
 
 const services: FakeService[] = [];
+const sims: Simulator[] = [];
 afterEach(async () => {
-  await Promise.all(services.splice(0).map((s) => s.close()));
+  await Promise.all([...services.splice(0), ...sims.splice(0)].map((s) => s.close()));
 });
 
 /** Round-robins over whatever keys it is offered, and records each offer. */
@@ -171,6 +173,49 @@ describe('a pool of API keys', () => {
     expect(Date.now() - started).toBeLessThan(900);
     const byKey = (key: string) => service.requests.filter((r) => r.headers.authorization === bearer(key)).length;
     expect([byKey(KEY_A), byKey(KEY_B)]).toEqual([5, 5]);
+  });
+});
+
+describe('a pool of keys over a service that accepts a cursor only on the key it was given to', () => {
+  async function boundService(): Promise<Simulator> {
+    const sim = createSimulator({
+      seed: 5,
+      size: { deals: 650, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 },
+      keys: [KEY_A, KEY_B, KEY_C].map((key) => ({ key, role: 'read' as const })),
+      cursorsBoundToKey: true,
+    });
+    await sim.listen(0);
+    sims.push(sim);
+    return sim;
+  }
+
+  it('learns it from the first refusal and sends each page on the key its cursor came on: every record, one request more', async () => {
+    const sim = await boundService();
+    const { logger, lines } = capturedLogger();
+    const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter: rotatingLimiter(), logger });
+    const ids: string[] = [];
+    for (const _walk of [1, 2]) for await (const page of api.listPages('deals')) ids.push(...page.results.map((r) => r.id));
+    const truth = sim.admin.truth().records.deals.map((r) => r.id);
+    expect(ids.sort()).toEqual([...truth, ...truth].sort());
+    // Two walks of four pages: eight answers, and the one refusal that taught the pool.
+    const stats = sim.admin.stats();
+    expect(stats.byStatus).toEqual({ '200': 8, '400': 1 });
+    expect(api.stats()).toMatchObject({ requests: 9, retries: 1 });
+    const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(String(warnings[0]!.msg)).toContain('each list page now goes out on the key its cursor came on');
+  });
+
+  it("a cursor refused on its own key too fails the request with the service's answer, after one try on that key", async () => {
+    const sim = await boundService();
+    const { logger } = capturedLogger();
+    const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter: rotatingLimiter(), logger });
+    const first = await api.listPage('deals');
+    sim.admin.expireCursors();
+    const error = await rejectionOf(api.listPage('deals', { after: first.nextCursor! }));
+    expect(error).toMatchObject({ code: 'invalid_request', status: 400 });
+    // The first page, the cursor on the next key, then on the key it came on: no more.
+    expect(sim.admin.stats().byStatus).toEqual({ '200': 1, '400': 2 });
   });
 });
 

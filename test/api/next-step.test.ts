@@ -17,6 +17,12 @@ describe('nextStep', () => {
     expect(nextStep(unauthorized, keptKey, fresh, options)).toMatchObject({ action: 'fail' });
   });
 
+  it('sends again at once, spending no retry, when a cursor was refused on another key than the one it came on; fails on a refusal otherwise', () => {
+    const refused: AttemptFailure = { kind: 'status', status: 400, retriable: false };
+    expect(nextStep(refused, { ...keptKey, cursorOnAnotherKey: true }, fresh, options)).toMatchObject({ action: 'resend' });
+    expect(nextStep(refused, keptKey, fresh, options)).toMatchObject({ action: 'fail' });
+  });
+
   it('sends again at once on another key when a 429 set this key aside, however long its Retry-After', () => {
     const step = nextStep(rateLimited(options.maxRetryAfterMs * 10), { ...keptKey, keySetAside: true }, fresh, options);
     expect(step).toMatchObject({ action: 'resend' });

@@ -1,7 +1,8 @@
 // A service as unkind as the spec allows in how it lists: offset cursors over moving lists, pages that overlap,
 // ties split by page boundaries, changes stamped in whole seconds.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ListPageEvent } from '../../src/simulator/index.js';
+import { DEFAULT_KEYS, type ListPageEvent } from '../../src/simulator/index.js';
+import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
 import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -375,4 +376,21 @@ describe('changes stamped in whole seconds (the spec says only date-time)', () =
       await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
     },
   );
+});
+
+describe('a pool of keys (the spec says to pass a cursor unchanged, and nothing of keys)', () => {
+  it('over a service that accepts a cursor only on the key it was given to, syncs and a reconcile end equal to the truth', async () => {
+    // Three keys of one organization: the limiter spreads requests over them, so a walk's second page would go out
+    // on another key than its first, for every resource at once.
+    const pool = [DEFAULT_KEYS.read, DEFAULT_KEYS.analyst, DEFAULT_KEYS.write].join(',');
+    harness = await startHarness({ seed: 81, size: { ...SIZE, users: 250 }, cursorsBoundToKey: true }, { apiKey: pool });
+    expect((await harness.sync()).ok).toBe(true);
+    harness.sim.admin.mutateRandom(300, 8, ['update', 'create', 'activity']);
+    expect((await harness.sync({ mode: 'full' })).ok).toBe(true);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+    harness.sim.admin.mutateRandom(5, 9, ['delete']);
+    const env = harness.env();
+    expect((await runReconcile(env.deps, env.settings, { resources: RECORD_RESOURCE_NAMES, concurrency: 3 })).ok).toBe(true);
+    await expectMirrorsTruth(env.warehouse, harness.sim);
+  });
 });
