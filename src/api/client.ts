@@ -14,7 +14,7 @@ import { createRequester } from './request-loop.js';
 import { DEFAULT_RETRY, type ResolvedRetryOptions } from './retry.js';
 import { meetingLogRecordSchema, propertyListSchema, serviceRecordSchema, serviceUserSchema } from './schemas.js';
 import type { ListOptions, ListPage, RequestStats, SalesApi, SalesApiOptions, SearchRequest } from './types.js';
-import { checkBody, checkListBody, checkRecord, type CheckedList } from './validation.js';
+import { checkBody, checkListBody, checkRecord, singleViewRecord, type CheckedList } from './validation.js';
 
 // Where they lived before the request loop moved out; tests and callers import them from here.
 export { baseUrlWarnings, isLoopbackHost, parseBaseUrl } from './base-url.js';
@@ -117,7 +117,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       signal,
       yielding,
       check: (json) => {
-        const checked = checkRecord(json, schema);
+        const checked = checkRecord(singleViewRecord(json), schema);
         if (checked.ok) return checked;
         const { raw, reason } = checked.reject;
         return { ok: false, error: new InvalidRecordError({ resource, id, raw: withoutKeys(raw), reason, method: 'GET', path }) };

@@ -58,6 +58,22 @@ export function checkListBody<T>(json: unknown, item: z.ZodType<T>): Checked<Che
   return { ok: true, data: { results, rejects, nextCursor: envelope.data.paging.next?.after ?? null } };
 }
 
+/**
+ * The record a single view's body holds. The spec leaves the shape of the single views unshown: the record itself
+ * (as a create or a PATCH answers), or wrapped, as the one member of an object (`{"data": {…}}`) or the one element
+ * of a list's `results`. A body with an `id` of its own is the record, whatever else; anything else is returned as
+ * it is, for the schema to refuse.
+ */
+export function singleViewRecord(json: unknown): unknown {
+  if (!isObject(json) || 'id' in json) return json;
+  const { results } = json;
+  if (Array.isArray(results)) return results.length === 1 && isObject(results[0]) ? results[0] : json;
+  const members = Object.values(json);
+  return members.length === 1 && isObject(members[0]) && 'id' in members[0] ? members[0] : json;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** One record against its schema: the record, or the reject it makes (`id` as the element carries it). */
 export function checkRecord<T>(json: unknown, schema: z.ZodType<T>): { ok: true; data: T } | { ok: false; reject: RejectedRecord } {
   const parsed = schema.safeParse(json);

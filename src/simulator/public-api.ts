@@ -51,6 +51,8 @@ export interface ApiKnobs {
   tiesOrderedByPage: boolean;
   /** A cursor is accepted only on the key it was given to (SimulatorOptions.cursorsBoundToKey). */
   cursorsBoundToKey: boolean;
+  /** How a single view wraps its record (SimulatorOptions.singleViewShape). */
+  singleViewShape: 'record' | 'data' | 'results';
   /** Whether record lists show this record twice in a row (`admin.listTwice`). */
   listedTwice(resource: RecordResource, id: string): boolean;
   /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
@@ -283,11 +285,17 @@ export class PublicApi {
     if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
     const user = this.data.users.get(id);
     if (!user) throw notFound();
-    return { status: 200, body: this.knobs.corruptions.user(this.data.renderUser(user)) };
+    return { status: 200, body: this.singleBody(this.knobs.corruptions.user(this.data.renderUser(user))) };
   }
 
   private getOne(resource: RecordResource, id: string): ApiResponse {
-    return { status: 200, body: this.knobs.corruptions.record(resource, this.data.singleView(resource, id)) };
+    return { status: 200, body: this.singleBody(this.knobs.corruptions.record(resource, this.data.singleView(resource, id))) };
+  }
+
+  /** A single view's body: the record as `singleViewShape` wraps it. */
+  private singleBody(record: unknown): unknown {
+    const shape = this.knobs.singleViewShape;
+    return shape === 'data' ? { data: record } : shape === 'results' ? this.listBody([record], null) : record;
   }
 
   private create(resource: RecordResource, request: ApiRequest): ApiResponse {

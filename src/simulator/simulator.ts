@@ -95,6 +95,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     maxPageSize,
     tiesOrderedByPage: options.tiesOrderedByPage === true,
     cursorsBoundToKey: options.cursorsBoundToKey === true,
+    singleViewShape: options.singleViewShape ?? 'record',
     overlappingPages: options.overlappingPages === 'ties' ? 'ties' : options.overlappingPages === true ? 'last' : 'none',
     listedTwice: (resource, id) => knobs.listedTwice.has(`${resource}/${id}`),
     pagingFirst: jsonLayout === 'unkind',

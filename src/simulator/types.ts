@@ -303,6 +303,12 @@ export interface SimulatorOptions {
    */
   cursorsBoundToKey?: boolean;
   /**
+   * The shape of the single views (`GET /v1/<resource>/{id}/`, `GET /v1/users/{id}/`), which the spec leaves
+   * unshown: the record itself, wrapped as `{"data": record}`, or as a list of one (`{"results": [record],
+   * "paging": {"next": null}}`). @defaultValue 'record'
+   */
+  singleViewShape?: 'record' | 'data' | 'results';
+  /**
    * Each single view of a meeting log gives its summaries rotated one place further than the view before: the spec
    * fixes no order for the array. @defaultValue false
    */

@@ -8,7 +8,7 @@ import {
   serviceRecordSchema,
   serviceUserSchema,
 } from '../../src/api/schemas.js';
-import { checkListBody, checkRecord, parseJson } from '../../src/api/validation.js';
+import { checkListBody, checkRecord, parseJson, singleViewRecord } from '../../src/api/validation.js';
 import { canonicalInstant } from '../../src/core/time.js';
 import { listBody, record, recordId } from './fake-service.js';
 
@@ -156,6 +156,22 @@ describe('single record check', () => {
         reason: 'updated_at: 2024-12-31T23:59:60Z is not an instant the warehouse can store (a leap second?)',
       },
     });
+  });
+
+  it('a single view is the record itself, or the one member of an object, or the one element of a list body', () => {
+    const one = record(recordId(1));
+    expect(singleViewRecord(one)).toBe(one);
+    expect(singleViewRecord({ data: one })).toBe(one);
+    expect(singleViewRecord({ record: one })).toBe(one);
+    expect(singleViewRecord({ results: [one], paging: { next: null } })).toBe(one);
+    // A record whose properties hold one object is still the record: it has an id of its own.
+    const nested = { id: recordId(2), properties: { data: one } };
+    expect(singleViewRecord(nested)).toBe(nested);
+    // Anything else is left for the schema to refuse: no record, two, or an object without an id.
+    for (const other of [{ results: [] }, { results: [one, one] }, { data: one, meta: {} }, { data: { name: 'x' } }, [one], null]) {
+      expect(singleViewRecord(other)).toBe(other);
+      expect(checkRecord(singleViewRecord(other), serviceRecordSchema).ok).toBe(false);
+    }
   });
 });
 

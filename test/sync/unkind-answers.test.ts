@@ -179,6 +179,23 @@ describe('text the warehouse cannot hold as sent', () => {
   });
 });
 
+describe('single views wrapped (the spec leaves the shape of a single view unshown)', () => {
+  it.each(['data', 'results'] as const)(
+    "single views given as '%s': meeting logs are written with their summaries, and a reconcile confirms a deletion",
+    async (shape) => {
+      harness = await startHarness({ seed: 83, size: SIZE, singleViewShape: shape });
+      expect((await harness.sync({ resources: ['deals', 'meeting-logs'] })).ok).toBe(true);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals', 'meeting-logs'] });
+      const [gone] = harness.sim.admin.truth().records.deals;
+      harness.sim.admin.deleteRecord('deals', gone!.id);
+      const env = harness.env();
+      const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+      expect(swept.results[0]).toMatchObject({ outcome: 'succeeded', deleted: 1 });
+      await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals', 'meeting-logs'] });
+    },
+  );
+});
+
 describe('a single view behind its list (the spec promises no consistency between them)', () => {
   it('a meeting log listed but whose single view answers not_found once is written, with its summaries, by the same sync', async () => {
     harness = await startHarness({ seed: 55, size: SIZE });
