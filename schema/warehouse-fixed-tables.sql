@@ -63,6 +63,8 @@ ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_max_updated_at VARCHAR;
 ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_local_clock BOOLEAN;
 -- Records the walk received before its checkpoint, over every run: a resumed walk's progress goes on from them.
 ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_received BIGINT;
+-- The fingerprint of the key whose answer named walk_cursor (a pool of keys): a service may take a cursor only on it.
+ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS walk_cursor_key VARCHAR;
 -- Where the next incremental walk starts instead of the watermark (the watermark before the last walk), when that
 -- walk's clean pass spanned pages a record deleted behind an offset cursor could have shifted (see planWalk).
 ALTER TABLE sync_state ADD COLUMN IF NOT EXISTS confirm_from VARCHAR;

@@ -94,6 +94,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   }
 
   function walk<T>(path: string, item: z.ZodType<T>, options: ListOptions & { email?: string | undefined }): AsyncGenerator<ListPage<T>> {
+    if (options.after && options.afterKey && keys.has(options.afterKey)) cursorKeys?.remember(options.after, options.afterKey);
     return followCursors<T>((after, signal, onCursor) => listPage(path, item, { ...options, after, signal }, onCursor), {
       after: options.after,
       signal: options.signal,
@@ -172,6 +173,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     getUser: (id, signal) => getOne('users', id, `/v1/users/${encodeURIComponent(id)}/`, serviceUserSchema, signal),
 
     stats: () => ({ ...stats }),
+
+    keyOfCursor: (cursor) => cursorKeys?.keyOf(cursor),
   };
 }
 

@@ -32,6 +32,11 @@ export interface ListOptions {
   updatedAfter?: string | null;
   /** Cursor to continue from (`paging.next.after` of an earlier page). */
   after?: string | null;
+  /**
+   * The fingerprint of the key whose answer named `after` (a resumed walk's checkpoint keeps it): a pool sends the
+   * cursor on that key should the service accept a cursor only on its own (see `keyOfCursor`).
+   */
+  afterKey?: string | null;
   /** 1 to 200. @defaultValue 200 */
   pageSize?: number;
   signal?: AbortSignal;
@@ -112,6 +117,11 @@ export interface SalesApi {
   getUser(id: string, signal?: AbortSignal): Promise<ServiceUser>;
   /** A snapshot of the counters since the client was made. */
   stats(): RequestStats;
+  /**
+   * The fingerprint of the key whose answer named `cursor`, when a pool of keys remembers it (undefined for one
+   * key). A checkpoint keeps it beside its cursor, for `ListOptions.afterKey`.
+   */
+  keyOfCursor(cursor: string): string | undefined;
   /** A stable, non-secret name for the (first) key: `sk_…` + 8 hex digits of its SHA-256. */
   readonly keyFingerprint: string;
   /** The fingerprints of every key in the pool, in the order given (a key dropped after a 401 included). */

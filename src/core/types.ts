@@ -65,6 +65,11 @@ export interface PropertyDefinition {
 export interface WalkCheckpoint {
   /** `paging.next.after` of the last committed page; null once the pass is complete. */
   cursor: string | null;
+  /**
+   * The fingerprint of the key whose answer named `cursor`, with a pool of keys (a service may accept a cursor only
+   * on its own key). @defaultValue null
+   */
+  cursorKey?: string | null;
   /** The `updated_after` the walk was started with (ISO), or null for a full walk. Resumes and later passes reuse it. */
   updatedAfter: string | null;
   /** Server time (from the `Date` header) at which the walk's first pass started. */

@@ -168,6 +168,7 @@ export function withPropertyPolicy(api: SalesApi, applier: PolicyApplier): Sales
     listUserPage: (options) => api.listUserPage(options),
     getUser: (id, signal) => api.getUser(id, signal),
     stats: () => api.stats(),
+    keyOfCursor: (cursor) => api.keyOfCursor(cursor),
     get keyFingerprint() {
       return api.keyFingerprint;
     },

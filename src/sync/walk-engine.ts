@@ -85,6 +85,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   let pass = from?.pass ?? 1;
   let passStartedAt = from?.passStartedAt ?? startedAt;
   let after = plan.after;
+  // The key `after` came on, as the checkpoint kept it: sent on it should the service bind cursors to keys.
+  let afterKey = plan.resumedFrom?.cursorKey ?? null;
   let known: ReadonlyMap<string, string> = new Map();
   let overlapBefore: PageOverlap | null = null;
   // Logs whose single view the pass before missed (id → updated_at listed), and those this pass misses.
@@ -120,6 +122,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       updatedAfter: plan.updatedAfter,
       pageSize: passPageSize(pass, served),
       after,
+      afterKey,
       settings,
       signal,
       log,
@@ -159,6 +162,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         const clean = passDone && (seen.dirty === null || covered !== null);
         const checkpoint: WalkCheckpoint = {
           cursor,
+          cursorKey: cursor === null ? null : (api.keyOfCursor(cursor) ?? null),
           updatedAfter: plan.updatedAfter,
           startedAt,
           mode: kind.mode,
@@ -231,7 +235,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         { code: (error as SalesyncError).code },
         "the service refused the checkpoint's cursor (it may have expired): walking the window again from its start",
       );
-      after = null;
+      after = afterKey = null;
       passStartedAt = lastServerDate ?? now().toISOString();
       continue;
     }
@@ -254,6 +258,6 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     pass += 1;
     // The next pass starts now: the last answer's date is the latest server time known before its first request.
     passStartedAt = lastServerDate ?? now().toISOString();
-    after = null;
+    after = afterKey = null;
   }
 }

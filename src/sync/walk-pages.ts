@@ -35,6 +35,8 @@ export interface PageWalk {
   pageSize?: number;
   /** Cursor to continue from (a resumed walk), or null for the first page. */
   after: string | null;
+  /** The fingerprint of the key `after` came on (ListOptions.afterKey). @defaultValue null */
+  afterKey?: string | null;
   settings: SyncSettings;
   signal?: AbortSignal | undefined;
   log: Logger;
@@ -106,6 +108,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
     const pages = api.listPages(resource, {
       updatedAfter: walk.updatedAfter,
       after: walk.after,
+      afterKey: walk.afterKey ?? null,
       ...(walk.pageSize !== undefined ? { pageSize: walk.pageSize } : {}),
       ...(signal ? { signal } : {}),
     });

@@ -12,6 +12,7 @@ function text(value: unknown): string | null {
 /** The columns describing a walk in progress: all NULL when there is none. */
 const WALK_COLUMNS = [
   'walk_cursor',
+  'walk_cursor_key',
   'walk_updated_after',
   'walk_started_at',
   'walk_mode',
@@ -49,6 +50,7 @@ export function checkpointSql(
   const complete = completeWatermark !== undefined;
   const walk: Record<(typeof WALK_COLUMNS)[number], string> = {
     walk_cursor: open(checkpoint.cursor),
+    walk_cursor_key: open(checkpoint.cursorKey ?? null),
     walk_updated_after: open(checkpoint.updatedAfter),
     walk_started_at: open(checkpoint.startedAt),
     walk_mode: open(checkpoint.mode),
@@ -100,6 +102,7 @@ export async function readState(connection: DuckDBConnection, stateKey: string):
     const pass = row.walk_pass === null || row.walk_pass === undefined ? 1 : Number(row.walk_pass);
     walk = {
       cursor: text(row.walk_cursor),
+      cursorKey: text(row.walk_cursor_key),
       updatedAfter: text(row.walk_updated_after),
       startedAt,
       mode: (text(row.walk_mode) ?? 'full') as WalkMode,

@@ -206,6 +206,24 @@ describe('a pool of keys over a service that accepts a cursor only on the key it
     expect(String(warnings[0]!.msg)).toContain('each list page now goes out on the key its cursor came on');
   });
 
+  it('a new client given a cursor with the key it came on (a checkpoint) walks on from it; without that key, it fails', async () => {
+    const sim = await boundService();
+    const { logger } = capturedLogger();
+    const make = () => createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter: rotatingLimiter(), logger });
+    const first = await make().listPage('deals');
+    const walkOn = async (afterKey: string | null) => {
+      const ids: string[] = [];
+      const api = make();
+      // A new rotating limiter starts with the first key, which gave the cursor: spend it (on a request that names no
+      // cursor of deals), so the walk starts on another.
+      await api.listProperties('deals');
+      for await (const page of api.listPages('deals', { after: first.nextCursor!, afterKey })) ids.push(...page.results.map((r) => r.id));
+      return ids;
+    };
+    expect(await walkOn(keyFingerprint(KEY_A))).toHaveLength(450);
+    await expect(walkOn(null)).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
   it("a cursor refused on its own key too fails the request with the service's answer, after one try on that key", async () => {
     const sim = await boundService();
     const { logger } = capturedLogger();

@@ -16,6 +16,7 @@ export function wrapApi(api: SalesApi, overrides: Partial<SalesApi>): SalesApi {
     listUserPage: api.listUserPage.bind(api),
     getUser: api.getUser.bind(api),
     stats: api.stats.bind(api),
+    keyOfCursor: api.keyOfCursor.bind(api),
     ...overrides,
   };
 }

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ListOptions, SalesApi } from '../../src/api/types.js';
 import { RECORD_RESOURCE_NAMES, resourceDescriptor, type RecordResourceName } from '../../src/core/resources.js';
 import { parseInstantMicros, minusMs } from '../../src/core/time.js';
+import { keyFingerprint } from '../../src/api/index.js';
+import { DEFAULT_KEYS } from '../../src/simulator/index.js';
 import { runSync } from '../../src/sync/index.js';
 import type { ResourceProgress } from '../../src/sync/progress.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
@@ -216,6 +218,31 @@ describe('sync against the simulator', () => {
       expect((await env.warehouse.readState('contacts')).walk).toBeNull();
     },
   );
+
+  it('a checkpoint keeps the key its cursor came on: a pool over a service that takes a cursor only on its own key resumes there', async () => {
+    const pool = [DEFAULT_KEYS.read, DEFAULT_KEYS.analyst, DEFAULT_KEYS.write].join(',');
+    const h = await startHarness(
+      { seed: 12, size: { ...SMALL, contacts: 1400 }, cursorsBoundToKey: true },
+      { flushRows: 200, apiKey: pool },
+    );
+    harness = h;
+    const { env, result } = await syncInterrupted(h, 3);
+    expect(result.outcome).toBe('interrupted');
+    const checkpoint = (await env.warehouse.readState('contacts')).walk;
+    expect(checkpoint?.cursorKey).toMatch(/^sk_…[0-9a-f]{8}$/);
+    const pagesLeft = Math.ceil((1400 - checkpoint!.received!) / 200);
+    // Its key first in the pool: the properties and the users take the first two keys, so the resumed run's first
+    // page goes out on the third (the limiter's tie goes to the key least used), and is refused.
+    const keys = [DEFAULT_KEYS.read, DEFAULT_KEYS.analyst, DEFAULT_KEYS.write];
+    const own = keys.find((key) => keyFingerprint(key) === checkpoint!.cursorKey)!;
+    h.sim.admin.resetStats();
+    const resumed = await h.sync({ resources: ['contacts'], config: { apiKey: [own, ...keys.filter((k) => k !== own)].join(',') } });
+    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true, settled: true });
+    // The pages after the checkpoint, and the one refusal a new process learns from: none walked again.
+    expect(h.sim.admin.stats().byRoute['GET /v1/contacts/']).toBe(pagesLeft + 1);
+    expect(h.sim.admin.stats().byStatus['400']).toBe(1);
+    await expectMirrorsTruth(env.warehouse, h.sim, { resources: ['contacts'] });
+  });
 
   it('a wrong key fails with unauthorized before the warehouse file is even opened', async () => {
     harness = await startHarness({ seed: 7, size: SMALL });

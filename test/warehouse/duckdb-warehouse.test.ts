@@ -276,6 +276,7 @@ describe('DuckDB warehouse', () => {
       confirmFrom: null,
       walk: {
         ...checkpoint('cursor-1'),
+        cursorKey: null,
         pass: 1,
         passStartedAt: checkpoint('cursor-1').startedAt,
         dirty: false,

@@ -8,7 +8,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/index.js';
 
 const STARTED = '2026-01-05T00:00:00.000001Z';
 const plain: WalkCheckpoint = { cursor: 'c1', updatedAfter: '2026-01-04T00:00:00Z', startedAt: STARTED, mode: 'incremental' };
-const DEFAULTS = { pass: 1, passStartedAt: STARTED, dirty: false, maxUpdatedAt: null, localClock: false, received: 0 };
+const DEFAULTS = { cursorKey: null, pass: 1, passStartedAt: STARTED, dirty: false, maxUpdatedAt: null, localClock: false, received: 0 };
 
 let dir: string;
 let path: string;
@@ -25,9 +25,10 @@ afterEach(() => {
 });
 
 describe('walk state', () => {
-  it('stores where a pass stands (pass, its start, dirty, largest updated_at, local clock, records received) and reads it back as written', async () => {
+  it("stores where a pass stands (pass, its start, dirty, largest updated_at, local clock, records received, the cursor's key) and reads it back as written", async () => {
     const checkpoint: WalkCheckpoint = {
       ...plain,
+      cursorKey: 'sk_…0123abcd',
       pass: 3,
       passStartedAt: '2026-01-05T00:10:00.5+09:00',
       dirty: true,
