@@ -29,6 +29,9 @@ export interface Harness {
 /** Limits high enough that tests spend their time on behaviour, not on waiting for tokens. */
 export const FAST = { perKeyPerMinute: 600_000, perOrgPerMinute: 3_000_000 };
 
+/** An organization whose deals take four pages and every other resource one: what the unkind-service tests sync. */
+export const FOUR_PAGES_OF_DEALS = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
+
 /** What a harness changes beside the simulator and the Config. */
 export interface HarnessOptions {
   /** Bytes of rows a filling batch holds before its stage file (`WarehouseOptions.batchSpillBytes`). */

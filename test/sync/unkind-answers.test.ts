@@ -6,7 +6,7 @@ import { DEFAULT_PAGE_SIZE } from '../../src/api/client.js';
 import type { PropertyDefinition } from '../../src/core/types.js';
 import { runReconcile, runSync } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { FOUR_PAGES_OF_DEALS, startHarness, type Harness } from '../support/harness.js';
 import { startTamperProxy } from '../support/tamper-proxy.js';
 import { wrapApi } from '../support/wrap-api.js';
 
@@ -16,7 +16,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const SIZE = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
+const SIZE = FOUR_PAGES_OF_DEALS;
 const MINUTE = 60_000;
 
 describe('dates at the ends of the calendar (the spec: a date, a date-time)', () => {

@@ -6,7 +6,7 @@ import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
 import type { ListPageEvent } from '../../src/simulator/index.js';
 import { runReconcile } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { FOUR_PAGES_OF_DEALS, startHarness, type Harness } from '../support/harness.js';
 import { wrapApi } from '../support/wrap-api.js';
 
 let harness: Harness | undefined;
@@ -15,7 +15,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const SIZE = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
+const SIZE = FOUR_PAGES_OF_DEALS;
 const DAY = 86_400_000;
 const MINUTE = 60_000;
 

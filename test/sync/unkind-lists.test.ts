@@ -5,7 +5,7 @@ import { DEFAULT_KEYS, type ListPageEvent } from '../../src/simulator/index.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
 import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { FOUR_PAGES_OF_DEALS, startHarness, type Harness } from '../support/harness.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -13,7 +13,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const SIZE = { deals: 700, companies: 60, contacts: 60, meetingLogs: 30, contactActivities: 30, users: 5 };
+const SIZE = FOUR_PAGES_OF_DEALS;
 const MINUTE = 60_000;
 
 /**
