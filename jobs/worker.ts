@@ -155,8 +155,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       { warehouse: config.warehousePath, concurrency: config.workerConcurrency, ...ready, dashboardWrite: config.dashboardWrite },
       'worker started',
     );
-    // A Redis restarted without persistence forgets the schedules: the worker would idle, saying nothing.
-    if ((await listSchedules(queue)).length === 0) {
+    // A Redis restarted without persistence forgets the schedules: the worker would idle, saying nothing. Only a
+    // warning: a Redis that drops as it is read is the connections' to report (`onLost`, after SALESYNC_REDIS_TIMEOUT).
+    const schedules = await listSchedules(queue).catch((error: unknown) => {
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not read the schedules at start');
+      return null;
+    });
+    if (schedules?.length === 0) {
       logger.warn('no schedules in Redis: this worker runs only jobs queued by hand; run `salesync schedule` to register them');
     }
     options.onReady?.(ready);
