@@ -59,6 +59,8 @@ export class PassSignals {
   private state: PassState;
   /** Places the pass's pages had (`PassUnion`), and whether every mark so far was an id listed twice. */
   private positions = 0;
+  /** Records pages began with from the end of the page before (`boundaryOverlap`): places too, when no habit. */
+  private headPlaces = 0;
   private onlyRepeats = true;
 
   private readonly passStart: string;
@@ -82,6 +84,7 @@ export class PassSignals {
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], cursorRepeated = false): void {
     if (cursorRepeated) this.mark('cursor_repeated');
     const head = this.boundaryOverlap(records);
+    this.headPlaces += head;
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
@@ -130,7 +133,9 @@ export class PassSignals {
       if (this.overlap === null) this.overlap = head;
       else if (head !== this.overlap) this.fixedBroken = true;
       if (head !== this.tailTies) this.tiesBroken = true;
-      if (this.fixedBroken && this.tiesBroken) this.mark('id_repeated');
+      // Boundaries unlike each other: no habit of the service's, so a page that began with the end of the one before
+      // listed those records twice, as a tie ordered anew by each page does by chance (what a union may mend).
+      if (this.fixedBroken && this.tiesBroken) this.mark('id_repeated', true);
     }
     this.tailTies = trailingTies(page);
     this.tail = page.slice(-Math.max(MAX_OVERLAP, this.tailTies)).map(({ id, updated_at }) => ({ id, updated_at }));
@@ -151,9 +156,13 @@ export class PassSignals {
     return this.seen;
   }
 
-  /** What the pass tells its union (`PassUnion.after`), once it ended. */
+  /**
+   * What the pass tells its union (`PassUnion.after`), once it ended. Where the pages overlapped unlike each other,
+   * what they began with from the page before were places of their own, each a record listed twice.
+   */
   coverage(): { positions: number; onlyRepeats: boolean } {
-    return { positions: this.positions, onlyRepeats: this.onlyRepeats && this.state.dirty === 'id_repeated' };
+    const positions = this.fixedBroken && this.tiesBroken ? this.positions + this.headPlaces : this.positions;
+    return { positions, onlyRepeats: this.onlyRepeats && this.state.dirty === 'id_repeated' };
   }
 
   /**

@@ -56,6 +56,26 @@ describe('PassSignals', () => {
     expect(repeatedCursor.coverage().onlyRepeats).toBe(false);
   });
 
+  it('a page that begins with the end of the page before where no boundary before did (a tie ordered anew by each page, by chance) is a record listed twice, a place of its own', () => {
+    const [a, b, c, d, e, f, g, h] = 'abcdefgh'.split('').map((x) => x.repeat(18)) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const signals = new PassSignals(start);
+    // One tie throughout: the first boundary overlaps by nothing, the second by the record that ended the page before.
+    signals.observe([rec(a, before(1)), rec(b, before(1)), rec(c, before(1))]);
+    signals.observe([rec(d, before(1)), rec(e, before(1)), rec(f, before(1))]);
+    signals.observe([rec(f, before(1)), rec(g, before(1)), rec(h, before(1))]);
+    expect(signals.snapshot().dirty).toBe('id_repeated');
+    expect(signals.coverage()).toEqual({ positions: 9, onlyRepeats: true });
+  });
+
   it('finds a pass dirty when the service gave a cursor it had given before', () => {
     const signals = new PassSignals(start);
     signals.observe([rec('a'.repeat(18), before(1))], true);
