@@ -124,7 +124,8 @@ export class KeyPool {
 
   /**
    * Whether the service accepts a cursor only on the key it was given to: learned from a refusal (see
-   * `cursorRefusedOnAnotherKey`), for the life of the pool.
+   * `cursorRefusedOnAnotherKey`), for the life of the pool unless the cursor that taught it was refused on its own
+   * key too (`unbindCursors`).
    */
   get cursorsBound(): boolean {
     return this.bound;
@@ -144,6 +145,11 @@ export class KeyPool {
     if (this.bound) return false;
     this.bound = true;
     return true;
+  }
+
+  /** The cursor that taught `bindCursors` was refused on its own key too: it had expired, and taught nothing. */
+  unbindCursors(): void {
+    this.bound = false;
   }
 
   /**

@@ -46,8 +46,10 @@ export function createRequester(deps: RequestLoopDeps): Requester {
   return async function request<T>(spec: RequestSpec<T>): Promise<RequestResult<T>> {
     const { method, path, signal } = spec;
     let state: RetryState = { retries: 0, rateLimitedRetries: 0 };
-    // Sent again on its cursor's key once already: a second refusal is the cursor's, not the key's.
+    // Sent again on its cursor's key once already: a second refusal is the cursor's, not the key's. `taught`: the
+    // first refusal bound the pool's cursors to keys, which a second one undoes (an expired cursor teaches nothing).
     let movedToCursorKey = false;
+    let taught = false;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       const offered = keys.offerFor(spec.cursorKey, Date.now());
@@ -81,7 +83,12 @@ export function createRequester(deps: RequestLoopDeps): Requester {
           organizationWide = noted.organizationWide;
           log.debug({ method, path, status: response.status, ms, attempt, ...keyLogField(keys, keyId) }, 'sales api attempt');
           rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
-          cursorOnAnotherKey = !movedToCursorKey && refusesCursor(response.status) && keys.cursorRefusedOnAnotherKey(spec.cursorKey, keyId);
+          const cursorRefused = refusesCursor(response.status);
+          cursorOnAnotherKey = !movedToCursorKey && cursorRefused && keys.cursorRefusedOnAnotherKey(spec.cursorKey, keyId);
+          if (taught && cursorRefused) {
+            keys.unbindCursors();
+            log.info({ method, path }, 'the cursor was refused on its own key too (it had expired): list pages go out on any key again');
+          }
           const answer = await readAnswer(spec, response, noted.retryAfterMs, keyId);
           if (answer.kind === 'data') return { data: answer.data, serverDate: answer.serverDate, keyId };
           if (answer.kind === 'refused') throw answer.error;
@@ -97,7 +104,8 @@ export function createRequester(deps: RequestLoopDeps): Requester {
         step = nextStep(failure, { rejectedKeyDropped, keySetAside: tooLong !== null, cursorOnAnotherKey }, state, retry);
         if (step.action === 'resend' && cursorOnAnotherKey) {
           movedToCursorKey = true;
-          if (keys.bindCursors()) {
+          taught = keys.bindCursors();
+          if (taught) {
             log.warn(
               { method, path, ...keyLogField(keys, keyId) },
               'the service refused a cursor sent on another key than the one it was given to: each list page now goes out on the key its cursor came on',

@@ -177,12 +177,12 @@ describe('a pool of API keys', () => {
 });
 
 describe('a pool of keys over a service that accepts a cursor only on the key it was given to', () => {
-  async function boundService(): Promise<Simulator> {
+  async function boundService(cursorsBoundToKey = true): Promise<Simulator> {
     const sim = createSimulator({
       seed: 5,
       size: { deals: 650, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 },
       keys: [KEY_A, KEY_B, KEY_C].map((key) => ({ key, role: 'read' as const })),
-      cursorsBoundToKey: true,
+      cursorsBoundToKey,
     });
     await sim.listen(0);
     sims.push(sim);
@@ -222,6 +222,19 @@ describe('a pool of keys over a service that accepts a cursor only on the key it
     };
     expect(await walkOn(keyFingerprint(KEY_A))).toHaveLength(450);
     await expect(walkOn(null)).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  it('a cursor refused on its own key too (it expired, on a service that binds nothing) teaches nothing: pages go out on any key again', async () => {
+    const sim = await boundService(false);
+    const { logger } = capturedLogger();
+    const limiter = rotatingLimiter();
+    const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter, logger });
+    const first = await api.listPage('deals');
+    sim.admin.expireCursors();
+    await expect(api.listPage('deals', { after: first.nextCursor! })).rejects.toMatchObject({ code: 'invalid_request' });
+    const offeredBefore = limiter.offered.length;
+    for await (const page of api.listPages('deals')) expect(page.results.length).toBeGreaterThan(0);
+    expect(limiter.offered.slice(offeredBefore).map((offer) => offer.length)).toEqual([3, 3, 3, 3]);
   });
 
   it("a cursor refused on its own key too fails the request with the service's answer, after one try on that key", async () => {
