@@ -9,12 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import { BodyPool } from './body-pool.js';
+import { refusesCursor } from './errors.js';
 import { createKeyFeedback, keyLogField } from './key-feedback.js';
 import type { KeyPool } from './keys.js';
 import { nextStep, type NextStep } from './next-step.js';
 import { readAnswer } from './read-answer.js';
 import type { RawResponse, RequestResult, RequestSpec } from './request.js';
-import { refusesCursor } from './errors.js';
 import { allKeysSetAsideError, errorForFailure } from './request-errors.js';
 import type { AttemptFailure, ResolvedRetryOptions, RetryState, ServiceWait } from './retry.js';
 import { createHttp, sendAttempt } from './send-attempt.js';
@@ -85,7 +85,7 @@ export function createRequester(deps: RequestLoopDeps): Requester {
           rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
           const cursorRefused = refusesCursor(response.status);
           cursorOnAnotherKey = !movedToCursorKey && cursorRefused && keys.cursorRefusedOnAnotherKey(spec.cursorKey, keyId);
-          if (taught && cursorRefused) {
+          if (taught && cursorRefused && keyId === spec.cursorKey) {
             keys.unbindCursors();
             log.info({ method, path }, 'the cursor was refused on its own key too (it had expired): list pages go out on any key again');
           }
