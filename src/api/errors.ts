@@ -109,6 +109,15 @@ export function refusesCursor(status: number): boolean {
   return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429;
 }
 
+/**
+ * Whether an answer of `status` to a page whose cursor came on another key may be the service refusing that cursor
+ * on this key: as any cursor (`refusesCursor`), or as a key not allowed it (403 `forbidden`, which the spec gives
+ * for a role too low: a read key lists whatever it is allowed to).
+ */
+export function refusesForeignCursor(status: number): boolean {
+  return refusesCursor(status) || status === 403;
+}
+
 /** The service answered with an error status. `code` is the service's own code, kept as sent. */
 export class SalesApiError extends SalesyncError {
   readonly status: number;

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RateLane, RateLimiter } from '../core/rate-limiter.js';
 import { BodyPool } from './body-pool.js';
-import { refusesCursor } from './errors.js';
+import { refusesForeignCursor } from './errors.js';
 import { createKeyFeedback, keyLogField } from './key-feedback.js';
 import type { KeyPool } from './keys.js';
 import { nextStep, type NextStep } from './next-step.js';
@@ -83,7 +83,7 @@ export function createRequester(deps: RequestLoopDeps): Requester {
           organizationWide = noted.organizationWide;
           log.debug({ method, path, status: response.status, ms, attempt, ...keyLogField(keys, keyId) }, 'sales api attempt');
           rejectedKeyDropped = response.status === 401 && feedback.dropRejectedKey(keyId);
-          const cursorRefused = refusesCursor(response.status);
+          const cursorRefused = refusesForeignCursor(response.status);
           cursorOnAnotherKey = !movedToCursorKey && cursorRefused && keys.cursorRefusedOnAnotherKey(spec.cursorKey, keyId);
           if (taught && cursorRefused && keyId === spec.cursorKey) {
             keys.unbindCursors();

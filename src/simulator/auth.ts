@@ -35,4 +35,9 @@ export class KeyRing {
   roleOf(key: string): Role | undefined {
     return this.keys.get(key);
   }
+
+  /** The live keys. */
+  list(): string[] {
+    return [...this.keys.keys()];
+  }
 }

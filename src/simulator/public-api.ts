@@ -2,7 +2,7 @@ import type { Corruptions } from './corruption.js';
 import type { ListCursor } from './cursor.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { invalidRequest, notFound, ServiceError, fieldError, validationError } from './errors.js';
-import type { Keyset, StoredRecord } from './record-store.js';
+import type { Keyset, ListOrder, StoredRecord } from './record-store.js';
 import { indexAfter, indexAtOrAfter } from './record-store.js';
 import type { SalesData } from './sales-data.js';
 import { runSearch } from './search.js';
@@ -50,7 +50,9 @@ export interface ApiKnobs {
   /** Offset pages order a tie by the page asked for (SimulatorOptions.tiesOrderedByPage). */
   tiesOrderedByPage: boolean;
   /** A cursor is accepted only on the key it was given to (SimulatorOptions.cursorsBoundToKey). */
-  cursorsBoundToKey: boolean;
+  cursorsBoundToKey: boolean | 'forbidden';
+  /** The live keys (to tell a cursor given to another key from a garbled one). */
+  liveKeys(): readonly string[];
   /** How a single view wraps its record (SimulatorOptions.singleViewShape). */
   singleViewShape: 'record' | 'data' | 'results';
   /** Whether record lists show this record twice in a row (`admin.listTwice`). */
@@ -91,7 +93,17 @@ export class PublicApi {
 
   /** What a cursor given in answer to `request` is signed with: a key's own when cursors are bound to keys. */
   private secretFor(request: ApiRequest): string {
-    return this.knobs.cursorsBoundToKey ? `${this.cursorSecret()}:${request.key}` : this.cursorSecret();
+    return this.knobs.cursorsBoundToKey !== false ? `${this.cursorSecret()}:${request.key}` : this.cursorSecret();
+  }
+
+  /** A cursor that failed its check on this request's key: `forbidden` when another key's, if so configured. */
+  private refuseCursorOf(request: ApiRequest, order: ListOrder | 'users', rawAfter: string): ServiceError {
+    if (this.knobs.cursorsBoundToKey === 'forbidden') {
+      const base = this.cursorSecret();
+      const foreign = this.knobs.liveKeys().some((key) => key !== request.key && decodeCursor(`${base}:${key}`, order, rawAfter) !== null);
+      if (foreign) return new ServiceError(403, 'forbidden', 'このカーソルは別のAPIキーに発行されたものです。');
+    }
+    return this.refuseCursor();
   }
 
   private refuseCursor(): ServiceError {
@@ -180,7 +192,8 @@ export class PublicApi {
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
       cursor = decodeCursor(this.secretFor(request), store.order, rawAfter);
-      if (!cursor || cursor.kind !== this.knobs.cursorKind) throw this.refuseCursor();
+      if (!cursor) throw this.refuseCursorOf(request, store.order, rawAfter);
+      if (cursor.kind !== this.knobs.cursorKind) throw this.refuseCursor();
     }
     if (this.knobs.tiesOrderedByPage && this.knobs.cursorKind === 'offset' && store.order === 'updated_at') {
       const salt = (cursor?.kind === 'offset' ? cursor.offset : 0) * 1_000 + pageSize;
@@ -247,7 +260,8 @@ export class PublicApi {
     let cursor: ListCursor | null = null;
     if (rawAfter !== null) {
       cursor = decodeCursor(this.secretFor(request), 'users', rawAfter);
-      if (cursor?.kind !== this.knobs.usersCursorKind) throw this.refuseCursor();
+      if (!cursor) throw this.refuseCursorOf(request, 'users', rawAfter);
+      if (cursor.kind !== this.knobs.usersCursorKind) throw this.refuseCursor();
     }
     const wanted = email?.toLowerCase();
     // An offset cursor counts users of the filtered list, as it stands when the page is asked for.

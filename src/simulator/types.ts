@@ -298,10 +298,10 @@ export interface SimulatorOptions {
   tiesOrderedByPage?: boolean;
   /**
    * A list cursor is accepted only on the key whose request it was given to; on another key it is refused as a
-   * garbled one (400 `invalid_request`). The spec says to pass a cursor unchanged, and nothing of keys.
-   * @defaultValue false
+   * garbled one (400 `invalid_request`), or with `'forbidden'` as a key not allowed it (403 `forbidden`). The spec
+   * says to pass a cursor unchanged, and nothing of keys. @defaultValue false
    */
-  cursorsBoundToKey?: boolean;
+  cursorsBoundToKey?: boolean | 'forbidden';
   /**
    * The shape of the single views (`GET /v1/<resource>/{id}/`, `GET /v1/users/{id}/`), which the spec leaves
    * unshown: the record itself, wrapped as `{"data": record}`, or as a list of one (`{"results": [record],

@@ -177,7 +177,7 @@ describe('a pool of API keys', () => {
 });
 
 describe('a pool of keys over a service that accepts a cursor only on the key it was given to', () => {
-  async function boundService(cursorsBoundToKey = true): Promise<Simulator> {
+  async function boundService(cursorsBoundToKey: boolean | 'forbidden' = true): Promise<Simulator> {
     const sim = createSimulator({
       seed: 5,
       size: { deals: 650, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 },
@@ -189,22 +189,28 @@ describe('a pool of keys over a service that accepts a cursor only on the key it
     return sim;
   }
 
-  it('learns it from the first refusal and sends each page on the key its cursor came on: every record, one request more', async () => {
-    const sim = await boundService();
-    const { logger, lines } = capturedLogger();
-    const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter: rotatingLimiter(), logger });
-    const ids: string[] = [];
-    for (const _walk of [1, 2]) for await (const page of api.listPages('deals')) ids.push(...page.results.map((r) => r.id));
-    const truth = sim.admin.truth().records.deals.map((r) => r.id);
-    expect(ids.sort()).toEqual([...truth, ...truth].sort());
-    // Two walks of four pages: eight answers, and the one refusal that taught the pool.
-    const stats = sim.admin.stats();
-    expect(stats.byStatus).toEqual({ '200': 8, '400': 1 });
-    expect(api.stats()).toMatchObject({ requests: 9, retries: 1 });
-    const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 40);
-    expect(warnings).toHaveLength(1);
-    expect(String(warnings[0]!.msg)).toContain('each list page now goes out on the key its cursor came on');
-  });
+  it.each([
+    [true, '400'],
+    ['forbidden', '403'],
+  ] as const)(
+    'learns it from the first refusal (%s: %s) and sends each page on the key its cursor came on: every record, one request more',
+    async (bound, status) => {
+      const sim = await boundService(bound);
+      const { logger, lines } = capturedLogger();
+      const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter: rotatingLimiter(), logger });
+      const ids: string[] = [];
+      for (const _walk of [1, 2]) for await (const page of api.listPages('deals')) ids.push(...page.results.map((r) => r.id));
+      const truth = sim.admin.truth().records.deals.map((r) => r.id);
+      expect(ids.sort()).toEqual([...truth, ...truth].sort());
+      // Two walks of four pages: eight answers, and the one refusal that taught the pool.
+      const stats = sim.admin.stats();
+      expect(stats.byStatus).toEqual({ '200': 8, [status]: 1 });
+      expect(api.stats()).toMatchObject({ requests: 9, retries: 1 });
+      const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 40);
+      expect(warnings).toHaveLength(1);
+      expect(String(warnings[0]!.msg)).toContain('each list page now goes out on the key its cursor came on');
+    },
+  );
 
   it('a new client given a cursor with the key it came on (a checkpoint) walks on from it; without that key, it fails', async () => {
     const sim = await boundService();
