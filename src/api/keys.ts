@@ -132,7 +132,7 @@ export class KeyPool {
   }
 
   /**
-   * Whether a request refused as a cursor may be (`refusesCursor`) may have been refused for its key: it went out
+   * Whether a request refused as a foreign cursor may be (`refusesForeignCursor`) may have been refused for its key: it went out
    * on `keyId`, and its cursor came on `cursorKey`, another live key of this pool. From then on (`bindCursors`) each
    * request goes out on its cursor's key.
    */
