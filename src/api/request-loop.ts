@@ -52,9 +52,12 @@ export function createRequester(deps: RequestLoopDeps): Requester {
     let taught = false;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      const offered = keys.offerFor(spec.cursorKey, Date.now());
-      if (offered.length === 0) throw allKeysSetAsideError(spec, keys, Date.now(), retry.maxRetryAfterMs);
-      const grant = await abortable(() => limiter.acquire(offered, { signal, lane: deps.lane, yielding: spec.yielding }), signal);
+      const now = Date.now();
+      const offered = keys.offerFor(spec.cursorKey, now);
+      if (offered.length === 0) throw allKeysSetAsideError(spec, keys, now, retry.maxRetryAfterMs);
+      // A lane's share is of the keys the pool can spend, not of the one a bound cursor may go out on.
+      const poolKeys = keys.ready(now).length;
+      const grant = await abortable(() => limiter.acquire(offered, { signal, lane: deps.lane, yielding: spec.yielding, poolKeys }), signal);
       stats.throttledMs += grant.waitedMs;
       // A limiter that does not know the pool (a test stub) may name no key of ours: send on the first offered one.
       const keyId = keys.has(grant.keyId) ? grant.keyId : offered[0]!;

@@ -31,6 +31,12 @@ export interface AcquireOptions {
    * @defaultValue false
    */
   yielding?: boolean | undefined;
+  /**
+   * How many keys the caller's pool can spend now, of which a lane's share is figured: a list page offered only its
+   * cursor's key (a service binding cursors to keys) still belongs to a walk spending the whole pool.
+   * @defaultValue the keys offered
+   */
+  poolKeys?: number | undefined;
 }
 
 export interface Grant {

@@ -60,6 +60,8 @@ interface Waiter {
   lane: RateLane;
   /** AcquireOptions.yielding. */
   yielding: boolean;
+  /** AcquireOptions.poolKeys. */
+  poolKeys: number;
   started: number;
   signal: AbortSignal | undefined;
   resolve(grant: Grant): void;
@@ -129,6 +131,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
         keyIds: [...keyIds],
         lane: options.lane ?? 'sync',
         yielding: options.yielding ?? false,
+        poolKeys: options.poolKeys ?? keyIds.length,
         started: Date.now(),
         signal,
         resolve,
@@ -254,7 +257,7 @@ class RedisRateLimiter implements ClosableRateLimiter {
   }
 
   private async tryAcquire(waiter: Waiter): Promise<AcquireReply> {
-    const lane = laneParams(this.budget, waiter.lane, waiter.keyIds.length);
+    const lane = laneParams(this.budget, waiter.lane, waiter.poolKeys);
     const keys = [`${this.tag}:org`, `${this.tag}:lane:${waiter.lane}`, ...waiter.keyIds.map((id) => this.keyBucket(id))];
     const args: Array<string | number> = [
       this.orgParams.intervalMs,

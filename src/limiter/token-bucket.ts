@@ -30,6 +30,8 @@ interface Waiter {
   lane: RateLane;
   /** AcquireOptions.yielding. */
   yielding: boolean;
+  /** AcquireOptions.poolKeys. */
+  poolKeys: number;
   started: number;
   resolve(grant: Grant): void;
   reject(reason: unknown): void;
@@ -78,6 +80,7 @@ export class TokenBucketLimiter implements RateLimiter {
         keyIds: [...keyIds],
         lane: options.lane ?? 'sync',
         yielding: options.yielding ?? false,
+        poolKeys: options.poolKeys ?? keyIds.length,
         started: this.now(),
         resolve,
         reject,
@@ -155,7 +158,7 @@ export class TokenBucketLimiter implements RateLimiter {
       if (yielding.wait === 0) this.grant(waiter, yielding, now);
       return yielding.wait;
     }
-    const lane = this.laneBucket(waiter.lane, waiter.keyIds.length);
+    const lane = this.laneBucket(waiter.lane, waiter.poolKeys);
     const level = this.choose(waiter, now, false);
     const levelWait = Math.max(level.wait, lane ? gcraWait(lane.gcra, lane.params, now) : 0);
     if (levelWait === 0) {

@@ -29,13 +29,16 @@ afterEach(async () => {
 });
 
 /** Round-robins over whatever keys it is offered, and records each offer. */
-function rotatingLimiter(): RateLimiter & { offered: string[][] } {
+function rotatingLimiter(): RateLimiter & { offered: string[][]; poolKeys: Array<number | undefined> } {
   let turn = 0;
   const offered: string[][] = [];
+  const poolKeys: Array<number | undefined> = [];
   return {
     offered,
-    async acquire(keyIds) {
+    poolKeys,
+    async acquire(keyIds, options) {
       offered.push([...keyIds]);
+      poolKeys.push(options?.poolKeys);
       return { keyId: keyIds[turn++ % keyIds.length]!, waitedMs: 0 };
     },
     observe: () => undefined,
@@ -211,6 +214,17 @@ describe('a pool of keys over a service that accepts a cursor only on the key it
       expect(String(warnings[0]!.msg)).toContain('each list page now goes out on the key its cursor came on');
     },
   );
+
+  it("offers a page its cursor's key alone, and tells the limiter the pool the walk spends (a lane's share is of every key)", async () => {
+    const sim = await boundService();
+    const { logger } = capturedLogger();
+    const limiter = rotatingLimiter();
+    const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter, logger });
+    for await (const page of api.listPages('deals')) expect(page.results.length).toBeGreaterThan(0);
+    // The first page, the refused second, then the second and the rest on their cursors' keys.
+    expect(limiter.offered.map((offer) => offer.length)).toEqual([3, 3, 1, 1, 1]);
+    expect(limiter.poolKeys).toEqual([3, 3, 3, 3, 3]);
+  });
 
   it('a new client given a cursor with the key it came on (a checkpoint) walks on from it; without that key, it fails', async () => {
     const sim = await boundService();

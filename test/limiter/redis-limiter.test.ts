@@ -29,7 +29,7 @@ async function hammer(
   limiter: RateLimiter,
   keys: string[],
   ms: number,
-  options: { lane?: RateLane; inFlight?: number; yielding?: boolean; everyMs?: number } = {},
+  options: { lane?: RateLane; inFlight?: number; yielding?: boolean; everyMs?: number; poolKeys?: number } = {},
 ): Promise<Array<{ at: number; keyId: string; waitedMs: number }>> {
   const grants: Array<{ at: number; keyId: string; waitedMs: number }> = [];
   const stop = AbortSignal.timeout(ms);
@@ -38,7 +38,9 @@ async function hammer(
   await Promise.all(
     Array.from({ length: options.inFlight ?? 4 }, async () => {
       for (;;) {
-        const grant = await limiter.acquire(keys, { lane: options.lane, yielding: options.yielding, signal: stop }).catch(() => null);
+        const grant = await limiter
+          .acquire(keys, { lane: options.lane, yielding: options.yielding, poolKeys: options.poolKeys, signal: stop })
+          .catch(() => null);
         if (!grant) return;
         grants.push({ at: Date.now(), keyId: grant.keyId, waitedMs: grant.waitedMs });
         if (options.everyMs) await new Promise((resolve) => setTimeout(resolve, options.everyMs));
@@ -90,6 +92,22 @@ describe('Redis limiter', () => {
     expect(backfill.length).toBeGreaterThanOrEqual(15);
     expect(sync.length).toBeGreaterThanOrEqual(2 * backfill.length);
     expect(backfill.length + sync.length).toBeLessThanOrEqual(91);
+  });
+
+  it("figures a backfill's share of the whole pool when each of its pages may go out on its cursor's key only", async () => {
+    // Four keys at 600/min: the backfill's half is 1200/min. Its walks' cursors each bound to one key must not shrink
+    // it to half of one key's 600.
+    const [backfiller, syncer] = pair({ perKeyPerMinute: 600, perOrgPerMinute: 100_000 });
+    const pool = ['p1', 'p2', 'p3', 'p4'];
+    // Every walk of both lanes on one key's cursor, as a service binding cursors to keys has them.
+    const walks = (limiter: RateLimiter, lane: RateLane) =>
+      Promise.all(pool.map((key) => hammer(limiter, [key], 4000, { lane, inFlight: 2, poolKeys: pool.length }))).then((g) => g.flat());
+    const [backfill, sync] = await Promise.all([walks(backfiller, 'backfill'), walks(syncer, 'sync')]);
+    // Its share: 10 + 4 s × 1190/min ≈ 89; of one key's capacity it would be 10 + 4 s × 290/min ≈ 29 (the sync takes
+    // every token beyond it). Each key's half goes to whichever process asks first, hence the floor's margin.
+    expect(backfill.length).toBeGreaterThanOrEqual(45);
+    expect(backfill.length).toBeLessThanOrEqual(91);
+    expect(sync.length).toBeGreaterThanOrEqual(40);
   });
 
   it('makes every process wait out a pause (429) that one of them set', async () => {

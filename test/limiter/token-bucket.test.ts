@@ -152,6 +152,8 @@ interface Client {
   untilMs?: number;
   /** Pause after each grant, per loop: a caller that wants only so much. @defaultValue 0 */
   everyMs?: number;
+  /** AcquireOptions.poolKeys. @defaultValue none given */
+  poolKeys?: number;
 }
 
 /**
@@ -183,7 +185,7 @@ async function driveLimiter(
     return Array.from({ length: client.inFlight ?? 4 }, async () => {
       if (client.fromMs) await sleep(client.fromMs, stop);
       while (!stop.aborted) {
-        const grant = await limiter.acquire(client.keys, { lane: client.lane, signal: stop }).catch(() => null);
+        const grant = await limiter.acquire(client.keys, { lane: client.lane, signal: stop, poolKeys: client.poolKeys }).catch(() => null);
         if (!grant) return;
         grants.push({ at: Date.now() - started, keyId: grant.keyId, lane: client.lane ?? 'sync', waitedMs: grant.waitedMs });
         if (client.everyMs) await sleep(client.everyMs, stop);
@@ -391,6 +393,22 @@ describe('TokenBucketLimiter: key pool, organization and lanes', () => {
         60_000,
       ),
     ).toBeLessThanOrEqual(1200);
+  });
+
+  it("figures a backfill's share of the whole pool when each of its pages may go out on its cursor's key only", async () => {
+    // Five keys at 1000/min: the backfill's half is 2500/min. Its walks' cursors each bound to one key (each asks
+    // with that key alone) must not shrink it to half of one key's 1000.
+    const limiter = new TokenBucketLimiter({ perKeyPerMinute: 1000, perOrgPerMinute: 5000, now: () => Date.now() });
+    const pool = ['a', 'b', 'c', 'd', 'e'];
+    const grants = await driveLimiter(
+      limiter,
+      [...pool.map((key) => ({ keys: [key], lane: 'backfill' as const, inFlight: 2, poolKeys: pool.length })), { keys: pool, inFlight: 8 }],
+      60_000,
+    );
+    const byLane = countBy(grants, (g) => g.lane);
+    expect(byLane.backfill).toBeGreaterThanOrEqual(0.9 * 2500);
+    expect(byLane.backfill).toBeLessThanOrEqual(2500 + 60);
+    expect(byLane.sync).toBeGreaterThanOrEqual(0.9 * 2500);
   });
 
   it('reserves the schedule its share even when one key, not the organization, is the limit', async () => {
