@@ -7,14 +7,14 @@ import type { RecordResourceName } from '../core/resources.js';
 import type { MeetingLogRecord, ServiceUser } from '../core/types.js';
 import { parseBaseUrl } from './base-url.js';
 import { CursorKeys } from './cursor-keys.js';
-import { InvalidRecordError } from './errors.js';
+import { emptySingleViewError, InvalidRecordError } from './errors.js';
 import { KeyPool, parseKeys } from './keys.js';
 import { followCursors } from './pagination.js';
 import { createRequester } from './request-loop.js';
 import { DEFAULT_RETRY, type ResolvedRetryOptions } from './retry.js';
 import { meetingLogRecordSchema, propertyListSchema, serviceRecordSchema, serviceUserSchema } from './schemas.js';
 import type { ListOptions, ListPage, RequestStats, SalesApi, SalesApiOptions, SearchRequest } from './types.js';
-import { checkBody, checkListBody, checkRecord, singleViewRecord, type CheckedList } from './validation.js';
+import { checkBody, checkListBody, checkRecord, isEmptySingleView, singleViewRecord, type CheckedList } from './validation.js';
 
 // Where they lived before the request loop moved out; tests and callers import them from here.
 export { baseUrlWarnings, isLoopbackHost, parseBaseUrl } from './base-url.js';
@@ -117,7 +117,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       path,
       signal,
       yielding,
-      check: (json) => {
+      check: (json, keyId) => {
+        if (isEmptySingleView(json)) return { ok: false, error: emptySingleViewError({ method: 'GET', path, keyFingerprint: keyId }) };
         const checked = checkRecord(singleViewRecord(json), schema);
         if (checked.ok) return checked;
         const { raw, reason } = checked.reject;

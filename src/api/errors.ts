@@ -152,6 +152,22 @@ export class SalesApiError extends SalesyncError {
   }
 }
 
+/**
+ * A single view answered as an empty list (`isEmptySingleView`): the record is not there, as a 404 `not_found` says,
+ * and taken the same way (a listed meeting log left out, a deletion confirmed).
+ */
+export function emptySingleViewError(d: { method: string; path: string; keyFingerprint: string }): SalesApiError {
+  return new SalesApiError({
+    ...d,
+    status: 200,
+    body: '',
+    code: 'not_found',
+    serviceMessage: 'an empty list (results: [])',
+    fields: [],
+    attempts: 1,
+  });
+}
+
 /** Builds the error for a non-2xx answer, reading the envelope when there is one. */
 export function salesApiErrorFromResponse(
   response: ErrorResponse,

@@ -45,7 +45,7 @@ export async function readAnswer<T>(
   }
   // Only one early request per answer: once the text led to it, the parsed body need not be shown.
   if (json.ok && !sentEarly && spec.onJson?.(json.value, keyId)) await aTurn();
-  const checked = json.ok ? spec.check(json.value) : json;
+  const checked = json.ok ? spec.check(json.value, keyId) : json;
   if (checked.ok) return { kind: 'data', data: checked.data, serverDate: serverDateOf(response.headers) };
   if ('error' in checked) return { kind: 'refused', error: checked.error };
   return { kind: 'failed', failure: { kind: 'invalid_body', detail: checked.detail }, invalidJson: !json.ok };

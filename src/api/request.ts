@@ -17,8 +17,9 @@ export interface RequestSpec<T> {
   /**
    * Checks a 2xx body that parsed as JSON. A failed check with a `detail` is a bad answer (retried: the next one
    * may be whole); one with an `error` is thrown at once (a record that breaks its schema comes back the same).
+   * `keyId`: the key the answer came on.
    */
-  check: (json: unknown) => Checked<T> | { ok: false; error: SalesyncError };
+  check: (json: unknown, keyId: string) => Checked<T> | { ok: false; error: SalesyncError };
   signal?: AbortSignal | undefined;
   /**
    * Sees a 2xx body's bytes, and the key it answered, before they are parsed (a walk finds the next cursor there

@@ -65,11 +65,20 @@ export function checkListBody<T>(json: unknown, item: z.ZodType<T>): Checked<Che
  * it is, for the schema to refuse.
  */
 export function singleViewRecord(json: unknown): unknown {
+  if (isEmptySingleView(json)) return json;
   if (!isObject(json) || 'id' in json) return json;
   const { results } = json;
   if (Array.isArray(results)) return results.length === 1 && isObject(results[0]) ? results[0] : json;
   const members = Object.values(json);
   return members.length === 1 && isObject(members[0]) && 'id' in members[0] ? members[0] : json;
+}
+
+/**
+ * A single view given as a list with no element: how a service that answers single views as lists (a lookup by id)
+ * says it has no such record, as another would with 404 `not_found`.
+ */
+export function isEmptySingleView(json: unknown): boolean {
+  return isObject(json) && !('id' in json) && Array.isArray(json.results) && json.results.length === 0;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -298,18 +298,31 @@ export class PublicApi {
   private getUser(id: string): ApiResponse {
     if (!isRecordId(id)) throw invalidRequest('レコードIDの形式が正しくありません。');
     const user = this.data.users.get(id);
-    if (!user) throw notFound();
-    return { status: 200, body: this.singleBody(this.knobs.corruptions.user(this.data.renderUser(user))) };
+    return this.single(() => {
+      if (!user) throw notFound();
+      return this.knobs.corruptions.user(this.data.renderUser(user));
+    });
   }
 
   private getOne(resource: RecordResource, id: string): ApiResponse {
-    return { status: 200, body: this.singleBody(this.knobs.corruptions.record(resource, this.data.singleView(resource, id))) };
+    return this.single(() => this.knobs.corruptions.record(resource, this.data.singleView(resource, id)));
   }
 
-  /** A single view's body: the record as `singleViewShape` wraps it. */
-  private singleBody(record: unknown): unknown {
+  /**
+   * A single view's answer: the record as `singleViewShape` wraps it; shaped as a list, an id with no record is an
+   * empty one, not a 404.
+   */
+  private single(record: () => unknown): ApiResponse {
     const shape = this.knobs.singleViewShape;
-    return shape === 'data' ? { data: record } : shape === 'results' ? this.listBody([record], null) : record;
+    if (shape === 'results') {
+      try {
+        return { status: 200, body: this.listBody([record()], null) };
+      } catch (error) {
+        if (error instanceof ServiceError && error.code === 'not_found') return { status: 200, body: this.listBody([], null) };
+        throw error;
+      }
+    }
+    return { status: 200, body: shape === 'data' ? { data: record() } : record() };
   }
 
   private create(resource: RecordResource, request: ApiRequest): ApiResponse {

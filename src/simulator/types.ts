@@ -305,7 +305,8 @@ export interface SimulatorOptions {
   /**
    * The shape of the single views (`GET /v1/<resource>/{id}/`, `GET /v1/users/{id}/`), which the spec leaves
    * unshown: the record itself, wrapped as `{"data": record}`, or as a list of one (`{"results": [record],
-   * "paging": {"next": null}}`). @defaultValue 'record'
+   * "paging": {"next": null}}`), where an id with no record answers an empty list, as a lookup by id would (200, not
+   * 404). @defaultValue 'record'
    */
   singleViewShape?: 'record' | 'data' | 'results';
   /**

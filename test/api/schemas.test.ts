@@ -8,7 +8,7 @@ import {
   serviceRecordSchema,
   serviceUserSchema,
 } from '../../src/api/schemas.js';
-import { checkListBody, checkRecord, parseJson, singleViewRecord } from '../../src/api/validation.js';
+import { checkListBody, checkRecord, isEmptySingleView, parseJson, singleViewRecord } from '../../src/api/validation.js';
 import { canonicalInstant } from '../../src/core/time.js';
 import { listBody, record, recordId } from './fake-service.js';
 
@@ -172,6 +172,14 @@ describe('single record check', () => {
       expect(singleViewRecord(other)).toBe(other);
       expect(checkRecord(singleViewRecord(other), serviceRecordSchema).ok).toBe(false);
     }
+  });
+
+  it('takes a single view given as an empty list for no record (not_found), and nothing else', () => {
+    expect(isEmptySingleView({ results: [], paging: { next: null } })).toBe(true);
+    expect(isEmptySingleView({ results: [] })).toBe(true);
+    const one = { id: recordId(1), properties: {}, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' };
+    for (const other of [{ results: [one] }, { id: recordId(1), results: [] }, { data: [] }, [], {}, null])
+      expect(isEmptySingleView(other)).toBe(false);
   });
 });
 
