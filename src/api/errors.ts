@@ -303,13 +303,19 @@ export class RateLimitWaitError extends SalesyncError {
     keyFingerprint: string;
     /** Live keys of the pool, all of them waiting. */
     keyCount: number;
+    /** The key is the one the page's cursor came on, the only key the service takes it on. */
+    cursorBound?: boolean;
     waitMs: number;
     maxRetryAfterMs: number;
     source: WaitSource;
     /** The answer that asked for the wait, e.g. `429 GET /v1/deals/`. */
     seenOn: string;
   }) {
-    const who = d.keyCount > 1 ? `every key; the first to free up, ${d.keyFingerprint},` : `key ${d.keyFingerprint}`;
+    const who = d.cursorBound
+      ? `key ${d.keyFingerprint}, the only one it takes this page's cursor on,`
+      : d.keyCount > 1
+        ? `every key; the first to free up, ${d.keyFingerprint},`
+        : `key ${d.keyFingerprint}`;
     const why = d.source === 'Retry-After' ? 'Retry-After' : 'X-RateLimit-Remaining 0 until X-RateLimit-Reset';
     super(
       'rate_limited',

@@ -117,6 +117,15 @@ export class KeyPool {
     return this.liveKeys.filter((id) => !this.isSetAside(id, now));
   }
 
+  /**
+   * The wait of the key a request's cursor came on, while cursors are bound to keys and that live key is set aside:
+   * the page can go out on no other. Null otherwise.
+   */
+  cursorKeyWait(cursorKey: string | undefined, now: number): [string, SetAsideKey] | null {
+    if (!this.bound || cursorKey === undefined || !this.liveKeys.includes(cursorKey) || !this.isSetAside(cursorKey, now)) return null;
+    return [cursorKey, this.asideUntil.get(cursorKey)!];
+  }
+
   /** The live key set aside that may send again first (call only when every live key is set aside). */
   soonestSetAside(): [string, SetAsideKey] {
     return [...this.asideUntil].filter(([id]) => this.liveKeys.includes(id)).sort((a, b) => a[1].untilMs - b[1].untilMs)[0]!;
@@ -154,7 +163,8 @@ export class KeyPool {
 
   /**
    * The keys a request may go out on at `now`: the ready ones, or only its cursor's key once cursors are bound and
-   * that key is ready (set aside or dropped, any other: the service may then refuse the cursor, and says so).
+   * that key is ready (dropped, any other: the service may then refuse the cursor, and says so; set aside, the
+   * request loop fails with its wait, `cursorKeyWait`).
    */
   offerFor(cursorKey: string | undefined, now: number): readonly string[] {
     const ready = this.ready(now);

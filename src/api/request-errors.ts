@@ -10,7 +10,7 @@ import {
   ServiceUnreachableError,
   salesApiErrorFromResponse,
 } from './errors.js';
-import type { KeyPool } from './keys.js';
+import type { KeyPool, SetAsideKey } from './keys.js';
 import type { RawResponse, RequestSpec } from './request.js';
 import type { AttemptFailure } from './retry.js';
 
@@ -64,6 +64,29 @@ export function errorForFailure(
         { keyFingerprint: last.keyId, attempts, maxRetryAfterMs: client.maxRetryAfterMs },
       );
   }
+}
+
+/**
+ * The page's cursor came on a key now set aside, and the service takes a cursor on its own key only: the
+ * `rate_limited` error naming that key's wait (sent on another, the page would be refused as a bad request).
+ */
+export function cursorKeySetAsideError(
+  request: Request,
+  [keyId, waiting]: [string, SetAsideKey],
+  now: number,
+  maxRetryAfterMs: number,
+): RateLimitWaitError {
+  return new RateLimitWaitError({
+    method: request.method,
+    path: request.path,
+    keyFingerprint: keyId,
+    keyCount: 1,
+    cursorBound: true,
+    waitMs: waiting.untilMs - now,
+    maxRetryAfterMs,
+    source: waiting.source,
+    seenOn: waiting.seenOn,
+  });
 }
 
 /** Every live key is set aside: the `rate_limited` error naming the one that may send again first. */

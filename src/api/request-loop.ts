@@ -15,7 +15,7 @@ import type { KeyPool } from './keys.js';
 import { nextStep, type NextStep } from './next-step.js';
 import { readAnswer } from './read-answer.js';
 import type { RawResponse, RequestResult, RequestSpec } from './request.js';
-import { allKeysSetAsideError, errorForFailure } from './request-errors.js';
+import { allKeysSetAsideError, cursorKeySetAsideError, errorForFailure } from './request-errors.js';
 import type { AttemptFailure, ResolvedRetryOptions, RetryState, ServiceWait } from './retry.js';
 import { createHttp, sendAttempt } from './send-attempt.js';
 import type { RequestStats } from './types.js';
@@ -53,6 +53,8 @@ export function createRequester(deps: RequestLoopDeps): Requester {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       const now = Date.now();
+      const cursorKeyWait = keys.cursorKeyWait(spec.cursorKey, now);
+      if (cursorKeyWait) throw cursorKeySetAsideError(spec, cursorKeyWait, now, retry.maxRetryAfterMs);
       const offered = keys.offerFor(spec.cursorKey, now);
       if (offered.length === 0) throw allKeysSetAsideError(spec, keys, now, retry.maxRetryAfterMs);
       // A lane's share is of the keys the pool can spend, not of the one a bound cursor may go out on.

@@ -3,7 +3,7 @@ import { createSalesApi, keyFingerprint, SalesApiError } from '../../src/api/ind
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { loadConfig, requireService } from '../../src/config.js';
 import { TokenBucketLimiter } from '../../src/limiter/index.js';
-import { createSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createSimulator, type FaultSettings, type Simulator } from '../../src/simulator/index.js';
 import {
   TEST_KEY,
   capturedLogger,
@@ -180,12 +180,13 @@ describe('a pool of API keys', () => {
 });
 
 describe('a pool of keys over a service that accepts a cursor only on the key it was given to', () => {
-  async function boundService(cursorsBoundToKey: boolean | 'forbidden' = true): Promise<Simulator> {
+  async function boundService(cursorsBoundToKey: boolean | 'forbidden' = true, faults: FaultSettings = {}): Promise<Simulator> {
     const sim = createSimulator({
       seed: 5,
       size: { deals: 650, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 },
       keys: [KEY_A, KEY_B, KEY_C].map((key) => ({ key, role: 'read' as const })),
       cursorsBoundToKey,
+      faults,
     });
     await sim.listen(0);
     sims.push(sim);
@@ -224,6 +225,21 @@ describe('a pool of keys over a service that accepts a cursor only on the key it
     // The first page, the refused second, then the second and the rest on their cursors' keys.
     expect(limiter.offered.map((offer) => offer.length)).toEqual([3, 3, 1, 1, 1]);
     expect(limiter.poolKeys).toEqual([3, 3, 3, 3, 3]);
+  });
+
+  it("a page whose cursor's key is told to wait longer than the client waits fails at once with that wait, not sent on another key", async () => {
+    const sim = await boundService(true, { rateLimitRetryAfterSeconds: 3600 });
+    const { logger } = capturedLogger();
+    const api = createSalesApi({ baseUrl: sim.url, apiKeys: [KEY_A, KEY_B, KEY_C], limiter: rotatingLimiter(), logger });
+    let pages = 0;
+    const walk = async () => {
+      for await (const _page of api.listPages('deals')) if (++pages === 2) sim.admin.failNext(1, 'rateLimit', '/v1/deals/');
+    };
+    const error = await rejectionOf(walk());
+    expect(error).toMatchObject({ code: 'rate_limited', context: { keyFingerprint: keyFingerprint(KEY_A) } });
+    expect((error as Error).message).toContain("the only one it takes this page's cursor on");
+    // The first page, the refusal that taught the pool, the second page, the third's 429: nothing sent to be refused.
+    expect(sim.admin.stats().byStatus).toEqual({ '200': 2, '400': 1, '429': 1 });
   });
 
   it('a new client given a cursor with the key it came on (a checkpoint) walks on from it; without that key, it fails', async () => {
