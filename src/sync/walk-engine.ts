@@ -99,6 +99,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   let served: number | null = null;
   // The passes of this run over a list that stood still, taken together once one ended unclean (PassUnion).
   const together: { union: PassUnion | null } = { union: null };
+  // A cursor refused in the middle of a pass walks the window again once a run; a second refusal fails it.
+  let refusedMidPass = false;
   for (;;) {
     const resuming = after !== null && from !== null;
     // A resumed pass has not every id; a local clock cannot tell whether the list stood still.
@@ -228,15 +230,23 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       await walked;
     } catch (error) {
       // The spec says nothing of how long a cursor lives: one refused as the checkpoint's first request (it expired,
-      // or a deploy changed its key) would fail every run. The window is walked again from its start instead: what
-      // the checkpoint's batches wrote stays, and the watermark has not moved.
-      if (!(resuming && passPages === 0 && cursorRefused(error))) throw error;
+      // or a deploy changed its key) would fail every run, and one refused in the middle of a pass (a deploy while
+      // the walk ran) this run. The window is walked again from its start instead: what the batches before wrote
+      // stays, and the watermark has not moved.
+      const checkpointRefused = resuming && passPages === 0;
+      const midPass = passPages > 0 && !refusedMidPass;
+      if (!(cursorRefused(error) && (checkpointRefused || midPass))) throw error;
       log.warn(
-        { code: (error as SalesyncError).code },
-        "the service refused the checkpoint's cursor (it may have expired): walking the window again from its start",
+        { code: (error as SalesyncError).code, pages: passPages },
+        checkpointRefused
+          ? "the service refused the checkpoint's cursor (it may have expired): walking the window again from its start"
+          : "the service refused the walk's cursor in the middle of a pass (it may have expired): walking the window again from its start",
       );
+      if (!checkpointRefused) refusedMidPass = true;
       after = afterKey = null;
       passStartedAt = lastServerDate ?? now().toISOString();
+      // The pass cut short named only some of its window: no union to take it into.
+      together.union = null;
       continue;
     }
     const seen = signals.snapshot();

@@ -234,6 +234,44 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
   });
 });
 
+describe('cursors that stop being accepted in the middle of a walk (the spec says nothing of how long one lives)', () => {
+  it.each(['invalid_request', 'not_found'] as const)(
+    'a deploy that expires every cursor while a walk runs (%s): the window is walked again in the same run, equal to the truth',
+    async (answer) => {
+      harness = await startHarness({ seed: 61, size: SIZE });
+      let expired = false;
+      harness.sim.admin.setOnListPage((event: ListPageEvent) => {
+        if (event.resource !== 'deals' || event.pageNumber !== 2 || expired) return;
+        expired = true;
+        event.admin.expireCursors(answer);
+      });
+      const report = await harness.sync({ resources: ['deals'] });
+      expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+      // The two pages before the deploy, the refused third, then the whole window again.
+      const stats = harness.sim.admin.stats();
+      expect(stats.byStatus[answer === 'not_found' ? '404' : '400']).toBe(1);
+      expect(stats.byRoute['GET /v1/deals/']).toBe(2 + 1 + 4);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    },
+  );
+
+  it('cursors expired twice in one run fail the walk with the refusal; the next run resumes and ends equal to the truth', async () => {
+    harness = await startHarness({ seed: 62, size: SIZE });
+    let expiries = 0;
+    harness.sim.admin.setOnListPage((event: ListPageEvent) => {
+      if (event.resource !== 'deals' || event.pageNumber !== 2 || expiries >= 2) return;
+      expiries += 1;
+      event.admin.expireCursors();
+    });
+    const failed = await harness.sync({ resources: ['deals'] });
+    expect(failed.results[0]).toMatchObject({ outcome: 'failed' });
+    expect(failed.results[0]?.error?.code).toBe('invalid_request');
+    const next = await harness.sync({ resources: ['deals'] });
+    expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+});
+
 describe('pages that overlap (the spec does not say a next page begins after the last record given)', () => {
   it.each(['keyset', 'offset'] as const)(
     'a service whose next page repeats the last record given (%s cursors) is walked in one clean pass, and the watermark moves',
