@@ -12,6 +12,7 @@ import { KeyPool, parseKeys } from './keys.js';
 import { followCursors } from './pagination.js';
 import { createRequester } from './request-loop.js';
 import { DEFAULT_RETRY, type ResolvedRetryOptions } from './retry.js';
+import { fewerDigits, updatedAfterWith, type FractionDigits } from './updated-after.js';
 import { meetingLogRecordSchema, propertyListSchema, serviceRecordSchema, serviceUserSchema } from './schemas.js';
 import type { ListOptions, ListPage, RequestStats, SalesApi, SalesApiOptions, SearchRequest } from './types.js';
 import { checkBody, checkListBody, checkRecord, isEmptySingleView, singleViewRecord, type CheckedList } from './validation.js';
@@ -31,6 +32,11 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
   const fingerprint = fingerprints[0]!;
   const retry: ResolvedRetryOptions = { ...DEFAULT_RETRY, ...withoutUndefined(options.retry ?? {}) };
   const stats: RequestStats = { requests: 0, retries: 0, rateLimited: 0, throttledMs: 0 };
+  const log = options.logger.child(
+    fingerprints.length === 1
+      ? { component: 'sales-api', keyFingerprint: fingerprint }
+      : { component: 'sales-api', keyFingerprints: fingerprints },
+  );
   const request = createRequester({
     keys,
     limiter: options.limiter,
@@ -38,23 +44,49 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     base,
     retry,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    log: options.logger.child(
-      fingerprints.length === 1
-        ? { component: 'sales-api', keyFingerprint: fingerprint }
-        : { component: 'sales-api', keyFingerprints: fingerprints },
-    ),
+    log,
     stats,
   });
   // Only a pool can send a cursor on another key than the one it was given to.
   const cursorKeys = fingerprints.length > 1 ? new CursorKeys() : null;
+  // The fraction digits of updated_after the service has taken (see updated-after.ts), for the life of the client.
+  let updatedAfterDigits: FractionDigits = 6;
   /** A reject's raw text without our own keys, should a careless service echo one into a record (rejects are stored). */
   const withoutKeys = (raw: string): string => keys.redact(raw);
 
-  /** One page of a list; `onCursor` gets the next page's cursor as soon as the body parses (see `FetchPage`). */
+  /**
+   * One page of a list; `onCursor` gets the next page's cursor as soon as the body parses (see `FetchPage`). A
+   * refused `updated_after` is sent again with fewer fraction digits (`fewerDigits`).
+   */
   async function listPage<T>(
     path: string,
     item: z.ZodType<T>,
     options: ListOptions & { email?: string | undefined },
+    onCursor?: (cursor: string) => boolean,
+  ): Promise<ListPage<T>> {
+    for (;;) {
+      const digits = updatedAfterDigits;
+      try {
+        return await listPageWith(path, item, options, digits, onCursor);
+      } catch (error) {
+        const fewer = fewerDigits(error, options, digits);
+        if (fewer === null) throw error;
+        if (updatedAfterDigits === digits) {
+          updatedAfterDigits = fewer;
+          log.warn(
+            { path, digits: fewer },
+            'the service refused updated_after with more fraction-of-second digits: it is sent with fewer (floored: no record is left out)',
+          );
+        }
+      }
+    }
+  }
+
+  async function listPageWith<T>(
+    path: string,
+    item: z.ZodType<T>,
+    options: ListOptions & { email?: string | undefined },
+    digits: FractionDigits,
     onCursor?: (cursor: string) => boolean,
   ): Promise<ListPage<T>> {
     const { data, serverDate, keyId } = await request({
@@ -63,8 +95,8 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
       cursorKey: cursorKeys?.keyOf(options.after),
       query: {
         page_size: options.pageSize ?? DEFAULT_PAGE_SIZE,
-        // Passed through as given: the watermark's precision is the caller's, not ours to reformat.
-        updated_after: options.updatedAfter,
+        // As given (the watermark's precision is the caller's), unless the service refused as many digits.
+        updated_after: options.updatedAfter ? updatedAfterWith(options.updatedAfter, digits) : options.updatedAfter,
         after: options.after,
         email: options.email,
       },

@@ -72,21 +72,11 @@ export function errorForFailure(
  */
 export function cursorKeySetAsideError(
   request: Request,
-  [keyId, waiting]: [string, SetAsideKey],
+  wait: [string, SetAsideKey],
   now: number,
   maxRetryAfterMs: number,
 ): RateLimitWaitError {
-  return new RateLimitWaitError({
-    method: request.method,
-    path: request.path,
-    keyFingerprint: keyId,
-    keyCount: 1,
-    cursorBound: true,
-    waitMs: waiting.untilMs - now,
-    maxRetryAfterMs,
-    source: waiting.source,
-    seenOn: waiting.seenOn,
-  });
+  return setAsideError(request, wait, { keyCount: 1, cursorBound: true }, now, maxRetryAfterMs);
 }
 
 /** Every live key is set aside: the `rate_limited` error naming the one that may send again first. */
@@ -96,12 +86,22 @@ export function allKeysSetAsideError(
   now: number,
   maxRetryAfterMs: number,
 ): RateLimitWaitError {
-  const [keyId, waiting] = keys.soonestSetAside();
+  return setAsideError(request, keys.soonestSetAside(), { keyCount: keys.live.length }, now, maxRetryAfterMs);
+}
+
+/** The `rate_limited` error of a request no key it may go out on can send now: the wait of `keyId`, set aside. */
+function setAsideError(
+  request: Request,
+  [keyId, waiting]: [string, SetAsideKey],
+  who: { keyCount: number; cursorBound?: boolean },
+  now: number,
+  maxRetryAfterMs: number,
+): RateLimitWaitError {
   return new RateLimitWaitError({
     method: request.method,
     path: request.path,
     keyFingerprint: keyId,
-    keyCount: keys.live.length,
+    ...who,
     waitMs: waiting.untilMs - now,
     maxRetryAfterMs,
     source: waiting.source,

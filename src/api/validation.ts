@@ -65,7 +65,6 @@ export function checkListBody<T>(json: unknown, item: z.ZodType<T>): Checked<Che
  * it is, for the schema to refuse.
  */
 export function singleViewRecord(json: unknown): unknown {
-  if (isEmptySingleView(json)) return json;
   if (!isObject(json) || 'id' in json) return json;
   const { results } = json;
   if (Array.isArray(results)) return results.length === 1 && isObject(results[0]) ? results[0] : json;

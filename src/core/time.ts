@@ -273,6 +273,18 @@ export function compareInstants(a: string, b: string): number {
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
+/**
+ * `iso` floored to `digits` (0, 3 or 6) fraction-of-second digits, canonical otherwise (`Z`; no fraction at 0): no
+ * later than `iso`, for a service that reads fewer digits than we write. `iso` itself when it is unreadable.
+ */
+export function floorFraction(iso: string, digits: 0 | 3 | 6): string {
+  const micros = parseInstantMicros(iso);
+  if (micros === null) return iso;
+  const unit = 10n ** BigInt(6 - digits);
+  const text = microsToIso(micros - (((micros % unit) + unit) % unit));
+  return digits === 6 ? text : `${text.slice(0, digits === 0 ? -8 : -4)}Z`;
+}
+
 /** The first instant after the whole second `iso` falls in (canonical), or `iso` itself when it is unreadable. */
 export function nextWholeSecond(iso: string): string {
   const micros = parseInstantMicros(iso);

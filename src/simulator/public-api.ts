@@ -45,6 +45,8 @@ export interface ApiKnobs {
   usersCursorKind: CursorKind;
   /** The most records a list page holds (SimulatorOptions.maxPageSize). */
   maxPageSize: number;
+  /** The most fraction digits `updated_after` may carry (SimulatorOptions.updatedAfterDigits). */
+  updatedAfterDigits: number;
   /** What each next page begins with from the one before (SimulatorOptions.overlappingPages). */
   overlappingPages: 'none' | 'last' | 'ties';
   /** Offset pages order a tie by the page asked for (SimulatorOptions.tiesOrderedByPage). */
@@ -169,7 +171,7 @@ export class PublicApi {
     const day = parseDate(raw);
     if (day !== null) return day;
     const parsed = parseTimestamp(raw);
-    if (!parsed) {
+    if (!parsed || (/\.(\d+)/.exec(raw)?.[1]?.length ?? 0) > this.knobs.updatedAfterDigits) {
       throw validationError([fieldError('updated_after', 'invalid_value', 'ISO 8601 形式 (タイムゾーン付き) で指定してください。')]);
     }
     return ceilMicros(parsed);

@@ -93,6 +93,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     cursorKind,
     usersCursorKind,
     maxPageSize,
+    updatedAfterDigits: options.updatedAfterDigits ?? Infinity,
     tiesOrderedByPage: options.tiesOrderedByPage === true,
     cursorsBoundToKey: options.cursorsBoundToKey ?? false,
     liveKeys: () => keys.list(),

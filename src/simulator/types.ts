@@ -282,6 +282,12 @@ export interface SimulatorOptions {
    */
   maxPageSize?: number;
   /**
+   * The most fraction-of-second digits `updated_after` may carry: more is a 400 `validation_error` naming
+   * `updated_after` (the spec says "timestamp", its exact format not shown; a parser of whole seconds is 0).
+   * @defaultValue any
+   */
+  updatedAfterDigits?: number;
+  /**
    * Record lists' next page begins with the last record of the page before (an inclusive cursor, as a service
    * paging by `updated_at >= the last one given` does): the spec does not say pages never overlap. A page of one
    * record leads on past it. With 'ties' the next page begins with every record of the page before that shares its

@@ -179,6 +179,27 @@ describe('text the warehouse cannot hold as sent', () => {
   });
 });
 
+describe('updated_after read to fewer fraction digits (the spec: a timestamp, its exact format not shown)', () => {
+  it.each([
+    [3, 1],
+    [0, 2],
+  ])(
+    'a service that refuses updated_after with more than %i fraction digits: incremental syncs send it floored (%i refusals a run), equal to the truth',
+    async (digits, refusals) => {
+      harness = await startHarness({ seed: 66, size: SIZE, updatedAfterDigits: digits });
+      expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+      for (const round of [1, 2]) {
+        harness.sim.admin.mutateRandom(30, round, ['update', 'create']);
+        harness.sim.admin.resetStats();
+        const report = await harness.sync({ resources: ['deals'] });
+        expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+        expect(harness.sim.admin.stats().byStatus['400']).toBe(refusals);
+        await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+      }
+    },
+  );
+});
+
 describe('single views wrapped (the spec leaves the shape of a single view unshown)', () => {
   it.each(['data', 'results'] as const)(
     "single views given as '%s': meeting logs are written with their summaries, and a reconcile confirms a deletion",
