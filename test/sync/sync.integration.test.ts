@@ -219,6 +219,24 @@ describe('sync against the simulator', () => {
     },
   );
 
+  it('an incremental walk interrupted over a service that reads updated_after in whole seconds resumes from its checkpoint', async () => {
+    const h = await startHarness({ seed: 14, size: { ...SMALL, contacts: 1400 }, updatedAfterDigits: 0 }, { flushRows: 200 });
+    harness = h;
+    expect((await h.sync({ resources: ['contacts'] })).ok).toBe(true);
+    // Four pages of changes, so the incremental walk is stopped with a cursor to resume from.
+    for (const contact of h.sim.admin.truth().records.contacts.slice(0, 800))
+      h.sim.admin.updateRecord('contacts', contact.id, { first_name: 'Moved' });
+    const { env, result } = await syncInterrupted(h, 2);
+    expect(result.outcome).toBe('interrupted');
+    expect((await env.warehouse.readState('contacts')).walk?.cursor).toBeTruthy();
+    h.sim.admin.resetStats();
+    // A new client sends the checkpoint's updated_after with every digit, is refused twice, then walks on floored.
+    const resumed = await h.sync({ resources: ['contacts'] });
+    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true, settled: true });
+    expect(h.sim.admin.stats().byStatus['400']).toBe(2);
+    await expectMirrorsTruth(env.warehouse, h.sim, { resources: ['contacts'] });
+  });
+
   it('a checkpoint keeps the key its cursor came on: a pool over a service that takes a cursor only on its own key resumes there', async () => {
     const pool = [DEFAULT_KEYS.read, DEFAULT_KEYS.analyst, DEFAULT_KEYS.write].join(',');
     const h = await startHarness(
