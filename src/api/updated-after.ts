@@ -16,7 +16,8 @@ export function updatedAfterWith(updatedAfter: string, digits: FractionDigits): 
 /**
  * After a list request sent `sent` failed with `error`: the fewer fraction digits to send `updated_after` with, when
  * the service may have refused its format, else null. Such a refusal is a 400 naming `updated_after` among its
- * fields, or, on a first page (no cursor to refuse), a 400 naming none. Each step changes what is sent.
+ * fields (as it is, or as a path ending in it: the spec fixes field paths only for properties), or, on a first page
+ * (no cursor to refuse), a 400 naming none. Each step changes what is sent.
  */
 export function fewerDigits(
   error: unknown,
@@ -24,7 +25,7 @@ export function fewerDigits(
   digits: FractionDigits,
 ): FractionDigits | null {
   if (!(error instanceof SalesApiError) || error.status !== 400 || !sent.updatedAfter) return null;
-  const named = error.fields.some((field) => field.name === 'updated_after');
+  const named = error.fields.some((field) => /(^|\.)updated_after$/.test(field.name));
   if (!named && (Boolean(sent.after) || error.fields.length > 0)) return null;
   const now = updatedAfterWith(sent.updatedAfter, digits);
   for (const next of [3, 0] as const) if (next < digits && updatedAfterWith(sent.updatedAfter, next) !== now) return next;

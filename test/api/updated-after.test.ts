@@ -32,6 +32,8 @@ describe('updated_after sent with fewer fraction digits once the service refuses
     expect(fewerDigits(refusal(400, ['updated_after']), sent, 6)).toBe(3);
     expect(fewerDigits(refusal(400, ['updated_after']), sent, 3)).toBe(0);
     expect(fewerDigits(refusal(400, ['updated_after']), sent, 0)).toBeNull();
+    expect(fewerDigits(refusal(400, ['query.updated_after']), sent, 6)).toBe(3);
+    expect(fewerDigits(refusal(400, ['updated_after_max']), sent, 6)).toBeNull();
     // Each step sends another text: a watermark on a whole second goes …30.000Z, then …30Z.
     const whole = { updatedAfter: '2024-05-02T10:20:30.000000Z' };
     expect(fewerDigits(refusal(400, ['updated_after']), whole, 6)).toBe(3);
