@@ -141,9 +141,9 @@ export class KeyPool {
   }
 
   /**
-   * Whether a request refused as a foreign cursor may be (`refusesForeignCursor`) may have been refused for its key: it went out
-   * on `keyId`, and its cursor came on `cursorKey`, another live key of this pool. From then on (`bindCursors`) each
-   * request goes out on its cursor's key.
+   * Whether a refusal such as a foreign cursor gets (`refusesForeignCursor`) may be for the key the request went out
+   * on: it went out on `keyId`, and its cursor came on `cursorKey`, another live key of this pool. From then on
+   * (`bindCursors`) each request goes out on its cursor's key.
    */
   cursorRefusedOnAnotherKey(cursorKey: string | undefined, keyId: string): boolean {
     return cursorKey !== undefined && cursorKey !== keyId && this.liveKeys.includes(cursorKey);

@@ -98,6 +98,16 @@ export class PublicApi {
     return this.knobs.cursorsBoundToKey !== false ? `${this.cursorSecret()}:${request.key}` : this.cursorSecret();
   }
 
+  /** The request's `after`, checked (null without one): one that fails its check, or of another kind, is refused. */
+  private cursorOf(request: ApiRequest, order: ListOrder | 'users', kind: CursorKind): ListCursor | null {
+    const rawAfter = request.query.get('after');
+    if (rawAfter === null) return null;
+    const cursor = decodeCursor(this.secretFor(request), order, rawAfter);
+    if (!cursor) throw this.refuseCursorOf(request, order, rawAfter);
+    if (cursor.kind !== kind) throw this.refuseCursor();
+    return cursor;
+  }
+
   /** A cursor that failed its check on this request's key: `forbidden` when another key's, if so configured. */
   private refuseCursorOf(request: ApiRequest, order: ListOrder | 'users', rawAfter: string): ServiceError {
     if (this.knobs.cursorsBoundToKey === 'forbidden') {
@@ -191,12 +201,7 @@ export class PublicApi {
     // What readers see (through the commit lag), in list order.
     let ordered = this.data.visibleOrdered(resource);
     const rawAfter = request.query.get('after');
-    let cursor: ListCursor | null = null;
-    if (rawAfter !== null) {
-      cursor = decodeCursor(this.secretFor(request), store.order, rawAfter);
-      if (!cursor) throw this.refuseCursorOf(request, store.order, rawAfter);
-      if (cursor.kind !== this.knobs.cursorKind) throw this.refuseCursor();
-    }
+    const cursor = this.cursorOf(request, store.order, this.knobs.cursorKind);
     if (this.knobs.tiesOrderedByPage && this.knobs.cursorKind === 'offset' && store.order === 'updated_at') {
       const salt = (cursor?.kind === 'offset' ? cursor.offset : 0) * 1_000 + pageSize;
       ordered = [...ordered].sort(
@@ -258,13 +263,7 @@ export class PublicApi {
   private listUsers(request: ApiRequest): ApiResponse {
     const pageSize = this.pageSize(request.query);
     const email = request.query.get('email');
-    const rawAfter = request.query.get('after');
-    let cursor: ListCursor | null = null;
-    if (rawAfter !== null) {
-      cursor = decodeCursor(this.secretFor(request), 'users', rawAfter);
-      if (!cursor) throw this.refuseCursorOf(request, 'users', rawAfter);
-      if (cursor.kind !== this.knobs.usersCursorKind) throw this.refuseCursor();
-    }
+    const cursor = this.cursorOf(request, 'users', this.knobs.usersCursorKind);
     const wanted = email?.toLowerCase();
     // An offset cursor counts users of the filtered list, as it stands when the page is asked for.
     let skip = cursor?.kind === 'offset' ? cursor.offset : 0;
