@@ -203,10 +203,7 @@ export class PublicApi {
     const rawAfter = request.query.get('after');
     const cursor = this.cursorOf(request, store.order, this.knobs.cursorKind);
     if (this.knobs.tiesOrderedByPage && this.knobs.cursorKind === 'offset' && store.order === 'updated_at') {
-      const salt = (cursor?.kind === 'offset' ? cursor.offset : 0) * 1_000 + pageSize;
-      ordered = [...ordered].sort(
-        (a, b) => a.updatedAt - b.updatedAt || tieRank(a.id, salt) - tieRank(b.id, salt) || (a.id < b.id ? -1 : 1),
-      );
+      ordered = orderTiesBy(ordered, (cursor?.kind === 'offset' ? cursor.offset : 0) * 1_000 + pageSize);
     }
     let start = 0;
     // Offset cursors count records of the filtered list, which in updated_at order is the tail from `since`.
@@ -367,6 +364,25 @@ function overlapOf(kind: 'none' | 'last' | 'ties', page: readonly StoredRecord[]
 }
 
 /** A record's place within a tie, for one page asked for (`salt`): an FNV-1a hash of its id. */
+/**
+ * `ordered` (in `updated_at` order) with each run of records sharing one `updated_at` in the order `salt` hashes
+ * them to: only the ties are sorted, so a page costs the list's length, not its sort.
+ */
+function orderTiesBy(ordered: readonly StoredRecord[], salt: number): StoredRecord[] {
+  const out = ordered.slice();
+  for (let i = 0; i < out.length;) {
+    let j = i + 1;
+    while (j < out.length && out[j]!.updatedAt === out[i]!.updatedAt) j++;
+    if (j - i > 1) {
+      const tie = out.slice(i, j).map((record) => ({ record, rank: tieRank(record.id, salt) }));
+      tie.sort((a, b) => a.rank - b.rank || (a.record.id < b.record.id ? -1 : 1));
+      for (let k = 0; k < tie.length; k++) out[i + k] = tie[k]!.record;
+    }
+    i = j;
+  }
+  return out;
+}
+
 function tieRank(id: string, salt: number): number {
   let hash = 2166136261 ^ salt;
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619);
