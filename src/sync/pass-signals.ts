@@ -2,6 +2,7 @@ import { canonicalInstant, compareInstants, nextWholeSecond } from '../core/time
 import type { ServiceRecord } from '../core/types.js';
 import { IdHashSet } from './id-set.js';
 import type { PassUnion } from './pass-union.js';
+import type { TieRange } from './tie-passes.js';
 
 /**
  * What one pass over a list saw that says the list may have moved under it. The spec fixes neither the order of a
@@ -62,6 +63,19 @@ export class PassSignals {
   /** Records pages began with from the end of the page before (`boundaryOverlap`): places too, when no habit. */
   private headPlaces = 0;
   private onlyRepeats = true;
+  /**
+   * The records given, in runs of one `updated_at` (`place`), for `tieRange`: whether they came in that order, the
+   * stamps of the records given twice (those pages began with from the page before included), and where the runs
+   * holding them began and ended, counted in records given.
+   */
+  private ordered = true;
+  private given = 0;
+  private runStamp: string | null = null;
+  private runStart = 0;
+  private runRepeated = false;
+  private repeats: { from: string; to: string } | null = null;
+  private repeatsStart: number | null = null;
+  private repeatsEnd = 0;
 
   private readonly passStart: string;
 
@@ -87,17 +101,22 @@ export class PassSignals {
     this.headPlaces += head;
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
+      // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
+      const updatedAt = canonicalInstant(record.updated_at);
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
-      if (i < head) continue;
-      if (!this.seen.add(record.id)) {
+      if (i < head) {
+        this.place(updatedAt, true);
+        continue;
+      }
+      const repeated = !this.seen.add(record.id);
+      if (repeated) {
         // The same version twice in one answer is the service repeating a row (a join), not a list moving, nor a place.
         if (repeatedInPage(records, head, i)) continue;
         this.mark('id_repeated', true);
       }
+      this.place(updatedAt, repeated);
       this.positions += 1;
       this.union?.add(record.id);
-      // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
-      const updatedAt = canonicalInstant(record.updated_at);
       if (updatedAt === null) continue;
       if (this.state.maxUpdatedAt === null || updatedAt > this.state.maxUpdatedAt) this.state.maxUpdatedAt = updatedAt;
       if (updatedAt >= this.passStart) {
@@ -165,6 +184,43 @@ export class PassSignals {
     return { positions, onlyRepeats: this.onlyRepeats && this.state.dirty === 'id_repeated' };
   }
 
+  /** A record given with canonical stamp `at`, given before in this pass when `repeat` (see `tieRange`). */
+  private place(at: string | null, repeat: boolean): void {
+    if (!this.ordered) return;
+    if (at === null || (this.runStamp !== null && at < this.runStamp)) {
+      this.ordered = false;
+      return;
+    }
+    if (at !== this.runStamp) {
+      if (this.runRepeated) this.repeatsEnd = this.given;
+      this.runStamp = at;
+      this.runStart = this.given;
+      this.runRepeated = false;
+    }
+    this.given += 1;
+    if (!repeat) return;
+    this.runRepeated = true;
+    this.repeatsStart ??= this.runStart;
+    this.repeats = { from: this.repeats?.from ?? at, to: at };
+  }
+
+  /**
+   * Where every record this pass missed lies, once it ended unclean only by ids given twice (`TiePasses`): between
+   * the stamps of those ids, with the places the pass had there. Only over a list in `updated_at` order whose pages
+   * do not overlap by habit (every record given is a place; where they overlapped unlike each other, what they
+   * began with from the page before was given twice too); null otherwise.
+   */
+  tieRange(): TieRange | null {
+    if (!this.coverage().onlyRepeats || !this.ordered || this.overlapping() || this.repeats === null) return null;
+    const end = this.runRepeated ? this.given : this.repeatsEnd;
+    return { ...this.repeats, places: end - (this.repeatsStart ?? 0) };
+  }
+
+  /** Whether the pass's pages overlap by habit: by a fixed number of records, or (that broken) by the tie at each boundary. */
+  private overlapping(): boolean {
+    return this.fixedBroken ? !this.tiesBroken : (this.overlap ?? 0) > 0;
+  }
+
   /**
    * A listed record's single view answered `not_found`, or showed an older version than the list: the record was
    * deleted, or the single view lags the list (the spec promises no consistency between them). Left out of the
@@ -187,9 +243,7 @@ export class PassSignals {
    */
   snapshot(): PassState {
     const state = { ...this.state };
-    // Pages that overlap at all: by a fixed number of records, or (that broken) by the tie at each boundary.
-    const overlapping = this.fixedBroken ? !this.tiesBroken : (this.overlap ?? 0) > 0;
-    if (state.dirty === null && overlapping) {
+    if (state.dirty === null && this.overlapping()) {
       const b = this.overlapBefore;
       const confirms = b !== null && ((!this.fixedBroken && b.records === this.overlap) || (!this.tiesBroken && b.ties === true));
       if (this.boundaries + (confirms ? b.boundaries : 0) < 2) state.dirty = 'id_repeated';

@@ -1,12 +1,14 @@
 import type { RecordResourceName } from '../core/resources.js';
 import { resourceDescriptor } from '../core/resources.js';
 import { refusesCursor, SalesApiError } from '../api/index.js';
+import { compareInstants } from '../core/time.js';
 import type { SalesyncError } from '../core/errors.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
 import type { SyncSettings } from './context.js';
 import { PassSignals, type PageOverlap } from './pass-signals.js';
 import { PassUnion, UNION_PASS_FACTOR } from './pass-union.js';
+import { TIE_PASS_FACTOR, tiePassPageSize, TiePasses } from './tie-passes.js';
 import { expectedRecords } from './progress.js';
 import type { RunContext } from './tracked-run.js';
 import { refreshDefinitions, walkPages } from './walk-pages.js';
@@ -35,6 +37,36 @@ export interface WalkKind {
 /** Whether a list request failed as a service may refuse a cursor it no longer accepts (see `refusesCursor`). */
 function cursorRefused(error: unknown): boolean {
   return error instanceof SalesApiError && refusesCursor(error.status);
+}
+
+/** What a batch's commit records of the pass it belongs to. */
+interface PassEnding {
+  /** The checkpoint's cursor: null once the pass is complete, or when its cursor may not be resumed. */
+  cursor: string | null;
+  dirty: boolean;
+  maxUpdatedAt: string | null;
+  /** The pass, with those before it, received every record of the window. */
+  clean: boolean;
+  /** The terms of the watermark a clean pass leaves (`nextWatermark`). */
+  settledBy: { passStartedAt: string; maxUpdatedAt: string | null };
+  /** Pages the window's pass was given (`nextConfirmFrom`). */
+  pages: number;
+}
+
+/**
+ * A batch of a pass over ties alone: never resumed from its cursor (asked for with another `updated_after` than the
+ * walk's), and, once the passes together covered the ties, clean on the terms of the window's pass they stand on.
+ */
+function tiePassEnding(ties: TiePasses, covered: boolean): PassEnding {
+  const { base } = ties;
+  return {
+    cursor: null,
+    dirty: !covered,
+    maxUpdatedAt: base.maxUpdatedAt,
+    clean: covered,
+    settledBy: { passStartedAt: base.passStartedAt, maxUpdatedAt: base.maxUpdatedAt },
+    pages: base.pages,
+  };
 }
 
 /** How the walk ended. */
@@ -101,19 +133,23 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   const together: { union: PassUnion | null } = { union: null };
   // A cursor refused in the middle of a pass walks the window again once a run; a second refusal fails it.
   let refusedMidPass = false;
+  // Passes over ties alone, once a pass of the window showed that all it missed lies in them (TiePasses).
+  let ties: TiePasses | null = null;
   for (;;) {
     const resuming = after !== null && from !== null;
     // A resumed pass has not every id; a local clock cannot tell whether the list stood still.
     if (resuming || localClock) together.union = null;
+    const tie = ties ? { passes: ties, pass: ties.next() } : null;
     const signals: PassSignals = new PassSignals(
       passStartedAt,
       known,
       resuming ? { dirty: from.dirty === true, maxUpdatedAt: from.maxUpdatedAt ?? null } : null,
       overlapBefore,
-      together.union,
+      tie ? null : together.union,
     );
     result.passes = pass;
     let passClean = false;
+    let tieVerdict: ReturnType<TiePasses['after']> | null = null;
     // Pages this pass has been given in this run (a pass resumed from its checkpoint stood past a page already).
     let passPages = 0;
     const missedNow = new Map<string, string>();
@@ -121,10 +157,11 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       api,
       warehouse,
       resource,
-      updatedAfter: plan.updatedAfter,
-      pageSize: passPageSize(pass, served),
+      updatedAfter: tie ? tie.passes.range.from : plan.updatedAfter,
+      pageSize: tie ? tiePassPageSize(tie.passes.passes, served) : passPageSize(pass, served),
       after,
       afterKey,
+      ...(tie ? { endsAfter: () => tie.pass.pastRange } : {}),
       settings,
       signal,
       log,
@@ -138,57 +175,71 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       onPage: (page) => {
         passPages += 1;
         if (page.nextCursor !== null) served = Math.max(served ?? 0, page.results.length + page.rejects.length);
-        signals.observe(page.results, page.cursorRepeated === true);
-        signals.observeRejects(page.rejects);
+        if (tie) {
+          tie.pass.observe(page.results);
+          if (page.rejects.length > 0 || page.cursorRepeated === true) tie.pass.spoil();
+        } else {
+          signals.observe(page.results, page.cursorRepeated === true);
+          signals.observeRejects(page.rejects);
+        }
         if (page.serverDate !== null) lastServerDate = page.serverDate;
         else if (!localClock) localClock = true;
       },
       onDetailMissing: (missing) => {
         signals.detailMissing();
+        tie?.pass.spoil();
         for (const log of missing) missedNow.set(log.id, log.updated_at);
       },
       stillMissing,
       commit: (pages, cursor) => {
         // Read now, synchronously: the pass goes on while this batch waits for the writer.
-        const seen = signals.snapshot();
         const passDone = cursor === null;
-        // A pass unclean only because ids came twice may, with the passes before it, have received every record.
-        let verdict: ReturnType<PassUnion['after']> | null = null;
-        if (passDone && seen.dirty !== null && !resuming && !localClock) {
-          // The first unclean pass's own ids begin the union: a pass clean on its own never keeps a second set.
-          together.union ??= new PassUnion(passStartedAt, signals.ids);
-          verdict = together.union.after({ ...signals.coverage(), maxUpdatedAt: seen.maxUpdatedAt });
+        let ending: PassEnding;
+        if (tie) {
+          if (passDone) tieVerdict = tie.passes.after(tie.pass);
+          ending = tiePassEnding(tie.passes, tieVerdict === 'covered');
+        } else {
+          const seen = signals.snapshot();
+          // A pass unclean only because ids came twice may, with the passes before it, have received every record.
+          let verdict: ReturnType<PassUnion['after']> | null = null;
+          if (passDone && seen.dirty !== null && !resuming && !localClock) {
+            // The first unclean pass's own ids begin the union: a pass clean on its own never keeps a second set.
+            together.union ??= new PassUnion(passStartedAt, signals.ids);
+            verdict = together.union.after({ ...signals.coverage(), maxUpdatedAt: seen.maxUpdatedAt });
+          }
+          const covered = verdict === 'covered' ? together.union : null;
+          if (verdict === 'broken') together.union = null;
+          ending = {
+            cursor,
+            dirty: seen.dirty !== null,
+            maxUpdatedAt: seen.maxUpdatedAt,
+            clean: passDone && (seen.dirty === null || covered !== null),
+            settledBy: covered
+              ? { passStartedAt: covered.startedAt, maxUpdatedAt: covered.maxUpdatedAt }
+              : { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt },
+            pages: passPages + (resuming ? 1 : 0),
+          };
         }
-        const covered = verdict === 'covered' ? together.union : null;
-        if (verdict === 'broken') together.union = null;
-        const clean = passDone && (seen.dirty === null || covered !== null);
+        const { clean } = ending;
         const checkpoint: WalkCheckpoint = {
-          cursor,
-          cursorKey: cursor === null ? null : (api.keyOfCursor(cursor) ?? null),
+          cursor: ending.cursor,
+          cursorKey: ending.cursor === null ? null : (api.keyOfCursor(ending.cursor) ?? null),
           updatedAfter: plan.updatedAfter,
           startedAt,
           mode: kind.mode,
           pass,
           passStartedAt,
-          dirty: seen.dirty !== null,
-          maxUpdatedAt: seen.maxUpdatedAt,
+          dirty: ending.dirty,
+          maxUpdatedAt: ending.maxUpdatedAt,
           localClock,
           // Read with the checkpoint: the records of every page up to its cursor, this run's and the runs' before it.
           received: progress.recordsBefore + result.records,
         };
-        const watermark =
-          kind.movesWatermark && clean
-            ? nextWatermark(
-                state.watermark,
-                covered
-                  ? { passStartedAt: covered.startedAt, maxUpdatedAt: covered.maxUpdatedAt, localClock }
-                  : { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, localClock },
-              )
-            : undefined;
+        const watermark = kind.movesWatermark && clean ? nextWatermark(state.watermark, { ...ending.settledBy, localClock }) : undefined;
         const confirmFrom =
           watermark === undefined
             ? null
-            : nextConfirmFrom({ updatedAfter: plan.updatedAfter, passPages: passPages + (resuming ? 1 : 0), previous: state.watermark });
+            : nextConfirmFrom({ updatedAfter: plan.updatedAfter, passPages: ending.pages, previous: state.watermark });
         let sweep: SweepBatch | undefined;
         if (kind.sweepKey !== undefined) {
           sweep = { key: kind.sweepKey, fresh: freshSweep };
@@ -246,24 +297,42 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       after = afterKey = null;
       passStartedAt = lastServerDate ?? now().toISOString();
       // The pass cut short named only some of its window: no union to take it into.
-      together.union = null;
+      together.union = ties = null;
       continue;
     }
     const seen = signals.snapshot();
     result.settled = passClean;
     if (passClean) return { settled: true, startedAt, localClock };
-    // Passes that together name more of a still list's window each time go on past the limit, to a bound.
-    const mending = together.union?.gaining === true && pass < settings.maxPasses * UNION_PASS_FACTOR;
+    if (tie) {
+      if (tieVerdict === 'broken') ties = null;
+    } else {
+      const range = resuming || localClock ? null : signals.tieRange();
+      // The window's pass vouches for every record outside the range only if nothing it received was stamped since it began.
+      if (range !== null && (seen.maxUpdatedAt === null || compareInstants(seen.maxUpdatedAt, passStartedAt) < 0)) {
+        ties = new TiePasses(range, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, pages: passPages });
+        together.union = null;
+        log.info(
+          { pass, from: range.from, to: range.to },
+          'the pass missed only records of ties split by its pages: listing the ties again alone',
+        );
+      }
+    }
+    // Passes that together name more of a still list's window (or of its ties) each time go on past the limit, to a bound.
+    const mending =
+      (together.union?.gaining === true && pass < settings.maxPasses * UNION_PASS_FACTOR) ||
+      (ties?.gaining === true && pass < settings.maxPasses * TIE_PASS_FACTOR);
     if (pass >= settings.maxPasses && !mending) {
       log.warn(
-        { passes: pass, reason: seen.dirty },
+        { passes: pass, reason: tie ? 'ties_unnamed' : seen.dirty },
         `the list kept moving through ${pass} passes: the watermark stays where it was; the next run walks this window again`,
       );
       return { settled: false, startedAt, localClock };
     }
-    log.info({ pass, reason: seen.dirty }, 'the list moved under this pass: walking the window again');
-    known = signals.recent;
-    overlapBefore = signals.pageOverlap();
+    if (!ties) log.info({ pass, reason: tie ? 'ties_moved' : seen.dirty }, 'the list moved under this pass: walking the window again');
+    if (!tie) {
+      known = signals.recent;
+      overlapBefore = signals.pageOverlap();
+    }
     stillMissing = missedNow;
     pass += 1;
     // The next pass starts now: the last answer's date is the latest server time known before its first request.

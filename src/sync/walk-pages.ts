@@ -57,6 +57,11 @@ export interface PageWalk {
   recordBuffer?: () => RecordBuffer;
   /** Sees each page before its records are buffered (e.g. its server date). */
   onPage?: (page: ListPage<ServiceRecord>) => void;
+  /**
+   * Whether the walk has what it came for once the page `onPage` saw is in (a pass over a tie alone, past it): it
+   * ends there, committed as at the list's end (`commit` with a null cursor). @defaultValue never: the list's end
+   */
+  endsAfter?: () => boolean;
   /** Told, before the page is buffered, of listed meeting logs left out: their single view was missing or older. */
   onDetailMissing?: (missing: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>>) => void;
   /** Logs the pass before left out so (id → `updated_at` listed): listed again unchanged, written from their list row. */
@@ -144,7 +149,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
       bufferCursor = page.nextCursor;
       progress.pages = counters.pages += 1;
       progress.records = counters.records += page.results.length;
-      const done = page.nextCursor === null;
+      const done = page.nextCursor === null || walk.endsAfter?.() === true;
       if (
         shouldFlush(
           buffer.records.added,
@@ -158,7 +163,7 @@ export async function walkPages(walk: PageWalk): Promise<void> {
           commits.busy,
         )
       ) {
-        await startCommit(page.nextCursor);
+        await startCommit(done ? null : page.nextCursor);
       } else {
         report('walking');
       }

@@ -1,0 +1,134 @@
+import { DEFAULT_PAGE_SIZE } from '../api/index.js';
+import { canonicalInstant } from '../core/time.js';
+import type { ServiceRecord } from '../core/types.js';
+import { IdHashSet } from './id-set.js';
+
+/** The `updated_at` stamps (canonical instants, both included) between which every record a pass missed lies. */
+export interface TieRange {
+  from: string;
+  to: string;
+  /** Places the pass of the window had in the range: every pass over it must have as many. */
+  places: number;
+}
+
+/** The whole-window pass the passes over a tie stand on: it received every record of its window outside their range. */
+export interface TieBase {
+  /** The service's time it started, and the largest `updated_at` it received (the watermark's terms). */
+  passStartedAt: string;
+  maxUpdatedAt: string | null;
+  /** Pages it was given: the next incremental walk lists the window again when more than one (`nextConfirmFrom`). */
+  pages: number;
+}
+
+/**
+ * How many times `SALESYNC_MAX_PASSES` a walk may take while passes over a tie alone keep naming ids none named
+ * before. Each such pass leaves out about e⁻¹ of a tie larger than a page (every page takes its records in an order
+ * of its own), so the passes together leave out n·e⁻ᵏ after k of them: 24 passes at the default name a tie of ten
+ * million, and each lists the tie alone, not the window.
+ */
+export const TIE_PASS_FACTOR = 8;
+
+/** Passes in a row that named no new id after which passes over a tie stop (each names a missing record at e⁻¹'s odds). */
+const TIE_IDLE_PASSES = 3;
+
+/**
+ * The passes over a tie (or a few) of one walk, taken together. An offset list ordered by `updated_at` that orders a
+ * tie anew on each page lists some of it twice and some never wherever a page boundary falls inside it, and nowhere
+ * else: stamps that tie no other hold their places. So once a pass over a still window was unclean only by ids it
+ * was given twice, every record it missed shares an `updated_at` with one it was given twice (`PassSignals.tieRange`),
+ * and passes that ask for `updated_after` the range's start and stop past its end list that range alone: a tie of
+ * thousands costs pages of the tie, not passes of the window, and such passes together name it all.
+ *
+ * The range stood still while each pass had as many places in it as the window's pass: a record leaving it (a
+ * change, which stamps it later; a deletion) leaves one place fewer, and no record joins a range that lies in the
+ * past. A record leaving it after the last pass counted it is the next walk's (stamped after the window's pass began).
+ */
+export class TiePasses {
+  /** Ids in the range the passes received. Hashes: a collision counts one id fewer, so it can only delay the union. */
+  private readonly ids = new IdHashSet();
+  private held = 0;
+  private idle = 0;
+  private made = 0;
+
+  constructor(
+    readonly range: TieRange,
+    readonly base: TieBase,
+  ) {}
+
+  /** The next pass over the range. */
+  next(): TiePass {
+    this.made += 1;
+    return new TiePass(this.range, this.ids);
+  }
+
+  /** Passes over the range made so far. */
+  get passes(): number {
+    return this.made;
+  }
+
+  /**
+   * After a pass: `covered` when the passes together received every record of the range, `open` when another pass
+   * may name the rest, `broken` when the range moved (or a pass saw what it cannot count): no more passes over it.
+   */
+  after(pass: TiePass): 'covered' | 'open' | 'broken' {
+    if (pass.spoiled || pass.positions !== this.range.places) return 'broken';
+    this.idle = this.ids.size > this.held ? 0 : this.idle + 1;
+    this.held = this.ids.size;
+    return this.ids.size === pass.positions ? 'covered' : 'open';
+  }
+
+  /** Whether another pass may name the rest: one of the last few named an id none before it did. */
+  get gaining(): boolean {
+    return this.idle < TIE_IDLE_PASSES;
+  }
+}
+
+/** One pass over a tie's range: its places there, the ids into the union, where it may stop. */
+export class TiePass {
+  /** Records the pass received in the range, each place counted (an id given twice, twice). */
+  positions = 0;
+  /** The pass saw what a place count cannot vouch for: a list out of `updated_at` order, a reject, a missing detail. */
+  spoiled = false;
+  private past = false;
+  private last: string | null = null;
+
+  constructor(
+    private readonly range: TieRange,
+    private readonly ids: IdHashSet,
+  ) {}
+
+  observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): void {
+    for (const record of records) {
+      const at = canonicalInstant(record.updated_at);
+      if (at === null || (this.last !== null && at < this.last)) {
+        this.spoiled = true;
+        continue;
+      }
+      this.last = at;
+      if (at > this.range.to) this.past = true;
+      else if (at >= this.range.from) {
+        this.positions += 1;
+        this.ids.add(record.id);
+      }
+    }
+  }
+
+  /** Rejected records (no `updated_at` to place them by), or listed records left out of the batch. */
+  spoil(): void {
+    this.spoiled = true;
+  }
+
+  /** A record stamped past the range came: in `updated_at` order, every place of the range came before it. */
+  get pastRange(): boolean {
+    return this.past;
+  }
+}
+
+/**
+ * The page size the `k`th pass over a tie asks for: one less each time, from the largest the service serves
+ * (`served`, see `passPageSize`). A list ordering a tie by the page asked for orders it anew for each size. Pure.
+ */
+export function tiePassPageSize(k: number, served: number | null = null): number {
+  const base = served === null ? DEFAULT_PAGE_SIZE : Math.min(served, DEFAULT_PAGE_SIZE);
+  return Math.max(1, base - k);
+}

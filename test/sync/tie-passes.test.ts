@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { PassSignals } from '../../src/sync/pass-signals.js';
+import { TiePasses, tiePassPageSize } from '../../src/sync/tie-passes.js';
+
+const start = '2026-03-01T11:00:00Z';
+const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000000Z`;
+const rec = (id: string, minute: number) => ({ id: id.padEnd(18, 'x'), updated_at: at(minute) });
+const base = { passStartedAt: start, maxUpdatedAt: at(50), pages: 4 };
+
+describe('PassSignals.tieRange: where a pass unclean only by ids given twice missed what it missed', () => {
+  it('is the stamps of the ids given twice across pages, over a list in updated_at order', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
+    signals.observe([rec('b', 5), rec('d', 9), rec('e', 9)]);
+    signals.observe([rec('f', 9), rec('d', 9), rec('g', 12)]);
+    // b c b d e f d: the places of the runs of 5 and 9, which hold the ids given twice.
+    expect(signals.tieRange()).toEqual({ from: at(5), to: at(9), places: 7 });
+  });
+
+  it('is null for a clean pass, one whose records changed during it, one out of updated_at order, and one whose pages overlap by habit', () => {
+    const clean = new PassSignals(start);
+    clean.observe([rec('a', 1), rec('b', 2)]);
+    clean.observe([rec('c', 3)]);
+    expect(clean.tieRange()).toBeNull();
+
+    const changed = new PassSignals(start);
+    changed.observe([rec('a', 1), rec('b', 2)]);
+    changed.observe([rec('b', 2), { id: 'c'.padEnd(18, 'x'), updated_at: '2026-03-01T11:30:00Z' }]);
+    expect(changed.tieRange()).toBeNull();
+
+    // An id given twice with an earlier stamp than the record before it: not a tie's doing.
+    const unordered = new PassSignals(start);
+    unordered.observe([rec('a', 1), rec('b', 7)]);
+    unordered.observe([rec('c', 8), rec('a', 1)]);
+    expect(unordered.tieRange()).toBeNull();
+
+    // Each page begins with the last record of the one before (an inclusive cursor), and a tie splits a boundary too:
+    // the heads are no places of their own, so a pass over the range would count them twice.
+    const overlapping = new PassSignals(start);
+    overlapping.observe([rec('a', 1), rec('b', 4), rec('c', 4)]);
+    overlapping.observe([rec('c', 4), rec('b', 4), rec('d', 6)]);
+    overlapping.observe([rec('d', 6), rec('e', 8)]);
+    expect(overlapping.coverage().onlyRepeats).toBe(true);
+    expect(overlapping.tieRange()).toBeNull();
+  });
+
+  it('takes in the records pages began with from the page before where the boundaries overlapped unlike each other', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a', 1), rec('b', 3)]);
+    signals.observe([rec('c', 5), rec('d', 5)]); // no overlap
+    signals.observe([rec('d', 5), rec('e', 7)]); // begins with the end of the page before, by chance
+    signals.observe([rec('f', 9), rec('e', 7)]); // out of order: no range at all
+    expect(signals.tieRange()).toBeNull();
+
+    const byChance = new PassSignals(start);
+    byChance.observe([rec('a', 1), rec('b', 3)]);
+    byChance.observe([rec('c', 5), rec('d', 5)]);
+    byChance.observe([rec('d', 5), rec('e', 7)]);
+    byChance.observe([rec('f', 9), rec('g', 9)]);
+    byChance.observe([rec('g', 9), rec('h', 11)]);
+    // c d d e f g g: the heads are places of their own.
+    expect(byChance.tieRange()).toEqual({ from: at(5), to: at(9), places: 7 });
+  });
+});
+
+describe('TiePasses: passes over ties alone, taken together', () => {
+  it('covers the range with one pass that gave each record of it once, whatever it gave before and after the range', () => {
+    const ties = new TiePasses({ from: at(5), to: at(5), places: 4 }, base);
+    const pass = ties.next();
+    pass.observe([rec('z', 4), rec('a', 5), rec('b', 5), rec('c', 5)]);
+    expect(pass.pastRange).toBe(false);
+    pass.observe([rec('d', 5), rec('y', 6), rec('w', 7)]);
+    expect(pass.pastRange).toBe(true);
+    expect(pass.positions).toBe(4);
+    expect(ties.after(pass)).toBe('covered');
+  });
+
+  it('covers the range once the passes together named as many ids as each had places', () => {
+    const ties = new TiePasses({ from: at(5), to: at(5), places: 4 }, base);
+    const first = ties.next();
+    first.observe([rec('a', 5), rec('b', 5), rec('b', 5), rec('d', 5), rec('e', 6)]);
+    expect(ties.after(first)).toBe('open');
+    const second = ties.next();
+    second.observe([rec('a', 5), rec('c', 5), rec('b', 5), rec('b', 5), rec('e', 6)]);
+    expect(ties.after(second)).toBe('covered');
+    expect(ties.passes).toBe(2);
+  });
+
+  it('breaks when a pass has another number of places in the range than the pass of the window (a record left it: changed or deleted), or saw what it cannot count', () => {
+    // A record left the range before the first pass over it: its three places name three ids, one of them missed.
+    const left = new TiePasses({ from: at(5), to: at(5), places: 4 }, base);
+    const alone = left.next();
+    alone.observe([rec('a', 5), rec('b', 5), rec('c', 5), rec('e', 6)]);
+    expect(left.after(alone)).toBe('broken');
+
+    const ties = new TiePasses({ from: at(5), to: at(5), places: 3 }, base);
+    const first = ties.next();
+    first.observe([rec('a', 5), rec('a', 5), rec('c', 5)]);
+    expect(ties.after(first)).toBe('open');
+    const shrunk = ties.next();
+    shrunk.observe([rec('a', 5), rec('b', 5), rec('e', 6)]);
+    expect(ties.after(shrunk)).toBe('broken');
+
+    const unordered = new TiePasses({ from: at(5), to: at(5), places: 2 }, base);
+    const pass = unordered.next();
+    pass.observe([rec('a', 5), rec('b', 6), rec('c', 5)]);
+    expect(unordered.after(pass)).toBe('broken');
+
+    const rejected = new TiePasses({ from: at(5), to: at(5), places: 1 }, base);
+    const withReject = rejected.next();
+    withReject.observe([rec('a', 5)]);
+    withReject.spoil();
+    expect(rejected.after(withReject)).toBe('broken');
+  });
+
+  it('stops gaining after three passes in a row named no new id', () => {
+    const ties = new TiePasses({ from: at(5), to: at(5), places: 2 }, base);
+    for (let k = 0; k < 4; k++) {
+      expect(ties.gaining).toBe(true);
+      const pass = ties.next();
+      pass.observe([rec('a', 5), rec('a', 5)]);
+      expect(ties.after(pass)).toBe('open');
+    }
+    expect(ties.gaining).toBe(false);
+  });
+
+  it('asks each pass for one record fewer a page, from the largest page the service serves', () => {
+    expect(tiePassPageSize(1)).toBe(199);
+    expect(tiePassPageSize(3)).toBe(197);
+    expect(tiePassPageSize(2, 100)).toBe(98);
+    expect(tiePassPageSize(500, 100)).toBe(1);
+  });
+});
