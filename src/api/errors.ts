@@ -296,6 +296,8 @@ export class RateLimitWaitError extends SalesyncError {
   readonly maxRetryAfterMs: number;
   /** The header that asked for the wait. */
   readonly source: WaitSource;
+  /** The waiting key is the one the page's cursor came on (see the constructor's `cursorBound`). */
+  readonly cursorBound: boolean;
 
   constructor(d: {
     method: string;
@@ -342,6 +344,7 @@ export class RateLimitWaitError extends SalesyncError {
     this.waitMs = d.waitMs;
     this.maxRetryAfterMs = d.maxRetryAfterMs;
     this.source = d.source;
+    this.cursorBound = d.cursorBound === true;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { RecordResourceName } from '../core/resources.js';
 import { resourceDescriptor } from '../core/resources.js';
-import { refusesCursor, SalesApiError } from '../api/index.js';
+import { RateLimitWaitError, refusesCursor, SalesApiError } from '../api/index.js';
 import { compareInstants } from '../core/time.js';
 import type { SalesyncError } from '../core/errors.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
@@ -34,9 +34,15 @@ export interface WalkKind {
   sweepKey?: string;
 }
 
-/** Whether a list request failed as a service may refuse a cursor it no longer accepts (see `refusesCursor`). */
-function cursorRefused(error: unknown): boolean {
-  return error instanceof SalesApiError && refusesCursor(error.status);
+/**
+ * Why a list request's cursor cannot be followed, if that is why it failed: the service may have refused a cursor it
+ * no longer accepts (`refusesCursor`), or the only key it takes the cursor on must wait longer than the client waits
+ * (`RateLimitWaitError.cursorBound`). Null for any other failure.
+ */
+function cursorUnusable(error: unknown): string | null {
+  if (error instanceof SalesApiError && refusesCursor(error.status)) return 'was refused by the service (it may have expired)';
+  if (error instanceof RateLimitWaitError && error.cursorBound) return 'is taken only on a key told to wait longer than salesync waits';
+  return null;
 }
 
 /** What a batch's commit records of the pass it belongs to. */
@@ -280,18 +286,17 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     try {
       await walked;
     } catch (error) {
-      // The spec says nothing of how long a cursor lives: one refused as the checkpoint's first request (it expired,
-      // or a deploy changed its key) would fail every run, and one refused in the middle of a pass (a deploy while
-      // the walk ran) this run. The window is walked again from its start instead: what the batches before wrote
-      // stays, and the watermark has not moved.
+      // The spec says nothing of how long a cursor lives, nor of keys: one refused as the checkpoint's first request
+      // (it expired, a deploy changed its key), or bound to a key told to wait a day, would fail every run, and one
+      // refused in the middle of a pass (a deploy while the walk ran) this run. The window is walked again from its
+      // start instead (on the other keys): what the batches before wrote stays, and the watermark has not moved.
+      const why = cursorUnusable(error);
       const checkpointRefused = resuming && passPages === 0;
       const midPass = passPages > 0 && !refusedMidPass;
-      if (!(cursorRefused(error) && (checkpointRefused || midPass))) throw error;
+      if (why === null || !(checkpointRefused || midPass)) throw error;
       log.warn(
         { code: (error as SalesyncError).code, pages: passPages },
-        checkpointRefused
-          ? "the service refused the checkpoint's cursor (it may have expired): walking the window again from its start"
-          : "the service refused the walk's cursor in the middle of a pass (it may have expired): walking the window again from its start",
+        `${checkpointRefused ? "the checkpoint's cursor" : "the walk's cursor (in the middle of a pass)"} ${why}: walking the window again from its start`,
       );
       if (!checkpointRefused) refusedMidPass = true;
       after = afterKey = null;

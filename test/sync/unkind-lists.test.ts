@@ -489,4 +489,22 @@ describe('a pool of keys (the spec says to pass a cursor unchanged, and nothing 
     expect((await runReconcile(env.deps, env.settings, { resources: RECORD_RESOURCE_NAMES, concurrency: 3 })).ok).toBe(true);
     await expectMirrorsTruth(env.warehouse, harness.sim);
   });
+
+  it("a walk whose cursor's key is told to wait an hour mid-walk lists its window again on the other keys, and the run ends equal to the truth", async () => {
+    const pool = [DEFAULT_KEYS.read, DEFAULT_KEYS.analyst, DEFAULT_KEYS.write].join(',');
+    harness = await startHarness(
+      { seed: 82, size: SIZE, cursorsBoundToKey: true, faults: { rateLimitRetryAfterSeconds: 3600 } },
+      { apiKey: pool },
+    );
+    let served = 0;
+    harness.sim.admin.setOnListPage((event: ListPageEvent) => {
+      // After the third page, the next deals page (sent on its cursor's key) is answered 429, Retry-After an hour.
+      if (event.resource === 'deals' && ++served === 3) harness!.sim.admin.failNext(1, 'rateLimit', '/v1/deals/');
+    });
+    // Before, the walk failed with rate_limited, and every run resumed its checkpoint on that key until the hour passed.
+    const report = await harness.sync({ resources: ['deals'] });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    expect(harness.sim.admin.stats().faults).toMatchObject({ rateLimit: 1 });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
 });
