@@ -64,20 +64,26 @@ export class PassSignals {
   private headPlaces = 0;
   private onlyRepeats = true;
   /**
-   * The records given, in runs of one `updated_at` (`place`), for `tieRange`: whether they came in that order, the
-   * stamps of the records given twice (those pages began with from the page before included), and where the runs
-   * holding them began and ended, counted in records given.
+   * The records given, in runs of one `updated_at` (`place`), for `tieRange`: whether the pass looked as a still list
+   * in that order does (`tieShaped`), the ids of the current run once it holds two, the stamps of the records given
+   * twice (those pages began with from the page before included), and where the runs holding them began and ended,
+   * counted in records given.
    */
-  private ordered = true;
+  private tieShaped = true;
   private given = 0;
   private runStamp: string | null = null;
+  private runFirst = '';
+  private readonly runIds = new Set<string>();
   private runStart = 0;
   private runRepeated = false;
   private repeats: { from: string; to: string } | null = null;
   private repeatsStart: number | null = null;
   private repeatsEnd = 0;
+  /** A record stamped at or after the pass's start that the pass before did not see so: maybe changed during it. */
+  private newSinceStart = false;
 
   private readonly passStart: string;
+  private readonly startedAt: string;
 
   constructor(
     passStartedAt: string,
@@ -91,6 +97,7 @@ export class PassSignals {
     // A `Date` header has whole seconds: a record updated within that second may predate the pass. Such a change
     // behind the cursor still shows, as an id received twice.
     this.passStart = nextWholeSecond(passStartedAt);
+    this.startedAt = canonicalInstant(passStartedAt) ?? passStartedAt;
     this.state = { dirty: carried?.dirty ? 'before_resume' : null, maxUpdatedAt: null };
     if (carried?.maxUpdatedAt) this.observeMax(carried.maxUpdatedAt);
   }
@@ -105,7 +112,7 @@ export class PassSignals {
       const updatedAt = canonicalInstant(record.updated_at);
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
       if (i < head) {
-        this.place(updatedAt, true);
+        this.place(updatedAt, record.id, true);
         continue;
       }
       const repeated = !this.seen.add(record.id);
@@ -114,15 +121,19 @@ export class PassSignals {
         if (repeatedInPage(records, head, i)) continue;
         this.mark('id_repeated', true);
       }
-      this.place(updatedAt, repeated);
+      this.place(updatedAt, record.id, repeated);
       this.positions += 1;
       this.union?.add(record.id);
       if (updatedAt === null) continue;
       if (this.state.maxUpdatedAt === null || updatedAt > this.state.maxUpdatedAt) this.state.maxUpdatedAt = updatedAt;
-      if (updatedAt >= this.passStart) {
-        this.recent.set(record.id, record.updated_at);
+      if (updatedAt >= this.startedAt) {
         const before = this.known.get(record.id);
-        if (before === undefined || compareInstants(before, record.updated_at) !== 0) this.mark('changed_during_pass');
+        const news = before === undefined || compareInstants(before, record.updated_at) !== 0;
+        if (news) this.newSinceStart = true;
+        if (updatedAt >= this.passStart) {
+          this.recent.set(record.id, record.updated_at);
+          if (news) this.mark('changed_during_pass');
+        }
       }
     }
   }
@@ -184,18 +195,26 @@ export class PassSignals {
     return { positions, onlyRepeats: this.onlyRepeats && this.state.dirty === 'id_repeated' };
   }
 
-  /** A record given with canonical stamp `at`, given before in this pass when `repeat` (see `tieRange`). */
-  private place(at: string | null, repeat: boolean): void {
-    if (!this.ordered) return;
-    if (at === null || (this.runStamp !== null && at < this.runStamp)) {
-      this.ordered = false;
-      return;
-    }
+  /** Record `id` given with canonical stamp `at`, given before in this pass when `repeat` (see `tieRange`). */
+  private place(at: string | null, id: string, repeat: boolean): void {
+    if (!this.tieShaped) return;
+    if (at === null || (this.runStamp !== null && at < this.runStamp)) return this.notTieShaped();
     if (at !== this.runStamp) {
+      // Given twice, the first time under another stamp: the record changed in between (a `Date` ahead of the
+      // records' clock hides such a change from the pass's start), which no tie does.
+      if (repeat) return this.notTieShaped();
       if (this.runRepeated) this.repeatsEnd = this.given;
       this.runStamp = at;
       this.runStart = this.given;
       this.runRepeated = false;
+      this.runFirst = id;
+      this.runIds.clear();
+    } else {
+      if (this.runIds.size === 0) this.runIds.add(this.runFirst);
+      if (repeat && !this.runIds.has(id)) return this.notTieShaped();
+      // A tie too large to hold the ids of is left to the passes of the window (`PassUnion`).
+      if (this.runIds.size >= MAX_RUN_IDS) return this.notTieShaped();
+      this.runIds.add(id);
     }
     this.given += 1;
     if (!repeat) return;
@@ -211,9 +230,23 @@ export class PassSignals {
    * began with from the page before was given twice too); null otherwise.
    */
   tieRange(): TieRange | null {
-    if (!this.coverage().onlyRepeats || !this.ordered || this.overlapping() || this.repeats === null) return null;
+    if (!this.coverage().onlyRepeats || !this.tieShaped || this.overlapping() || this.repeats === null) return null;
     const end = this.runRepeated ? this.given : this.repeatsEnd;
     return { ...this.repeats, places: end - (this.repeatsStart ?? 0) };
+  }
+
+  private notTieShaped(): void {
+    this.tieShaped = false;
+    this.runIds.clear();
+  }
+
+  /**
+   * Whether the pass received a record stamped at or after its start that the pass before did not receive so: one
+   * changed while it walked, maybe within the second its start names, behind the cursor (its own pass signals cannot
+   * tell, see the constructor). Records the pass before saw are no such sign.
+   */
+  get receivedNewSinceStart(): boolean {
+    return this.newSinceStart;
   }
 
   /** Whether the pass's pages overlap by habit: by a fixed number of records, or (that broken) by the tie at each boundary. */
@@ -263,6 +296,9 @@ export class PassSignals {
     this.state.dirty ??= reason;
   }
 }
+
+/** The most ids of one run of a stamp `tieRange` holds to check its repeats against (about 15 MB). */
+const MAX_RUN_IDS = 250_000;
 
 /** The most records a page may begin with from the end of the one before and still count as an overlap. */
 const MAX_OVERLAP = 4;

@@ -1,7 +1,6 @@
 import type { RecordResourceName } from '../core/resources.js';
 import { resourceDescriptor } from '../core/resources.js';
 import { RateLimitWaitError, refusesCursor, SalesApiError } from '../api/index.js';
-import { compareInstants } from '../core/time.js';
 import type { SalesyncError } from '../core/errors.js';
 import type { WalkCheckpoint, WalkMode } from '../core/types.js';
 import type { BatchSource, ResourceState, SweepBatch } from '../warehouse/types.js';
@@ -312,8 +311,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       if (tieVerdict === 'broken') ties = null;
     } else {
       const range = resuming || localClock ? null : signals.tieRange();
-      // The window's pass vouches for every record outside the range only if nothing it received was stamped since it began.
-      if (range !== null && (seen.maxUpdatedAt === null || compareInstants(seen.maxUpdatedAt, passStartedAt) < 0)) {
+      // The window's pass vouches for every record outside the range only if nothing changed while it walked.
+      if (range !== null && !signals.receivedNewSinceStart) {
         ties = new TiePasses(range, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, pages: passPages });
         together.union = null;
         log.info(

@@ -44,6 +44,31 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     expect(overlapping.tieRange()).toBeNull();
   });
 
+  it('is null when an id comes twice under another stamp than its first time (it changed in between: a Date ahead of the records hides that), or in another run of its stamp', () => {
+    const changed = new PassSignals(start);
+    changed.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
+    changed.observe([rec('d', 5), rec('e', 7), rec('a', 9)]);
+    expect(changed.coverage().onlyRepeats).toBe(true);
+    expect(changed.tieRange()).toBeNull();
+
+    const tie = new PassSignals(start);
+    tie.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
+    tie.observe([rec('d', 5), rec('b', 5), rec('e', 7)]);
+    expect(tie.tieRange()).toEqual({ from: at(5), to: at(5), places: 4 });
+  });
+
+  it('tells whether it received a record stamped since it began that the pass before did not see so', () => {
+    const since = { id: 'b'.padEnd(18, 'x'), updated_at: '2026-03-01T11:00:00.500000Z' };
+    const quiet = new PassSignals(start, new Map([[since.id, since.updated_at]]));
+    quiet.observe([rec('a', 1), since]);
+    expect(quiet.receivedNewSinceStart).toBe(false);
+    const moved = new PassSignals(start);
+    moved.observe([rec('a', 1), since]);
+    expect(moved.receivedNewSinceStart).toBe(true);
+    // Within the second the pass's start names: no sign on its own that the list moved.
+    expect(moved.snapshot().dirty).toBeNull();
+  });
+
   it('takes in the records pages began with from the page before where the boundaries overlapped unlike each other', () => {
     const signals = new PassSignals(start);
     signals.observe([rec('a', 1), rec('b', 3)]);
