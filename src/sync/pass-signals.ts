@@ -127,13 +127,11 @@ export class PassSignals {
       if (updatedAt === null) continue;
       if (this.state.maxUpdatedAt === null || updatedAt > this.state.maxUpdatedAt) this.state.maxUpdatedAt = updatedAt;
       if (updatedAt >= this.startedAt) {
+        this.recent.set(record.id, record.updated_at);
         const before = this.known.get(record.id);
         const news = before === undefined || compareInstants(before, record.updated_at) !== 0;
         if (news) this.newSinceStart = true;
-        if (updatedAt >= this.passStart) {
-          this.recent.set(record.id, record.updated_at);
-          if (news) this.mark('changed_during_pass');
-        }
+        if (news && updatedAt >= this.passStart) this.mark('changed_during_pass');
       }
     }
   }
