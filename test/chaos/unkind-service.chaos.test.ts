@@ -29,10 +29,13 @@ const POOL = [DEFAULT_KEYS.read, DEFAULT_KEYS.analyst, DEFAULT_KEYS.write].join(
 function unkindMix(random: () => number): { options: SimulatorOptions; bulkTie: number; pooled: boolean; label: string[] } {
   const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)]!;
   const offset = random() < 0.7;
+  const tiesOrderedByPage = offset && random() < 0.6;
   const options: SimulatorOptions = {
     cursorKind: offset ? 'offset' : 'keyset',
-    tiesOrderedByPage: offset && random() < 0.6,
-    overlappingPages: pick([false, false, true, 'ties'] as const),
+    tiesOrderedByPage,
+    // Not by the tie at each boundary over ties ordered anew by each page: backing an offset up by a tie only means
+    // something when the tie keeps its order (the simulator would back up into a tie ordered otherwise).
+    overlappingPages: pick(tiesOrderedByPage ? ([false, false, true] as const) : ([false, false, true, 'ties'] as const)),
     wholeSecondStamps: random() < 0.4,
     maxPageSize: pick([200, 200, 100, 150]),
     ...(random() < 0.4 ? { updatedAfterDigits: pick([3, 0]) } : {}),
@@ -45,7 +48,8 @@ function unkindMix(random: () => number): { options: SimulatorOptions; bulkTie: 
     commitLagMs: pick([0, 0, 150]),
     faults: { errorRate: 0.01, malformedRate: 0.01, seed: Math.floor(random() * 1e9) },
   };
-  const bulkTie = offset && random() < 0.5 ? pick([250, 600, 1000]) : 0;
+  // A tie larger than a page under pages that overlap and order it anew never settles (docs/reliability.md).
+  const bulkTie = offset && random() < 0.5 && !(tiesOrderedByPage && options.overlappingPages) ? pick([250, 600, 1000]) : 0;
   const label = Object.entries(options)
     .filter(([name, value]) => name !== 'faults' && value !== false && !(name === 'clock' && options.clock?.dateSkewMs === 0))
     .map(([name, value]) => `${name}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
