@@ -363,7 +363,6 @@ function overlapOf(kind: 'none' | 'last' | 'ties', page: readonly StoredRecord[]
   return ties < page.length ? ties : 0;
 }
 
-/** A record's place within a tie, for one page asked for (`salt`): an FNV-1a hash of its id. */
 /**
  * `ordered` (in `updated_at` order) with each run of records sharing one `updated_at` in the order `salt` hashes
  * them to: only the ties are sorted, so a page costs the list's length, not its sort.
@@ -383,6 +382,7 @@ function orderTiesBy(ordered: readonly StoredRecord[], salt: number): StoredReco
   return out;
 }
 
+/** A record's place within a tie, for one page asked for (`salt`): an FNV-1a hash of its id. */
 function tieRank(id: string, salt: number): number {
   let hash = 2166136261 ^ salt;
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619);

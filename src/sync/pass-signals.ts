@@ -46,8 +46,9 @@ export class PassSignals {
   private readonly seen = new IdHashSet();
   /** The last records of the page before (id and `updated_at`), to find a page that begins where it ended. */
   private tail: ReadonlyArray<Pick<ServiceRecord, 'id' | 'updated_at'>> = [];
-  /** How many records at the end of `tail` share its last `updated_at`. */
+  /** How many records at the end of `tail` share its last `updated_at`, and whether every record of its page did. */
   private tailTies = 0;
+  private tailOneStamp = false;
   /** How many records the pass's pages begin with from the end of the page before, once a boundary showed it. */
   private overlap: number | null = null;
   /** Boundaries between pages this pass has seen; whether any overlapped otherwise than the first (`fixedBroken`),
@@ -148,7 +149,7 @@ export class PassSignals {
    *
    * A cursor on `updated_at >=` alone repeats not one record but every record sharing the last one's `updated_at`:
    * the overlap varies with the tie at each boundary. Pages that each begin with exactly that tie are that habit,
-   * as steady as a fixed overlap.
+   * as steady as a fixed overlap; a page after one whose records all share a stamp begins with none of them.
    */
   private boundaryOverlap(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): number {
     if (page.length === 0) return 0;
@@ -160,12 +161,14 @@ export class PassSignals {
       this.boundaries += 1;
       if (this.overlap === null) this.overlap = head;
       else if (head !== this.overlap) this.fixedBroken = true;
-      if (head !== this.tailTies) this.tiesBroken = true;
+      // After a page of one stamp, such a cursor cannot begin with the page again (it would never end): it leads on.
+      if (head !== this.tailTies && !(this.tailOneStamp && head === 0)) this.tiesBroken = true;
       // Boundaries unlike each other: no habit of the service's, so a page that began with the end of the one before
       // listed those records twice, as a tie ordered anew by each page does by chance (what a union may mend).
       if (this.fixedBroken && this.tiesBroken) this.mark('id_repeated', true);
     }
     this.tailTies = trailingTies(page);
+    this.tailOneStamp = this.tailTies === page.length;
     this.tail = page.slice(-Math.max(MAX_OVERLAP, this.tailTies)).map(({ id, updated_at }) => ({ id, updated_at }));
     return head;
   }

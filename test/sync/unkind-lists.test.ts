@@ -347,6 +347,22 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     },
   );
 
+  it.each(['keyset', 'offset'] as const)(
+    'a tie larger than a page under a cursor on updated_at >= (%s cursors), whose page of one stamp leads on past it, leaves a clean pass, and a reconcile marks a deletion',
+    async (cursorKind) => {
+      harness = await startHarness({ seed: 66, size: SIZE, cursorKind, overlappingPages: 'ties' });
+      // 450 records of one stamp: a page that ends in it, two pages of it alone, one that begins with the rest of it.
+      tieAcrossBoundary(harness, 100, 450);
+      // Before, the boundary after a page of one stamp (which begins with none of it) read as a list that moved:
+      // three passes, unsettled, on every run.
+      const first = await harness.sync({ resources: ['deals'] });
+      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+
+      await expectSweepMarksADeletion(harness);
+    },
+  );
+
   it.each([
     { served: 200, pages: 'as large as asked' },
     { served: 100, pages: 'of 100 whatever page_size asks' },
