@@ -28,8 +28,12 @@ export interface TieBase {
  */
 export const TIE_PASS_FACTOR = 8;
 
-/** Passes in a row that named no new id after which passes over a tie stop (each names a missing record at e⁻¹'s odds). */
-const TIE_IDLE_PASSES = 3;
+/**
+ * The odds below which passes over a tie that named no new id are taken to say the rest is out of their reach: that
+ * so many passes in a row, each leaving out a record at the rate the first left out the tie, all left out the ones
+ * still missing.
+ */
+const GIVE_UP_ODDS = 0.001;
 
 /**
  * The passes over a tie (or a few) of one walk, taken together. An offset list ordered by `updated_at` that orders a
@@ -49,6 +53,8 @@ export class TiePasses {
   private held = 0;
   private idle = 0;
   private made = 0;
+  /** The share of the range's records the first pass left out: how likely a pass is to leave out any one record. */
+  private leftOut = 0;
 
   constructor(
     readonly range: TieRange,
@@ -72,14 +78,20 @@ export class TiePasses {
    */
   after(pass: TiePass): 'covered' | 'open' | 'broken' {
     if (pass.spoiled || pass.positions !== this.range.places) return 'broken';
+    if (this.made === 1) this.leftOut = 1 - this.ids.size / Math.max(1, this.range.places);
     this.idle = this.ids.size > this.held ? 0 : this.idle + 1;
     this.held = this.ids.size;
     return this.ids.size === pass.positions ? 'covered' : 'open';
   }
 
-  /** Whether another pass may name the rest: one of the last few named an id none before it did. */
+  /**
+   * Whether another pass may name the rest: the passes in a row that named no new id could well have left out every
+   * record still missing by chance (with one missing and a pass leaving out a third of a tie, six such passes in a
+   * row happen once in 700 walks; with ten missing, one such pass once in 60,000).
+   */
   get gaining(): boolean {
-    return this.idle < TIE_IDLE_PASSES;
+    const missing = this.range.places - this.held;
+    return this.idle === 0 || Math.min(this.leftOut, 0.99) ** (this.idle * missing) >= GIVE_UP_ODDS;
   }
 }
 
