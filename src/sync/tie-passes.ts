@@ -109,7 +109,10 @@ export class TiePass {
     private readonly ids: IdHashSet,
   ) {}
 
+  /** A page's records, in the order given. */
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): void {
+    // The same record twice in one answer is the service repeating a row (a join), not a place (`PassSignals`).
+    const inPage = new Set<string>();
     for (const record of records) {
       const at = canonicalInstant(record.updated_at);
       if (at === null || (this.last !== null && at < this.last)) {
@@ -118,7 +121,8 @@ export class TiePass {
       }
       this.last = at;
       if (at > this.range.to) this.past = true;
-      else if (at >= this.range.from) {
+      else if (at >= this.range.from && !inPage.has(record.id)) {
+        inPage.add(record.id);
         this.positions += 1;
         this.ids.add(record.id);
       }
