@@ -2,13 +2,20 @@
  * A service as unkind as the spec allows, at random: each trial draws its own mix of what the spec leaves open (offset
  * cursors, ties ordered anew by each page, a bulk change stamped alike, overlapping and short pages, changes stamped
  * in whole seconds, `updated_after` read to fewer digits, cursors bound to their key, wrapped single views, a skewed
- * `Date`, a small commit lag, faults) and changes records while the syncs walk. Whatever the mix, every run finishes,
+ * `Date`, a small commit lag, faults), and while the syncs walk changes records, renders some broken, expires the
+ * cursors given or leads a page back to itself. Whatever the mix, every run finishes,
  * and once the service goes quiet a sync and a reconcile leave the warehouse equal to it, field by field.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
-import { DEFAULT_KEYS, type ListPageEvent, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  DEFAULT_KEYS,
+  RECORD_CORRUPTIONS,
+  type ListPageEvent,
+  type RecordResource,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 import { runReconcile, type ResourceResult } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -65,15 +72,36 @@ function bulkTie(h: Harness, from: number, n: number): void {
   for (const record of ordered.slice(from, from + n - 1)) h.sim.admin.setUpdatedAt('deals', record.id, stamp);
 }
 
-/** Changes fired from list pages while a sync walks, `budget` of them, a few at a time, then none. */
+/**
+ * Fired from list pages while a sync walks: `budget` changes, a few at a time, then none; and now and then a record
+ * rendered broken (repaired before the service goes quiet), every cursor given so far expired, or a page that leads
+ * back to itself.
+ */
 function changeWhileWalking(h: Harness, random: () => number, budget: number): void {
   let left = budget;
+  let expired = false;
   h.sim.admin.setOnListPage((event: ListPageEvent) => {
+    const draw = random();
+    if (draw < 0.02 && event.served.length > 0) {
+      const record = event.served[Math.floor(random() * event.served.length)]!;
+      event.admin.corruptRecord(event.resource, record.id, RECORD_CORRUPTIONS[Math.floor(random() * RECORD_CORRUPTIONS.length)]!);
+    } else if (draw < 0.03 && !expired) {
+      expired = true;
+      event.admin.expireCursors(random() < 0.5 ? 'invalid_request' : 'not_found');
+    } else if (draw < 0.04) {
+      event.admin.failNext(1, 'repeatPage', `/v1/${event.resource}/`);
+    }
     if (left <= 0 || random() > 0.2) return;
     const n = Math.min(left, 1 + Math.floor(random() * 3));
     left -= n;
     event.admin.mutateRandom(n, Math.floor(random() * 1e9), [...CHANGES]);
   });
+}
+
+/** Every record rendered broken, rendered whole again. */
+function repairAll(h: Harness): void {
+  for (const [resource, ids] of Object.entries(h.sim.admin.corrupted().records))
+    for (const id of ids) h.sim.admin.repairRecord(resource as RecordResource, id);
 }
 
 function failures(report: { results: readonly ResourceResult[] }): string {
@@ -98,6 +126,8 @@ describe('an unkind service at random', () => {
       // Short timeouts and backoff: a faulted request costs little.
       const config: Partial<Config> = { retryBaseDelayMs: 20, retryLimit: 6, requestTimeoutMs: 3000 };
       if (mix.bulkTie > 0) bulkTie(h, 100, mix.bulkTie);
+      // A join in the service's query repeating one row of its page.
+      if (random() < 0.3) h.sim.admin.listTwice('deals', h.sim.admin.truth().records.deals[Math.floor(random() * 300)]!.id);
       const sync = async (step: string, mode?: 'full') => {
         const report = await h.sync({ config, ...(mode ? { mode } : {}) });
         expect(report.ok, `${what}, ${step}:\n${failures(report)}`).toBe(true);
@@ -119,8 +149,10 @@ describe('an unkind service at random', () => {
       changeWhileWalking(h, random, 20);
       await sync('full sync, changes while it walks', 'full');
 
-      // Quiet: past the commit lag and the second of the last change.
+      // Quiet: past the commit lag and the second of the last change, every record whole.
       h.sim.admin.setOnListPage(null);
+      h.sim.admin.clearFaults();
+      repairAll(h);
       await sleep(1_100);
       // A service gone quiet is walked to the end: no walk is left unsettled (its watermark held back for ever).
       const quiet = await sync('quiet sync');
