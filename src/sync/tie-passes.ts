@@ -36,6 +36,14 @@ export const TIE_PASS_FACTOR = 8;
 const GIVE_UP_ODDS = 0.001;
 
 /**
+ * The least share of its records a pass is taken to leave out, whatever the first pass left out of the range: a
+ * range holds records no boundary splits (never left out), so the first pass's share understates the odds of the
+ * ones still missing, which sit in the ties a boundary splits. A tie much larger than a page loses about e⁻¹ of it
+ * to each pass; one split in two by a boundary, at most a quarter.
+ */
+const LEFT_OUT_AT_LEAST = 0.37;
+
+/**
  * The passes over a tie (or a few) of one walk, taken together. An offset list ordered by `updated_at` that orders a
  * tie anew on each page lists some of it twice and some never wherever a page boundary falls inside it, and nowhere
  * else: stamps that tie no other hold their places. So once a pass over a still window was unclean only by ids it
@@ -86,12 +94,13 @@ export class TiePasses {
 
   /**
    * Whether another pass may name the rest: the passes in a row that named no new id could well have left out every
-   * record still missing by chance (with one missing and a pass leaving out a third of a tie, six such passes in a
-   * row happen once in 700 walks; with ten missing, one such pass once in 60,000).
+   * record still missing by chance (with one missing and a pass leaving out 37 % of a tie, seven such passes in a
+   * row happen once in 1,000 walks; with ten missing, one such pass once in 20,000).
    */
   get gaining(): boolean {
     const missing = this.range.places - this.held;
-    return this.idle === 0 || Math.min(this.leftOut, 0.99) ** (this.idle * missing) >= GIVE_UP_ODDS;
+    const leftOut = Math.min(Math.max(this.leftOut, LEFT_OUT_AT_LEAST), 0.99);
+    return this.idle === 0 || leftOut ** (this.idle * missing) >= GIVE_UP_ODDS;
   }
 }
 
