@@ -8,6 +8,15 @@ export function chaosTrials(): number {
   return Number.isInteger(value) && value > 0 ? value : 20;
 }
 
+/**
+ * The seed a chaos test draws its trials from: CHAOS_SEED, or the test's own. Another seed replays other draws
+ * (e.g. `CHAOS_SEED=19100 npm run test:chaos -- unkind`).
+ */
+export function chaosSeed(own: number): number {
+  const value = Number(process.env.CHAOS_SEED ?? own);
+  return Number.isInteger(value) ? value : own;
+}
+
 /** A small seeded PRNG (mulberry32): the same seed replays the same kill moments. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
