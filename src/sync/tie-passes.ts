@@ -30,8 +30,8 @@ export const TIE_PASS_FACTOR = 8;
 
 /**
  * The odds below which passes over a tie that named no new id are taken to say the rest is out of their reach: that
- * so many passes in a row, each leaving out a record at the rate the first left out the tie, all left out the ones
- * still missing.
+ * so many passes in a row, each leaving out a record at the rate the first left out the range (`LEFT_OUT_AT_LEAST`
+ * at the least), all left out the ones still missing.
  */
 const GIVE_UP_ODDS = 0.001;
 

@@ -3,8 +3,8 @@
  * cursors, ties ordered anew by each page, a bulk change stamped alike, overlapping and short pages, changes stamped
  * in whole seconds, `updated_after` read to fewer digits, cursors bound to their key, wrapped single views, a skewed
  * `Date`, a small commit lag, faults), and while the syncs walk changes records, renders some broken, expires the
- * cursors given or leads a page back to itself. Whatever the mix, every run finishes,
- * and once the service goes quiet a sync and a reconcile leave the warehouse equal to it, field by field.
+ * cursors given or leads a page back to itself. Whatever the mix, every run finishes, and once the service goes
+ * quiet a sync and a reconcile leave the warehouse equal to it, field by field.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
