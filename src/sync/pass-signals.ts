@@ -1,6 +1,7 @@
 import { canonicalInstant, compareInstants, nextWholeSecond } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
 import { IdHashSet } from './id-set.js';
+import { EVERY_HABIT, MAX_OVERLAP, TIES, habitsAllowedBy, leastOverlaps } from './page-habits.js';
 import type { PassUnion } from './pass-union.js';
 import type { TieRange } from './tie-passes.js';
 
@@ -22,6 +23,8 @@ export interface PageOverlap {
   records: number | null;
   ties?: boolean;
   boundaries: number;
+  /** The habits (`page-habits`) every boundary of the walk's passes so far left possible. @defaultValue every one */
+  habits?: number;
 }
 
 /** A pass's observations, as committed with its checkpoints. */
@@ -63,6 +66,13 @@ export class PassSignals {
   private positions = 0;
   /** Records pages began with from the end of the page before (`boundaryOverlap`): places too, when no habit. */
   private headPlaces = 0;
+  /**
+   * The habits the walk's boundaries left possible, however the service orders a tie (`habitsAllowedBy`), and the
+   * records the pages would have begun with under `TIES`: what the pass's places are counted by where ties ordered
+   * anew by each page broke the habit its boundaries showed record by record.
+   */
+  private habits: number;
+  private tiesOverlaps = 0;
   private onlyRepeats = true;
   /**
    * The records given, in runs of one `updated_at` (`place`), for `tieRange`: whether the pass looked as a still list
@@ -100,6 +110,7 @@ export class PassSignals {
     this.passStart = nextWholeSecond(passStartedAt);
     this.startedAt = canonicalInstant(passStartedAt) ?? passStartedAt;
     this.state = { dirty: carried?.dirty ? 'before_resume' : null, maxUpdatedAt: null };
+    this.habits = overlapBefore?.habits ?? EVERY_HABIT;
     if (carried?.maxUpdatedAt) this.observeMax(carried.maxUpdatedAt);
   }
 
@@ -155,10 +166,12 @@ export class PassSignals {
     if (page.length === 0) return 0;
     let head = 0;
     if (this.tail.length > 0) {
-      for (let k = Math.min(this.tail.length, page.length); k >= 1 && head === 0; k--) {
+      for (let k = Math.min(Math.max(MAX_OVERLAP, this.tailTies), this.tail.length, page.length); k >= 1 && head === 0; k--) {
         if (endsWith(this.tail, page, k)) head = k;
       }
       this.boundaries += 1;
+      this.habits &= habitsAllowedBy({ tail: this.tail, tailTies: this.tailTies, tailOneStamp: this.tailOneStamp, page, head });
+      this.tiesOverlaps += this.tailOneStamp ? 0 : this.tailTies;
       if (this.overlap === null) this.overlap = head;
       else if (head !== this.overlap) this.fixedBroken = true;
       // After a page of one stamp, such a cursor cannot begin with the page again (it would never end): it leads on.
@@ -169,7 +182,7 @@ export class PassSignals {
     }
     this.tailTies = trailingTies(page);
     this.tailOneStamp = this.tailTies === page.length;
-    this.tail = page.slice(-Math.max(MAX_OVERLAP, this.tailTies)).map(({ id, updated_at }) => ({ id, updated_at }));
+    this.tail = page.slice(-Math.max(MAX_OVERLAP, this.tailTies) - 1).map(({ id, updated_at }) => ({ id, updated_at }));
     return head;
   }
 
@@ -188,12 +201,29 @@ export class PassSignals {
   }
 
   /**
-   * What the pass tells its union (`PassUnion.after`), once it ended. Where the pages overlapped unlike each other,
-   * what they began with from the page before were places of their own, each a record listed twice.
+   * What the pass tells its union (`PassUnion.after`), once it ended: its places are the records it was given less
+   * what its pages began with from the page before (`overlaps`).
    */
   coverage(): { positions: number; onlyRepeats: boolean } {
-    const positions = this.fixedBroken && this.tiesBroken ? this.positions + this.headPlaces : this.positions;
-    return { positions, onlyRepeats: this.onlyRepeats && this.state.dirty === 'id_repeated' };
+    const overlaps = this.overlaps();
+    const dirty = this.state.dirty ?? (overlaps.byHabits ? 'id_repeated' : null);
+    return { positions: this.positions + this.headPlaces - overlaps.count, onlyRepeats: this.onlyRepeats && dirty === 'id_repeated' };
+  }
+
+  /**
+   * How many records the pass's pages began with from the page before, in all, as its places are counted: what the
+   * boundaries showed record by record while they kept to one habit (one the walk's boundaries left possible).
+   * Where a tie ordered anew by each page broke that, the fewest any habit still possible gives (`byHabits`: the
+   * pass is then taken as unclean by ids given twice, which a union of passes mends), or none when none is left.
+   */
+  private overlaps(): { count: number; byHabits: boolean } {
+    if (this.overlap === null) return { count: 0, byHabits: false };
+    const shown = !this.fixedBroken || !this.tiesBroken;
+    const allowed =
+      (!this.fixedBroken && this.overlap <= MAX_OVERLAP && (this.habits & (1 << this.overlap)) !== 0) ||
+      (!this.tiesBroken && (this.habits & TIES) !== 0);
+    if (shown && allowed) return { count: this.headPlaces, byHabits: false };
+    return { count: leastOverlaps(this.habits, this.boundaries, this.tiesOverlaps) ?? 0, byHabits: true };
   }
 
   /** Record `id` given with canonical stamp `at`, given before in this pass when `repeat` (see `tieRange`). */
@@ -252,6 +282,8 @@ export class PassSignals {
 
   /** Whether the pass's pages overlap by habit: by a fixed number of records, or (that broken) by the tie at each boundary. */
   private overlapping(): boolean {
+    const overlaps = this.overlaps();
+    if (overlaps.byHabits) return overlaps.count > 0;
     return this.fixedBroken ? !this.tiesBroken : (this.overlap ?? 0) > 0;
   }
 
@@ -277,6 +309,7 @@ export class PassSignals {
    */
   snapshot(): PassState {
     const state = { ...this.state };
+    if (state.dirty === null && this.overlaps().byHabits) state.dirty = 'id_repeated';
     if (state.dirty === null && this.overlapping()) {
       const b = this.overlapBefore;
       const confirms = b !== null && ((!this.fixedBroken && b.records === this.overlap) || (!this.tiesBroken && b.ties === true));
@@ -285,10 +318,16 @@ export class PassSignals {
     return state;
   }
 
-  /** How this pass's pages overlapped, for the next pass; null when they overlapped unlike each other, or had no boundary. */
+  /**
+   * How this pass's pages overlapped, for the next pass: what its boundaries showed record by record (none when they
+   * overlapped unlike each other) and the habits they left possible; null when that says nothing.
+   */
   pageOverlap(): PageOverlap | null {
-    if (this.overlap === null || (this.fixedBroken && this.tiesBroken)) return null;
-    return { records: this.fixedBroken ? null : this.overlap, ties: !this.tiesBroken, boundaries: this.boundaries };
+    // Boundaries that left no habit possible: the list moved, and the next pass learns afresh.
+    const habits = this.habits === 0 ? EVERY_HABIT : this.habits;
+    if (this.overlap === null || (this.fixedBroken && this.tiesBroken))
+      return habits === EVERY_HABIT ? null : { records: null, ties: false, boundaries: 0, habits };
+    return { records: this.fixedBroken ? null : this.overlap, ties: !this.tiesBroken, boundaries: this.boundaries, habits };
   }
 
   /** `repeat`: an id received twice, which a `PassUnion` may mend; any other mark leaves it unsure. */
@@ -300,9 +339,6 @@ export class PassSignals {
 
 /** The most ids of one run of a stamp `tieRange` holds to check its repeats against (about 15 MB). */
 const MAX_RUN_IDS = 250_000;
-
-/** The most records a page may begin with from the end of the one before and still count as an overlap. */
-const MAX_OVERLAP = 4;
 
 /**
  * Whether `tail` ends with the first `k` records of `page`, the same ids with the same `updated_at` (as instants:

@@ -3,6 +3,7 @@ import { PassSignals } from '../../src/sync/pass-signals.js';
 
 const start = '2026-03-01T11:00:00Z';
 const rec = (id: string, updated_at: string) => ({ id, updated_at });
+type Stamped = { id: string; updated_at: string };
 const before = (n: number) => `2026-03-01T10:${String(n).padStart(2, '0')}:00Z`;
 
 describe('PassSignals', () => {
@@ -129,7 +130,7 @@ describe('PassSignals', () => {
       const signals = new PassSignals(start);
       for (const page of pages(ids, 4, [1, 1, 1])) signals.observe(page);
       expect(signals.snapshot().dirty).toBeNull();
-      expect(signals.pageOverlap()).toEqual({ records: 1, ties: true, boundaries: 3 });
+      expect(signals.pageOverlap()).toMatchObject({ records: 1, ties: true, boundaries: 3 });
     });
 
     it('finds a pass of one overlapping boundary unclean (it could be a record inserted behind an offset cursor), and the next pass that overlaps alike clean', () => {
@@ -169,7 +170,7 @@ describe('PassSignals', () => {
       signals.observe([rec(id(2), stamp), rec(id(3), stamp), rec(id(4), stamp), rec(id(5), before(10)), rec(id(6), before(11))]);
       signals.observe([rec(id(6), before(11)), rec(id(7), before(12))]);
       expect(signals.snapshot().dirty).toBeNull();
-      expect(signals.pageOverlap()).toEqual({ records: null, ties: true, boundaries: 2 });
+      expect(signals.pageOverlap()).toMatchObject({ records: null, ties: true, boundaries: 2 });
     });
 
     it('finds a pass dirty where a page begins with neither the overlap of the others nor the tie the page before ended with', () => {
@@ -184,6 +185,24 @@ describe('PassSignals', () => {
         for (const page of [first, second, third]) signals.observe(page);
         expect(signals.snapshot().dirty).toBe('id_repeated');
       }
+    });
+
+    it('over pages that overlap by one record, a tie ordered anew by each page has its places counted by the overlap the boundaries outside it showed', () => {
+      // Twelve records; seven (A to G) share one updated_at at places 2 to 8. Each page of four begins with the last
+      // place of the one before, and orders the tie its own way: C is never given, B twice, and the boundaries inside
+      // the tie begin with records the page before did not end with.
+      const tie = before(5);
+      const [A, B, D, E, F, G] = [2, 3, 5, 6, 7, 8].map((n) => rec(id(n), tie)) as [Stamped, Stamped, Stamped, Stamped, Stamped, Stamped];
+      const r = (n: number) => rec(id(n), before(n));
+      const signals = new PassSignals(start);
+      signals.observe([r(0), r(1), A, B]);
+      signals.observe([D, A, E, B]);
+      signals.observe([E, F, G, r(9)]);
+      signals.observe([r(9), r(10), r(11)]);
+      expect(signals.snapshot().dirty).toBe('id_repeated');
+      // Fifteen records given, three of them at boundaries: twelve places, of which eleven ids (C left out).
+      expect(signals.coverage()).toEqual({ positions: 12, onlyRepeats: true });
+      expect(signals.ids.size).toBe(11);
     });
 
     it('does not take a record repeated at a boundary with another updated_at for an overlap', () => {

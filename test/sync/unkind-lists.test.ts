@@ -384,6 +384,20 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectSweepMarksADeletion(harness);
   });
 
+  it('pages that each begin with the last record of the page before, over a tie of 350 ordered anew by each page, are received whole by passes taken together, and a reconcile marks a deletion', async () => {
+    harness = await startHarness({ seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true, overlappingPages: true });
+    // The boundaries inside the tie begin with whichever record the page puts there: only the one past it shows
+    // the service's overlap. Before, those boundaries counted as places of their own, more than the list had, so
+    // no union of passes could cover it: every run ended unsettled with deals left out.
+    tieAcrossBoundary(harness, 100, 350);
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    expect(first.results[0]!.watermark).not.toBeNull();
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+
+    await expectSweepMarksADeletion(harness);
+  });
+
   it('a tie of 1,500 of 5,000 deals, ordered anew by each page, is received whole by passes taken together, though a page begins with the end of the one before by chance', async () => {
     const size = { deals: 5000, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 };
     harness = await startHarness({ seed: 68, size, cursorKind: 'offset', tiesOrderedByPage: true });
