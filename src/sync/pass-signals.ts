@@ -130,13 +130,14 @@ export class PassSignals {
       const repeated = !this.seen.add(record.id);
       if (repeated) {
         // The same version twice in one answer is the service repeating a row (a join), not a list moving, nor a place.
-        if (repeatedInPage(records, head, i)) continue;
+        if (repeatedInPage(records, i)) continue;
         this.mark('id_repeated', true);
       }
       this.place(updatedAt, record.id, repeated);
       this.positions += 1;
       this.union?.add(record.id);
       if (updatedAt === null) continue;
+      if (this.union !== null && updatedAt >= this.union.since) this.union.stamped(record.id, record.updated_at);
       if (this.state.maxUpdatedAt === null || updatedAt > this.state.maxUpdatedAt) this.state.maxUpdatedAt = updatedAt;
       if (updatedAt >= this.startedAt) {
         this.recent.set(record.id, record.updated_at);
@@ -365,10 +366,10 @@ function trailingTies(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[])
   return ties;
 }
 
-/** Whether `page[at]` repeats a record given earlier in the same page (from `from` on): the same id and `updated_at`. */
-function repeatedInPage(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], from: number, at: number): boolean {
+/** Whether `page[at]` repeats a record given earlier in the same page, the overlap too: the same id and `updated_at`. */
+function repeatedInPage(page: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], at: number): boolean {
   const record = page[at]!;
-  for (let i = from; i < at; i++) if (page[i]!.id === record.id && sameStamp(page[i]!.updated_at, record.updated_at)) return true;
+  for (let i = 0; i < at; i++) if (page[i]!.id === record.id && sameStamp(page[i]!.updated_at, record.updated_at)) return true;
   return false;
 }
 

@@ -1,4 +1,5 @@
-import { compareInstants } from '../core/time.js';
+import { canonicalInstant, compareInstants } from '../core/time.js';
+import { mayNameMore } from './give-up-odds.js';
 import { IdHashSet } from './id-set.js';
 
 /**
@@ -24,9 +25,11 @@ export interface PassCoverage {
  * list has as many records as a pass had places, and each pass places them differently: once the passes together
  * named as many ids as each pass had places, every record of the window was received (and written by its pass).
  *
- * The list stood still while the union's passes received no record stamped at or after the first one's start (a
- * change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the
- * union afresh. Ids are kept as 48-bit hashes: a collision counts one id fewer, so it can only delay the union.
+ * The list stood still while the union's passes received no record stamped at or after the first one's start that
+ * the first one did not receive as it was (a change, a creation), and each had as many places (a deletion has one
+ * fewer). Any pass that breaks either starts the union afresh. Records the first pass received so are no such sign:
+ * a `Date` header behind the records' clock stamps changes made before the union began after its start. Ids are kept
+ * as 48-bit hashes: a collision counts one id fewer, so it can only delay the union.
  */
 export class PassUnion {
   private positions: number | null = null;
@@ -34,17 +37,33 @@ export class PassUnion {
   /** Ids the union held after the pass before, and how many passes in a row since named none new. */
   private held = 0;
   private idle = 0;
+  /** The share of its places the first pass named no id for: how likely a pass is to leave out any one record. */
+  private leftOut = 0;
+  /** A pass received a record stamped at or after `since` that the first pass did not receive so. */
+  private moved = false;
+  /** `startedAt` as a canonical instant, for `PassSignals` to compare stamps with. */
+  readonly since: string;
 
   constructor(
     /** The service's time the union's first pass started. */
     readonly startedAt: string,
     /** The ids the first pass received (its own set, taken over once it ended: a clean pass never needs one more). */
     private readonly ids: IdHashSet = new IdHashSet(),
-  ) {}
+    /** The records the first pass received stamped at or after its start, with their `updated_at` (`PassSignals.recent`). */
+    private readonly firstRecent: ReadonlyMap<string, string> = new Map(),
+  ) {
+    this.since = canonicalInstant(startedAt) ?? startedAt;
+  }
 
   /** Records received by the current pass: ids into the union. */
   add(id: string): void {
     this.ids.add(id);
+  }
+
+  /** A record the current pass received stamped at or after `since`. */
+  stamped(id: string, updatedAt: string): void {
+    const first = this.firstRecent.get(id);
+    if (first === undefined || compareInstants(first, updatedAt) !== 0) this.moved = true;
   }
 
   /**
@@ -56,7 +75,8 @@ export class PassUnion {
     if (!pass.onlyRepeats || (this.positions !== null && this.positions !== pass.positions)) return 'broken';
     // Even one stamped within the second the union began: a change behind the cursor then shows only as an id given
     // twice (`PassSignals`), which is all the union would mend. The run after it, a second later, settles it.
-    if (pass.maxUpdatedAt !== null && compareInstants(pass.maxUpdatedAt, this.startedAt) >= 0) return 'broken';
+    if (this.moved) return 'broken';
+    if (this.positions === null) this.leftOut = 1 - this.ids.size / Math.max(1, pass.positions);
     this.positions = pass.positions;
     this.idle = this.ids.size > this.held ? 0 : this.idle + 1;
     this.held = this.ids.size;
@@ -65,11 +85,11 @@ export class PassUnion {
   }
 
   /**
-   * Whether another pass may name the rest: one of the last two named ids none before it did. Each pass places a tie
-   * anew, so one that names nothing new says little; two in a row, that the passes repeat themselves.
+   * Whether another pass may name the rest (`mayNameMore`): a tie split in two by a boundary leaves any one record
+   * out of about a quarter of the passes, so two passes in a row that named nothing new say little.
    */
   get gaining(): boolean {
-    return this.idle < 2;
+    return this.positions === null || mayNameMore(this.idle, this.positions - this.held, this.leftOut);
   }
 
   /** The largest `updated_at` the union's passes received. */

@@ -1,6 +1,7 @@
 import { DEFAULT_PAGE_SIZE } from '../api/index.js';
 import { canonicalInstant } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
+import { mayNameMore } from './give-up-odds.js';
 import { IdHashSet } from './id-set.js';
 
 /** The `updated_at` stamps (canonical instants, both included) between which every record a pass missed lies. */
@@ -27,21 +28,6 @@ export interface TieBase {
  * million, and each lists the tie alone, not the window.
  */
 export const TIE_PASS_FACTOR = 8;
-
-/**
- * The odds below which passes over a tie that named no new id are taken to say the rest is out of their reach: that
- * so many passes in a row, each leaving out a record at the rate the first left out the range (`LEFT_OUT_AT_LEAST`
- * at the least), all left out the ones still missing.
- */
-const GIVE_UP_ODDS = 0.001;
-
-/**
- * The least share of its records a pass is taken to leave out, whatever the first pass left out of the range: a
- * range holds records no boundary splits (never left out), so the first pass's share understates the odds of the
- * ones still missing, which sit in the ties a boundary splits. A tie much larger than a page loses about e⁻¹ of it
- * to each pass; one split in two by a boundary, at most a quarter.
- */
-const LEFT_OUT_AT_LEAST = 0.37;
 
 /**
  * The passes over a tie (or a few) of one walk, taken together. An offset list ordered by `updated_at` that orders a
@@ -92,15 +78,9 @@ export class TiePasses {
     return this.ids.size === pass.positions ? 'covered' : 'open';
   }
 
-  /**
-   * Whether another pass may name the rest: the passes in a row that named no new id could well have left out every
-   * record still missing by chance (with one missing and a pass leaving out 37 % of a tie, seven such passes in a
-   * row happen once in 1,000 walks; with ten missing, one such pass once in 20,000).
-   */
+  /** Whether another pass may name the rest (`mayNameMore`). */
   get gaining(): boolean {
-    const missing = this.range.places - this.held;
-    const leftOut = Math.min(Math.max(this.leftOut, LEFT_OUT_AT_LEAST), 0.99);
-    return this.idle === 0 || leftOut ** (this.idle * missing) >= GIVE_UP_ODDS;
+    return mayNameMore(this.idle, this.range.places - this.held, this.leftOut);
   }
 }
 

@@ -209,7 +209,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           let verdict: ReturnType<PassUnion['after']> | null = null;
           if (passDone && seen.dirty !== null && !resuming && !localClock) {
             // The first unclean pass's own ids begin the union: a pass clean on its own never keeps a second set.
-            together.union ??= new PassUnion(passStartedAt, signals.ids);
+            together.union ??= new PassUnion(passStartedAt, signals.ids, signals.recent);
             verdict = together.union.after({ ...signals.coverage(), maxUpdatedAt: seen.maxUpdatedAt });
           }
           const covered = verdict === 'covered' ? together.union : null;

@@ -205,6 +205,15 @@ describe('PassSignals', () => {
       expect(signals.ids.size).toBe(11);
     });
 
+    it('a page that begins with the last record of the page before and repeats its row (a join) leaves a clean pass: one place, not two', () => {
+      const signals = new PassSignals(start);
+      signals.observe([rec(id(1), before(1)), rec(id(2), before(2))]);
+      signals.observe([rec(id(2), before(2)), rec(id(2), before(2)), rec(id(3), before(3))]);
+      signals.observe([rec(id(3), before(3)), rec(id(4), before(4))]);
+      expect(signals.snapshot().dirty).toBeNull();
+      expect(signals.coverage().positions).toBe(4);
+    });
+
     it('does not take a record repeated at a boundary with another updated_at for an overlap', () => {
       const signals = new PassSignals(start);
       signals.observe([rec(id(1), before(1)), rec(id(2), before(2))]);

@@ -398,6 +398,24 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectSweepMarksADeletion(harness);
   });
 
+  it('passes taken together over such pages, with a Date header behind the records, settle: records changed before the first pass but stamped after its start are no sign the list moved', async () => {
+    harness = await startHarness({
+      seed: 68,
+      size: SIZE,
+      cursorKind: 'offset',
+      tiesOrderedByPage: true,
+      overlappingPages: true,
+      clock: { dateSkewMs: -MINUTE },
+    });
+    tieAcrossBoundary(harness, 100, 350);
+    const deals = harness.sim.admin.truth().records.deals;
+    for (const deal of deals.slice(0, 3)) harness.sim.admin.updateRecord('deals', deal.id, { name: `renamed ${deal.id}` });
+    // Before, every pass but the first received those three stamped after the union's start: no union held.
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
   it('a tie of 1,500 of 5,000 deals, ordered anew by each page, is received whole by passes taken together, though a page begins with the end of the one before by chance', async () => {
     const size = { deals: 5000, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 };
     harness = await startHarness({ seed: 68, size, cursorKind: 'offset', tiesOrderedByPage: true });
