@@ -47,15 +47,15 @@ export function habitsAllowedBy(boundary: Boundary): number {
 }
 
 /**
- * How many records the pass's pages began with from the page before in all, under the habit in `habits` that gives
- * the fewest: too few only makes a union of passes wait for ids no pass can name, too many would let it settle
- * short. Null when no habit is left. Pure.
+ * How many records the pass's pages began with from the page before in all, under the habits in `habits` that give
+ * the fewest and the most. A pass counts its places by the fewest: too few only makes a union of passes wait for ids
+ * no pass can name, too many would let it settle short. Null when no habit is left. Pure.
  */
-export function leastOverlaps(habits: number, boundaries: number, tiesOverlaps: number): number | null {
-  let least: number | null = null;
-  for (let k = 0; k <= MAX_OVERLAP; k++) if ((habits & (1 << k)) !== 0) least = Math.min(least ?? Infinity, k * boundaries);
-  if ((habits & TIES) !== 0) least = Math.min(least ?? Infinity, tiesOverlaps);
-  return least;
+export function overlapBounds(habits: number, boundaries: number, tiesOverlaps: number): { least: number; most: number } | null {
+  const counts: number[] = [];
+  for (let k = 0; k <= MAX_OVERLAP; k++) if ((habits & (1 << k)) !== 0) counts.push(k * boundaries);
+  if ((habits & TIES) !== 0) counts.push(tiesOverlaps);
+  return counts.length === 0 ? null : { least: Math.min(...counts), most: Math.max(...counts) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { canonicalInstant, compareInstants, nextWholeSecond } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
 import { IdHashSet } from './id-set.js';
-import { EVERY_HABIT, MAX_OVERLAP, TIES, habitsAllowedBy, leastOverlaps } from './page-habits.js';
+import { EVERY_HABIT, MAX_OVERLAP, TIES, habitsAllowedBy, overlapBounds } from './page-habits.js';
 import type { PassUnion } from './pass-union.js';
 import type { TieRange } from './tie-passes.js';
 
@@ -76,9 +76,9 @@ export class PassSignals {
   private onlyRepeats = true;
   /**
    * The records given, in runs of one `updated_at` (`place`), for `tieRange`: whether the pass looked as a still list
-   * in that order does (`tieShaped`), the ids of the current run once it holds two, the stamps of the records given
-   * twice (those pages began with from the page before included), and where the runs holding them began and ended,
-   * counted in records given.
+   * in that order does (`tieShaped`), the ids of the current run once it holds two, and the runs holding records
+   * given twice: counting what pages began with from the page before as given twice, and not (`pastOverlaps`); with
+   * the stamp of the first record of each page after the first.
    */
   private tieShaped = true;
   private given = 0;
@@ -86,10 +86,9 @@ export class PassSignals {
   private runFirst = '';
   private readonly runIds = new Set<string>();
   private runStart = 0;
-  private runRepeated = false;
-  private repeats: { from: string; to: string } | null = null;
-  private repeatsStart: number | null = null;
-  private repeatsEnd = 0;
+  private readonly repeats = new RepeatedRuns();
+  private readonly pastOverlaps = new RepeatedRuns();
+  private readonly pageStarts: (string | null)[] = [];
   /** A record stamped at or after the pass's start that the pass before did not see so: maybe changed during it. */
   private newSinceStart = false;
 
@@ -124,7 +123,7 @@ export class PassSignals {
       const updatedAt = canonicalInstant(record.updated_at);
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
       if (i < head) {
-        this.place(updatedAt, record.id, true);
+        this.place(updatedAt, record.id, true, true);
         continue;
       }
       const repeated = !this.seen.add(record.id);
@@ -171,6 +170,7 @@ export class PassSignals {
         if (endsWith(this.tail, page, k)) head = k;
       }
       this.boundaries += 1;
+      if (this.tieShaped) this.pageStarts.push(canonicalInstant(page[0]!.updated_at));
       this.habits &= habitsAllowedBy({ tail: this.tail, tailTies: this.tailTies, tailOneStamp: this.tailOneStamp, page, head });
       this.tiesOverlaps += this.tailOneStamp ? 0 : this.tailTies;
       if (this.overlap === null) this.overlap = head;
@@ -216,29 +216,35 @@ export class PassSignals {
    * boundaries showed record by record while they kept to one habit (one the walk's boundaries left possible).
    * Where a tie ordered anew by each page broke that, the fewest any habit still possible gives (`byHabits`: the
    * pass is then taken as unclean by ids given twice, which a union of passes mends), or none when none is left.
+   * `sure` when every habit still possible gives as many: a boundary inside a tie says little of the habit.
    */
-  private overlaps(): { count: number; byHabits: boolean } {
-    if (this.overlap === null) return { count: 0, byHabits: false };
+  private overlaps(): { count: number; byHabits: boolean; sure: boolean } {
+    if (this.overlap === null) return { count: 0, byHabits: false, sure: true };
+    const bounds = overlapBounds(this.habits, this.boundaries, this.tiesOverlaps);
+    const sure = bounds !== null && bounds.least === bounds.most;
     const shown = !this.fixedBroken || !this.tiesBroken;
     const allowed =
       (!this.fixedBroken && this.overlap <= MAX_OVERLAP && (this.habits & (1 << this.overlap)) !== 0) ||
       (!this.tiesBroken && (this.habits & TIES) !== 0);
-    if (shown && allowed) return { count: this.headPlaces, byHabits: false };
-    return { count: leastOverlaps(this.habits, this.boundaries, this.tiesOverlaps) ?? 0, byHabits: true };
+    if (shown && allowed) return { count: this.headPlaces, byHabits: false, sure };
+    return { count: bounds?.least ?? 0, byHabits: true, sure };
   }
 
-  /** Record `id` given with canonical stamp `at`, given before in this pass when `repeat` (see `tieRange`). */
-  private place(at: string | null, id: string, repeat: boolean): void {
+  /**
+   * Record `id` given with canonical stamp `at`, given before in this pass when `repeat`, at the head of a page that
+   * began with the end of the one before when `head` (see `tieRange`).
+   */
+  private place(at: string | null, id: string, repeat: boolean, head = false): void {
     if (!this.tieShaped) return;
     if (at === null || (this.runStamp !== null && at < this.runStamp)) return this.notTieShaped();
     if (at !== this.runStamp) {
       // Given twice, the first time under another stamp: the record changed in between (a `Date` ahead of the
       // records' clock hides such a change from the pass's start), which no tie does.
       if (repeat) return this.notTieShaped();
-      if (this.runRepeated) this.repeatsEnd = this.given;
+      this.repeats.endRun(this.given);
+      this.pastOverlaps.endRun(this.given);
       this.runStamp = at;
       this.runStart = this.given;
-      this.runRepeated = false;
       this.runFirst = id;
       this.runIds.clear();
     } else {
@@ -250,21 +256,38 @@ export class PassSignals {
     }
     this.given += 1;
     if (!repeat) return;
-    this.runRepeated = true;
-    this.repeatsStart ??= this.runStart;
-    this.repeats = { from: this.repeats?.from ?? at, to: at };
+    this.repeats.repeated(at, this.runStart);
+    if (!head) this.pastOverlaps.repeated(at, this.runStart);
   }
 
   /**
    * Where every record this pass missed lies, once it ended unclean only by ids given twice (`TiePasses`): between
    * the stamps of those ids, with the places the pass had there. Only over a list in `updated_at` order whose pages
    * do not overlap by habit (every record given is a place; where they overlapped unlike each other, what they
-   * began with from the page before was given twice too); null otherwise.
+   * began with from the page before was given twice too), and only when no habit still possible would count its
+   * places otherwise (the passes over a tie must have as many); null otherwise.
    */
   tieRange(): TieRange | null {
-    if (!this.coverage().onlyRepeats || !this.tieShaped || this.overlapping() || this.repeats === null) return null;
-    const end = this.runRepeated ? this.given : this.repeatsEnd;
-    return { ...this.repeats, places: end - (this.repeatsStart ?? 0) };
+    const overlap = this.coverage().onlyRepeats && this.tieShaped ? this.sureOverlap() : null;
+    if (overlap === null) return null;
+    // Where each page began with the last record of the one before, those records are no places of their own.
+    const runs = (overlap === 0 ? this.repeats : this.pastOverlaps).range(this.given);
+    if (runs === null) return null;
+    const { from, to } = runs;
+    const overlapped = overlap === 0 ? 0 : this.pageStarts.filter((at) => at !== null && at >= from && at <= to).length;
+    return { from, to, places: runs.places - overlapped, ...(overlap > 0 ? { overlap } : {}) };
+  }
+
+  /**
+   * How many records each page began with from the page before, where every habit still possible agrees and that
+   * is none, or one record however ties are ordered (`TiePass` counts it so); null otherwise.
+   */
+  private sureOverlap(): number | null {
+    const overlaps = this.overlaps();
+    if (!overlaps.sure) return null;
+    if (!overlaps.byHabits) return this.overlapping() ? null : 0;
+    if (overlaps.count === 0) return 0;
+    return overlaps.count === this.boundaries && (this.habits & (1 << 1)) !== 0 ? 1 : null;
   }
 
   private notTieShaped(): void {
@@ -335,6 +358,35 @@ export class PassSignals {
   private mark(reason: DirtyReason, repeat = false): void {
     if (!repeat) this.onlyRepeats = false;
     this.state.dirty ??= reason;
+  }
+}
+
+/** The runs of one stamp holding records given twice, in records given (`PassSignals.place`). */
+class RepeatedRuns {
+  private from: string | null = null;
+  private to = '';
+  private start: number | null = null;
+  private end = 0;
+  private inRun = false;
+
+  /** A record of the current run (begun after `runStart` records) was given twice. */
+  repeated(at: string, runStart: number): void {
+    this.inRun = true;
+    this.from ??= at;
+    this.to = at;
+    this.start ??= runStart;
+  }
+
+  /** A new run begins after `given` records. */
+  endRun(given: number): void {
+    if (this.inRun) this.end = given;
+    this.inRun = false;
+  }
+
+  /** The stamps of the first and last runs holding a record given twice, and the records given between them. */
+  range(given: number): { from: string; to: string; places: number } | null {
+    if (this.from === null) return null;
+    return { from: this.from, to: this.to, places: (this.inRun ? given : this.end) - (this.start ?? 0) };
   }
 }
 

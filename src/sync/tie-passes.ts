@@ -10,6 +10,11 @@ export interface TieRange {
   to: string;
   /** Places the pass of the window had in the range: every pass over it must have as many. */
   places: number;
+  /**
+   * Records each page after the first began with from the page before, however ties are ordered: those a pass
+   * over the range is given there are no places of their own. @defaultValue 0
+   */
+  overlap?: number;
 }
 
 /** The whole-window pass the passes over a tie stand on: it received every record of its window outside their range. */
@@ -92,6 +97,7 @@ export class TiePass {
   spoiled = false;
   private past = false;
   private last: string | null = null;
+  private pages = 0;
 
   constructor(
     private readonly range: TieRange,
@@ -102,7 +108,8 @@ export class TiePass {
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): void {
     // The same record twice in one answer is the service repeating a row (a join), not a place (`PassSignals`).
     const inPage = new Set<string>();
-    for (const record of records) {
+    const overlap = this.pages++ === 0 ? 0 : (this.range.overlap ?? 0);
+    for (const [i, record] of records.entries()) {
       const at = canonicalInstant(record.updated_at);
       if (at === null || (this.last !== null && at < this.last)) {
         this.spoiled = true;
@@ -112,7 +119,7 @@ export class TiePass {
       if (at > this.range.to) this.past = true;
       else if (at >= this.range.from && !inPage.has(record.id)) {
         inPage.add(record.id);
-        this.positions += 1;
+        if (i >= overlap) this.positions += 1;
         this.ids.add(record.id);
       }
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVERY_HABIT, TIES, habitsAllowedBy, leastOverlaps } from '../../src/sync/page-habits.js';
+import { EVERY_HABIT, TIES, habitsAllowedBy, overlapBounds } from '../../src/sync/page-habits.js';
 
 const rec = (n: number, minute: number) => ({
   id: `r${String(n).padStart(17, '0')}`,
@@ -37,11 +37,12 @@ describe('habitsAllowedBy', () => {
   });
 });
 
-describe('leastOverlaps', () => {
-  it('counts the overlaps of the habit that gives the fewest, so a union of passes can never settle short', () => {
-    expect(leastOverlaps(fixed(1) | TIES, 3, 101)).toBe(3);
-    expect(leastOverlaps(fixed(3) | TIES, 3, 4)).toBe(4);
-    expect(leastOverlaps(EVERY_HABIT, 3, 0)).toBe(0);
-    expect(leastOverlaps(0, 3, 0)).toBeNull();
+describe('overlapBounds', () => {
+  it('counts the overlaps of the habits that give the fewest and the most: a pass counts by the fewest, so a union of passes can never settle short', () => {
+    expect(overlapBounds(fixed(1) | TIES, 3, 101)).toEqual({ least: 3, most: 101 });
+    expect(overlapBounds(fixed(3) | TIES, 3, 4)).toEqual({ least: 4, most: 9 });
+    expect(overlapBounds(fixed(0), 3, 0)).toEqual({ least: 0, most: 0 });
+    expect(overlapBounds(EVERY_HABIT, 3, 0)).toEqual({ least: 0, most: 12 });
+    expect(overlapBounds(0, 3, 0)).toBeNull();
   });
 });

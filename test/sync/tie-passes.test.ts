@@ -13,8 +13,31 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     signals.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
     signals.observe([rec('b', 5), rec('d', 9), rec('e', 9)]);
     signals.observe([rec('f', 9), rec('d', 9), rec('g', 12)]);
+    // A boundary no tie touches shows that pages do not overlap: every record given is a place.
+    signals.observe([rec('h', 13), rec('i', 14)]);
     // b c b d e f d: the places of the runs of 5 and 9, which hold the ids given twice.
     expect(signals.tieRange()).toEqual({ from: at(5), to: at(9), places: 7 });
+  });
+
+  it('is null while every boundary lies in a tie: each page may as well have begun with the last record of the one before, and the places are unknown', () => {
+    // Read as overlapping by one, b and d were each given at the boundary again, and nothing is missing.
+    const signals = new PassSignals(start);
+    signals.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
+    signals.observe([rec('b', 5), rec('d', 9), rec('e', 9)]);
+    signals.observe([rec('f', 9), rec('d', 9), rec('g', 12)]);
+    expect(signals.coverage()).toEqual({ positions: 9, onlyRepeats: true });
+    expect(signals.tieRange()).toBeNull();
+  });
+
+  it('over pages that each begin with the last record of the one before, leaves those records out of the places, however the tie was ordered there', () => {
+    // Seven records (A to G) share minute 5 at places 2 to 8; pages of four, each ordering the tie its own way.
+    const signals = new PassSignals(start);
+    signals.observe([rec('r0', 0), rec('r1', 1), rec('A', 5), rec('B', 5)]);
+    signals.observe([rec('D', 5), rec('A', 5), rec('E', 5), rec('B', 5)]);
+    signals.observe([rec('E', 5), rec('F', 5), rec('G', 5), rec('r9', 9)]);
+    signals.observe([rec('r9', 9), rec('r10', 10), rec('r11', 11)]);
+    // Nine records given in the tie, two of them where a page began: seven places.
+    expect(signals.tieRange()).toEqual({ from: at(5), to: at(5), places: 7, overlap: 1 });
   });
 
   it('is null for a clean pass, one whose records changed during it, one out of updated_at order, and one whose pages overlap by habit', () => {
@@ -54,6 +77,7 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     const tie = new PassSignals(start);
     tie.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
     tie.observe([rec('d', 5), rec('b', 5), rec('e', 7)]);
+    tie.observe([rec('f', 8), rec('g', 9)]);
     expect(tie.tieRange()).toEqual({ from: at(5), to: at(5), places: 4 });
   });
 
@@ -101,6 +125,14 @@ describe('TiePasses: passes over ties alone, taken together', () => {
     expect(pass.pastRange).toBe(true);
     expect(pass.positions).toBe(4);
     expect(ties.after(pass)).toBe('covered');
+  });
+
+  it('over pages that each begin with the last record of the one before, counts no place for it, whichever record of the tie it is', () => {
+    const passes = new TiePasses({ from: at(5), to: at(5), places: 7, overlap: 1 }, base);
+    const pass = passes.next();
+    pass.observe([rec('A', 5), rec('B', 5), rec('C', 5), rec('D', 5)]);
+    pass.observe([rec('C', 5), rec('E', 5), rec('F', 5), rec('G', 5), rec('r9', 9)]);
+    expect(passes.after(pass)).toBe('covered');
   });
 
   it('counts a record given twice in one page (a join repeating a row) as one place', () => {
