@@ -61,16 +61,14 @@ export function overlapBounds(habits: number, boundaries: number, tiesOverlaps: 
 /**
  * The overlap a boundary shows whatever order the service gives a tie, or null when a tie near it could hide it:
  * the last record of the page before is alone in its stamp there and the page's first record past the head is
- * stamped later (so the record given last sits at the boundary on both pages), or the page before ended with a
- * whole tie that the page began with, in any order, before a record stamped later.
+ * stamped later, so the record given last sits at the boundary on both pages. A page that begins with the same
+ * records as a tie the page before ended with, in another order, shows nothing: ordered anew, a larger tie may put
+ * the same ones there by chance, its others never given.
  */
 function clearHead(boundary: Boundary, last: string | null): number | null {
   const { tail, tailTies, page, head } = boundary;
-  if (last === null) return null;
-  if (tailTies === 1 && tail.length >= 2 && laterThan(page[head], last)) return head;
-  if (tailTies >= 2 && tail.length > tailTies && laterThan(page[tailTies], last) && sameIds(tail.slice(-tailTies), page.slice(0, tailTies)))
-    return tailTies;
-  return null;
+  if (last === null || tailTies !== 1 || tail.length < 2 || !laterThan(page[head], last)) return null;
+  return head;
 }
 
 /** Whether the page's first `k` records carry the stamps of the last `k` of the page before, and its next one no earlier. */
@@ -87,12 +85,6 @@ function laterThan(record: Stamped | undefined, instant: string): boolean {
   if (record === undefined) return false;
   const at = stampOf(record);
   return at !== null && at > instant;
-}
-
-function sameIds(a: readonly Stamped[], b: readonly Stamped[]): boolean {
-  if (a.length !== b.length) return false;
-  const ids = new Set(a.map((r) => r.id));
-  return b.every((r) => ids.has(r.id)) && new Set(b.map((r) => r.id)).size === b.length;
 }
 
 function stampOf(record: Stamped): string | null {

@@ -24,10 +24,12 @@ describe('habitsAllowedBy', () => {
     expect(allowed).toBe(fixed(0) | fixed(1) | fixed(2) | TIES);
   });
 
-  it('where the page before ended with a whole tie that the page begins with in another order, allows only the tie habit (or that fixed overlap)', () => {
+  it('where the page begins with the tie the page before ended with, in another order, allows every overlap the stamps agree with: a larger tie may put the same records there by chance', () => {
     const tail = [rec(1, 1), rec(2, 3), rec(3, 3), rec(4, 3)];
     const page = [rec(4, 3), rec(2, 3), rec(3, 3), rec(5, 5)];
-    expect(habitsAllowedBy({ tail, tailTies: 3, tailOneStamp: false, page, head: 0 })).toBe(fixed(3) | TIES);
+    expect(habitsAllowedBy({ tail, tailTies: 3, tailOneStamp: false, page, head: 0 })).toBe(
+      fixed(0) | fixed(1) | fixed(2) | fixed(3) | TIES,
+    );
   });
 
   it('after a page of one stamp, the tie habit begins with none of it', () => {
