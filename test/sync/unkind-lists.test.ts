@@ -416,6 +416,32 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
   });
 
+  it('over such pages served 100 at a time, a tie of 350 that fills whole pages is received whole once a boundary shows that pages do not begin with a whole tie again; a reconcile marks no live record deleted', async () => {
+    harness = await startHarness({
+      seed: 68,
+      size: SIZE,
+      cursorKind: 'offset',
+      tiesOrderedByPage: true,
+      overlappingPages: true,
+      maxPageSize: 100,
+    });
+    // After a page of the tie alone, the next may have begun with one record of it again or with none: both fit, until
+    // a page that ended with records of one stamp is followed by one that begins with one of them and then a later one.
+    tieAcrossBoundary(harness, 198, 350);
+    const first = await harness.sync({ resources: ['deals'] });
+    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    expect(first.results[0]!.passes).toBeGreaterThan(harness.env().settings.maxPasses);
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    // The sweep learns the pages' habit anew, and may end unsettled before it does: then it marks nothing.
+    const deleted = harness.sim.admin.truth().records.deals[500]!.id;
+    harness.sim.admin.deleteRecord('deals', deleted);
+    const env = harness.env();
+    const swept = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+    expect(swept.results[0]!.deleted).toBeLessThanOrEqual(1);
+    const marked = await env.warehouse.query(`SELECT id FROM deals WHERE _deleted_at IS NOT NULL`);
+    expect(marked.filter((row) => row.id !== deleted)).toEqual([]);
+  });
+
   it('a tie of 1,500 of 5,000 deals, ordered anew by each page, is received whole by passes taken together, though a page begins with the end of the one before by chance', async () => {
     const size = { deals: 5000, companies: 1, contacts: 1, meetingLogs: 1, contactActivities: 1, users: 1 };
     harness = await startHarness({ seed: 68, size, cursorKind: 'offset', tiesOrderedByPage: true });
