@@ -15,6 +15,12 @@ export interface PassCoverage {
   positions: number;
   /** The pass was unclean only because ids came twice: nothing changed, no cursor repeated, every reject had an id. */
   onlyRepeats: boolean;
+  /**
+   * It received a record stamped at or after its start that the pass before did not receive so
+   * (`PassSignals.receivedNewSinceStart`): changed while it walked, maybe behind its cursor within the second its
+   * start names, which shows only as an id given twice.
+   */
+  newSinceStart: boolean;
   maxUpdatedAt: string | null;
 }
 
@@ -26,8 +32,8 @@ export interface PassCoverage {
  * named as many ids as each pass had places, every record of the window was received (and written by its pass).
  *
  * The list stood still while the union's passes received no record stamped at or after the first one's start that
- * the first one did not receive as it was (a change, a creation), and each had as many places (a deletion has one
- * fewer). Any pass that breaks either starts the union afresh. Records the first pass received so are no such sign:
+ * the first one did not receive as it was, none received one stamped since its own start that the pass before it did
+ * not (a change, a creation), and each had as many places (a deletion has one fewer). Any pass that breaks either starts the union afresh. Records the first pass received so are no such sign:
  * a `Date` header behind the records' clock stamps changes made before the union began after its start. Ids are kept
  * as 48-bit hashes: a collision counts one id fewer, so it can only delay the union.
  */
@@ -75,7 +81,7 @@ export class PassUnion {
     if (!pass.onlyRepeats || (this.positions !== null && this.positions !== pass.positions)) return 'broken';
     // Even one stamped within the second the union began: a change behind the cursor then shows only as an id given
     // twice (`PassSignals`), which is all the union would mend. The run after it, a second later, settles it.
-    if (this.moved) return 'broken';
+    if (this.moved || pass.newSinceStart) return 'broken';
     if (this.positions === null) this.leftOut = 1 - this.ids.size / Math.max(1, pass.positions);
     this.positions = pass.positions;
     this.idle = this.ids.size > this.held ? 0 : this.idle + 1;

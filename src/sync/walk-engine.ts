@@ -210,7 +210,11 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
           if (passDone && seen.dirty !== null && !resuming && !localClock) {
             // The first unclean pass's own ids begin the union: a pass clean on its own never keeps a second set.
             together.union ??= new PassUnion(passStartedAt, signals.ids, signals.recent);
-            verdict = together.union.after({ ...signals.coverage(), maxUpdatedAt: seen.maxUpdatedAt });
+            verdict = together.union.after({
+              ...signals.coverage(),
+              newSinceStart: signals.receivedNewSinceStart,
+              maxUpdatedAt: seen.maxUpdatedAt,
+            });
           }
           const covered = verdict === 'covered' ? together.union : null;
           if (verdict === 'broken') together.union = null;

@@ -5,9 +5,16 @@ const START = '2026-01-01T00:00:00.000000Z';
 const OLD = '2025-12-31T00:00:00.000000Z';
 
 /** A pass over a still list of `places` records that received `ids` (some twice, so others never). */
-function pass(union: PassUnion, ids: string[], places = ids.length, maxUpdatedAt: string | null = OLD, onlyRepeats = true) {
+function pass(
+  union: PassUnion,
+  ids: string[],
+  places = ids.length,
+  maxUpdatedAt: string | null = OLD,
+  onlyRepeats = true,
+  newSinceStart = false,
+) {
   for (const id of ids) union.add(id);
-  return union.after({ positions: places, onlyRepeats, maxUpdatedAt });
+  return union.after({ positions: places, onlyRepeats, newSinceStart, maxUpdatedAt });
 }
 
 describe('passes taken together over a list that stood still', () => {
@@ -44,6 +51,9 @@ describe('passes taken together over a list that stood still', () => {
     expect(pass(changed, ['a', 'c', 'c', 'd'])).toBe('broken');
     const flawed = new PassUnion(START);
     expect(pass(flawed, ['a', 'b', 'c', 'd', 'd'], 5, OLD, false)).toBe('broken');
+    // The first pass itself received a record changed within the second it began (behind its cursor, an id twice).
+    const changedInFirst = new PassUnion(START);
+    expect(pass(changedInFirst, ['a', 'b', 'b', 'd'], 4, '2026-01-01T00:00:00.5Z', true, true)).toBe('broken');
   });
 
   it('do not break on records stamped after the union began that its first pass received alike (a Date header behind the records: changed before it began)', () => {
@@ -51,7 +61,7 @@ describe('passes taken together over a list that stood still', () => {
     const union = new PassUnion(START, undefined, new Map([['b', AFTER]]));
     for (const id of ['a', 'b', 'b', 'd']) union.add(id);
     union.stamped('b', '2026-01-01T09:00:01.500000+09:00');
-    expect(union.after({ positions: 4, onlyRepeats: true, maxUpdatedAt: AFTER })).toBe('open');
+    expect(union.after({ positions: 4, onlyRepeats: true, newSinceStart: false, maxUpdatedAt: AFTER })).toBe('open');
     union.stamped('b', '2026-01-01T00:00:02Z');
     expect(pass(union, ['a', 'c', 'c', 'd'], 4, '2026-01-01T00:00:02Z')).toBe('broken');
   });
