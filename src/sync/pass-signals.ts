@@ -280,14 +280,15 @@ export class PassSignals {
 
   /**
    * How many records each page began with from the page before, where every habit still possible agrees and that
-   * is none, or one record however ties are ordered (`TiePass` counts it so); null otherwise.
+   * is none, or one record however ties are ordered (`TiePass` counts it so); null otherwise. One only when no other
+   * habit is possible: the tie's habit may give as many in all, but not one at each boundary.
    */
   private sureOverlap(): number | null {
     const overlaps = this.overlaps();
     if (!overlaps.sure) return null;
     if (!overlaps.byHabits) return this.overlapping() ? null : 0;
     if (overlaps.count === 0) return 0;
-    return overlaps.count === this.boundaries && (this.habits & (1 << 1)) !== 0 ? 1 : null;
+    return this.habits === 1 << 1 ? 1 : null;
   }
 
   private notTieShaped(): void {

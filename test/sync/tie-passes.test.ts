@@ -35,7 +35,11 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     signals.observe([rec('r0', 0), rec('r1', 1), rec('A', 5), rec('B', 5)]);
     signals.observe([rec('D', 5), rec('A', 5), rec('E', 5), rec('B', 5)]);
     signals.observe([rec('E', 5), rec('F', 5), rec('G', 5), rec('r9', 9)]);
-    signals.observe([rec('r9', 9), rec('r10', 10), rec('r11', 11)]);
+    signals.observe([rec('r9', 9), rec('r10', 10), rec('r11', 11), rec('s11', 11)]);
+    // Until a page that ended with two of one stamp is followed by one that begins with one of them, pages beginning
+    // with every record of the page before that shares its stamp would fit as well: no range yet.
+    expect(signals.tieRange()).toBeNull();
+    signals.observe([rec('s11', 11), rec('r12', 12)]);
     // Nine records given in the tie, two of them where a page began: seven places.
     expect(signals.tieRange()).toEqual({ from: at(5), to: at(5), places: 7, overlap: 1 });
   });
