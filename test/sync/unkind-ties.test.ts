@@ -86,8 +86,11 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectSweepMarksADeletion(harness);
   });
 
+  /** Offset pages that each begin with the last record of the page before and order a tie anew. */
+  const OVERLAP_OVER_TIES = { seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true, overlappingPages: true } as const;
+
   it('pages that each begin with the last record of the page before, over a tie of 350 ordered anew by each page, are received whole by passes taken together, and a reconcile marks a deletion', async () => {
-    harness = await startHarness({ seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true, overlappingPages: true });
+    harness = await startHarness(OVERLAP_OVER_TIES);
     // The boundaries inside the tie begin with whichever record the page puts there: only the one past it shows
     // the service's overlap. Before, those boundaries counted as places of their own, more than the list had, so
     // no union of passes could cover it: every run ended unsettled with deals left out.
@@ -101,14 +104,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
   });
 
   it('passes taken together over such pages, with a Date header behind the records, settle: records changed before the first pass but stamped after its start are no sign the list moved', async () => {
-    harness = await startHarness({
-      seed: 68,
-      size: SIZE,
-      cursorKind: 'offset',
-      tiesOrderedByPage: true,
-      overlappingPages: true,
-      clock: { dateSkewMs: -MINUTE },
-    });
+    harness = await startHarness({ ...OVERLAP_OVER_TIES, clock: { dateSkewMs: -MINUTE } });
     tieAcrossBoundary(harness, 100, 350);
     const deals = harness.sim.admin.truth().records.deals;
     for (const deal of deals.slice(0, 3)) harness.sim.admin.updateRecord('deals', deal.id, { name: `renamed ${deal.id}` });
@@ -119,14 +115,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
   });
 
   it('over such pages served 100 at a time, a tie of 350 that fills whole pages is received whole once a boundary shows that pages do not begin with a whole tie again; a reconcile marks no live record deleted', async () => {
-    harness = await startHarness({
-      seed: 68,
-      size: SIZE,
-      cursorKind: 'offset',
-      tiesOrderedByPage: true,
-      overlappingPages: true,
-      maxPageSize: 100,
-    });
+    harness = await startHarness({ ...OVERLAP_OVER_TIES, maxPageSize: 100 });
     // After a page of the tie alone, the next may have begun with one record of it again or with none: both fit, until
     // a page that ended with records of one stamp is followed by one that begins with one of them and then a later one.
     tieAcrossBoundary(harness, 198, 350);
