@@ -1,8 +1,10 @@
+import { DEFAULT_PAGE_SIZE } from '../api/index.js';
 import { canonicalInstant, compareInstants, nextWholeSecond } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
 import { IdHashSet } from './id-set.js';
 import { EVERY_HABIT, MAX_OVERLAP, TIES, habitsAllowedBy, overlapBounds } from './page-habits.js';
 import type { PassUnion } from './pass-union.js';
+import { StampRuns } from './stamp-runs.js';
 import type { TieRange } from './tie-passes.js';
 
 /**
@@ -89,6 +91,8 @@ export class PassSignals {
   private readonly repeats = new RepeatedRuns();
   private readonly pastOverlaps = new RepeatedRuns();
   private readonly pageStarts: (string | null)[] = [];
+  /** Which stamps a page held whole, and which only at its edges (`tieRange` where habits leave places unsure). */
+  private readonly stampRuns: StampRuns;
   /** A record stamped at or after the pass's start that the pass before did not see so: maybe changed during it. */
   private newSinceStart = false;
 
@@ -110,11 +114,14 @@ export class PassSignals {
     this.startedAt = canonicalInstant(passStartedAt) ?? passStartedAt;
     this.state = { dirty: carried?.dirty ? 'before_resume' : null, maxUpdatedAt: null };
     this.habits = overlapBefore?.habits ?? EVERY_HABIT;
+    this.stampRuns = new StampRuns({ listStart: carried === null, maxEdgeIds: DEFAULT_PAGE_SIZE });
     if (carried?.maxUpdatedAt) this.observeMax(carried.maxUpdatedAt);
   }
 
-  observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], cursorRepeated = false): void {
+  /** A page's records, in the order given; `last` when no page follows it. */
+  observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], cursorRepeated = false, last = false): void {
     if (cursorRepeated) this.mark('cursor_repeated');
+    this.stampRuns.observe(records, last);
     const head = this.boundaryOverlap(records);
     this.headPlaces += head;
     for (let i = 0; i < records.length; i++) {
@@ -189,6 +196,7 @@ export class PassSignals {
 
   /** The rejected records of a page (after `observe`): places of the pass too; one without an id leaves the union unsure. */
   observeRejects(rejects: readonly { id: string | null }[]): void {
+    if (rejects.length > 0) this.stampRuns.spoil();
     for (const reject of rejects) {
       this.positions += 1;
       if (reject.id === null) this.onlyRepeats = false;
@@ -265,17 +273,32 @@ export class PassSignals {
    * the stamps of those ids, with the places the pass had there. Only over a list in `updated_at` order whose pages
    * do not overlap by habit (every record given is a place; where they overlapped unlike each other, what they
    * began with from the page before was given twice too), and only when no habit still possible would count its
-   * places otherwise (the passes over a tie must have as many); null otherwise.
+   * places otherwise (the passes over a tie must have as many). Where habits still possible would count them
+   * otherwise, between the stamps no page held whole (`StampRuns`), to be held whole by the passes over the range
+   * in pages of at most `pageSize`. Null otherwise.
    */
-  tieRange(): TieRange | null {
-    const overlap = this.coverage().onlyRepeats && this.tieShaped ? this.sureOverlap() : null;
-    if (overlap === null) return null;
+  tieRange(pageSize = DEFAULT_PAGE_SIZE): TieRange | null {
+    if (!this.coverage().onlyRepeats || !this.tieShaped) return null;
+    const overlap = this.sureOverlap();
+    if (overlap === null) return this.edgeRange(pageSize);
     // Where each page began with the last record of the one before, those records are no places of their own.
     const runs = (overlap === 0 ? this.repeats : this.pastOverlaps).range(this.given);
     if (runs === null) return null;
     const { from, to } = runs;
     const overlapped = overlap === 0 ? 0 : this.pageStarts.filter((at) => at !== null && at >= from && at <= to).length;
     return { from, to, places: runs.places - overlapped, ...(overlap > 0 ? { overlap } : {}) };
+  }
+
+  /**
+   * The range of the stamps no page held whole, when each may be: a page of the passes over it (one record fewer
+   * each, `tiePassPageSize`) must hold the stamp's records with a record of another stamp on each side.
+   */
+  private edgeRange(pageSize: number): TieRange | null {
+    const edges = this.stampRuns.edgeStamps();
+    if (edges === null || edges.size === 0) return null;
+    const stamps = [...edges.keys()].sort();
+    if ([...edges.values()].some((ids) => ids + EDGE_ROOM > pageSize)) return null;
+    return { from: stamps[0]!, to: stamps.at(-1)!, places: 0, edges: new Set(stamps) };
   }
 
   /**
@@ -393,6 +416,9 @@ class RepeatedRuns {
 
 /** The most ids of one run of a stamp `tieRange` holds to check its repeats against (about 15 MB). */
 const MAX_RUN_IDS = 250_000;
+
+/** Records a page of a pass over ties needs beside an edge's ids: one of another stamp on each side, and a few passes' shrinking. */
+const EDGE_ROOM = 5;
 
 /**
  * Whether `tail` ends with the first `k` records of `page`, the same ids with the same `updated_at` (as instants:

@@ -3,6 +3,7 @@ import { canonicalInstant } from '../core/time.js';
 import type { ServiceRecord } from '../core/types.js';
 import { mayNameMore } from './give-up-odds.js';
 import { IdHashSet } from './id-set.js';
+import { StampRuns } from './stamp-runs.js';
 
 /** The `updated_at` stamps (canonical instants, both included) between which every record a pass missed lies. */
 export interface TieRange {
@@ -15,6 +16,12 @@ export interface TieRange {
    * over the range is given there are no places of their own. @defaultValue 0
    */
   overlap?: number;
+  /**
+   * Stamps the window's pass held only at a page's edge, where the habits its boundaries left possible would count
+   * its places otherwise (`StampRuns`): then the passes over the range are done once a page of theirs held each of
+   * these whole, whatever their places. @defaultValue none: by places
+   */
+  edges?: ReadonlySet<string>;
 }
 
 /** The whole-window pass the passes over a tie stand on: it received every record of its window outside their range. */
@@ -54,16 +61,42 @@ export class TiePasses {
   private made = 0;
   /** The share of the range's records the first pass left out: how likely a pass is to leave out any one record. */
   private leftOut = 0;
+  /** The range's edge stamps no pass over it has held whole yet (`TieRange.edges`). */
+  private readonly open: Set<string>;
 
   constructor(
     readonly range: TieRange,
     readonly base: TieBase,
-  ) {}
+  ) {
+    this.open = new Set(range.edges);
+  }
 
   /** The next pass over the range. */
   next(): TiePass {
     this.made += 1;
-    return new TiePass(this.range, this.ids);
+    if (!this.range.edges) return new TiePass(this.range, this.ids);
+    // Past the last edge still open, the pass has seen every page that could hold one whole.
+    const until = this.openBounds()?.last ?? this.range.to;
+    return new TiePass(this.range, this.ids, { stamps: new StampRuns({ listStart: true, watch: this.open }), until });
+  }
+
+  /**
+   * The `updated_after` the next pass asks for: the range's start, or over edges the first one not yet held whole,
+   * which the pass's first page then begins with (and holds whole, when a page has room for it).
+   */
+  get from(): string {
+    return this.range.edges ? (this.openBounds()?.first ?? this.range.from) : this.range.from;
+  }
+
+  /** The first and last edge stamps not yet held whole, or null when none is left. */
+  private openBounds(): { first: string; last: string } | null {
+    let bounds: { first: string; last: string } | null = null;
+    for (const at of this.open) {
+      if (bounds === null) bounds = { first: at, last: at };
+      else if (at < bounds.first) bounds.first = at;
+      else if (at > bounds.last) bounds.last = at;
+    }
+    return bounds;
   }
 
   /** Passes over the range made so far. */
@@ -76,6 +109,13 @@ export class TiePasses {
    * may name the rest, `broken` when the range moved (or a pass saw what it cannot count): no more passes over it.
    */
   after(pass: TiePass): 'covered' | 'open' | 'broken' {
+    if (pass.stamps) {
+      if (pass.spoiled) return 'broken';
+      const before = this.open.size;
+      for (const at of pass.stamps.watchedWhole) this.open.delete(at);
+      this.idle = this.open.size < before ? 0 : this.idle + 1;
+      return this.open.size === 0 ? 'covered' : 'open';
+    }
     if (pass.spoiled || pass.positions !== this.range.places) return 'broken';
     if (this.made === 1) this.leftOut = 1 - this.ids.size / Math.max(1, this.range.places);
     this.idle = this.ids.size > this.held ? 0 : this.idle + 1;
@@ -83,8 +123,12 @@ export class TiePasses {
     return this.ids.size === pass.positions ? 'covered' : 'open';
   }
 
-  /** Whether another pass may name the rest (`mayNameMore`). */
+  /**
+   * Whether another pass may name the rest (`mayNameMore`); over edges, whether the last two held any whole: each
+   * pass asks for a page one record smaller, so its boundaries fall elsewhere.
+   */
   get gaining(): boolean {
+    if (this.range.edges) return this.idle < 2;
     return mayNameMore(this.idle, this.range.places - this.held, this.leftOut);
   }
 }
@@ -99,13 +143,23 @@ export class TiePass {
   private last: string | null = null;
   private pages = 0;
 
+  /** Over edge stamps (`TieRange.edges`): which of them its pages held whole. */
+  readonly stamps: StampRuns | null;
+  /** The last stamp the pass must see past (`pastRange`): the range's end, or the last edge still open. */
+  private readonly until: string;
+
   constructor(
     private readonly range: TieRange,
     private readonly ids: IdHashSet,
-  ) {}
+    edges: { stamps: StampRuns; until: string } | null = null,
+  ) {
+    this.stamps = edges?.stamps ?? null;
+    this.until = edges?.until ?? range.to;
+  }
 
-  /** A page's records, in the order given. */
-  observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[]): void {
+  /** A page's records, in the order given; `last` when no page follows it. */
+  observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], last = false): void {
+    this.stamps?.observe(records, last);
     // The same record twice in one answer is the service repeating a row (a join), not a place (`PassSignals`).
     const inPage = new Set<string>();
     const overlap = this.pages++ === 0 ? 0 : (this.range.overlap ?? 0);
@@ -116,7 +170,7 @@ export class TiePass {
         continue;
       }
       this.last = at;
-      if (at > this.range.to) this.past = true;
+      if (at > this.until) this.past = true;
       else if (at >= this.range.from && !inPage.has(record.id)) {
         inPage.add(record.id);
         if (i >= overlap) this.positions += 1;

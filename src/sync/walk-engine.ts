@@ -162,7 +162,7 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       api,
       warehouse,
       resource,
-      updatedAfter: tie ? tie.passes.range.from : plan.updatedAfter,
+      updatedAfter: tie ? tie.passes.from : plan.updatedAfter,
       pageSize: tie ? tiePassPageSize(tie.passes.passes, served) : passPageSize(pass, served),
       after,
       afterKey,
@@ -181,10 +181,10 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
         passPages += 1;
         if (page.nextCursor !== null) served = Math.max(served ?? 0, page.results.length + page.rejects.length);
         if (tie) {
-          tie.pass.observe(page.results);
+          tie.pass.observe(page.results, page.nextCursor === null);
           if (page.rejects.length > 0 || page.cursorRepeated === true) tie.pass.spoil();
         } else {
-          signals.observe(page.results, page.cursorRepeated === true);
+          signals.observe(page.results, page.cursorRepeated === true, page.nextCursor === null);
           signals.observeRejects(page.rejects);
         }
         if (page.serverDate !== null) lastServerDate = page.serverDate;
@@ -312,15 +312,16 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
     result.settled = passClean;
     if (passClean) return { settled: true, startedAt, localClock };
     if (tie) {
-      if (tieVerdict === 'broken') ties = null;
+      // Passes that can hold no more edge stamps whole leave the window to passes of its own again (a union anew).
+      if (tieVerdict === 'broken' || (tie.passes.range.edges && !tie.passes.gaining)) ties = null;
     } else {
-      const range = resuming || localClock ? null : signals.tieRange();
+      const range = resuming || localClock ? null : signals.tieRange(tiePassPageSize(0, served));
       // The window's pass vouches for every record outside the range only if nothing changed while it walked.
       if (range !== null && !signals.receivedNewSinceStart) {
         ties = new TiePasses(range, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, pages: passPages });
         together.union = null;
         log.info(
-          { pass, from: range.from, to: range.to },
+          { pass, from: range.from, to: range.to, ...(range.edges ? { edges: range.edges.size } : {}) },
           'the pass missed only records of ties split by its pages: listing the ties again alone',
         );
       }

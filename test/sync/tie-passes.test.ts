@@ -19,14 +19,17 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     expect(signals.tieRange()).toEqual({ from: at(5), to: at(9), places: 7 });
   });
 
-  it('is null while every boundary lies in a tie: each page may as well have begun with the last record of the one before, and the places are unknown', () => {
+  it('while every boundary lies in a tie (each page may as well have begun with the last record of the one before, and the places are unknown), is the range of the stamps no page held whole, by stamps', () => {
     // Read as overlapping by one, b and d were each given at the boundary again, and nothing is missing.
     const signals = new PassSignals(start);
     signals.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
     signals.observe([rec('b', 5), rec('d', 9), rec('e', 9)]);
-    signals.observe([rec('f', 9), rec('d', 9), rec('g', 12)]);
+    signals.observe([rec('f', 9), rec('d', 9), rec('g', 12)], false, true);
     expect(signals.coverage()).toEqual({ positions: 9, onlyRepeats: true });
-    expect(signals.tieRange()).toBeNull();
+    // 1 begins the list and 12 ends it; 5 and 9 lie only where pages meet.
+    expect(signals.tieRange()).toEqual({ from: at(5), to: at(9), places: 0, edges: new Set([at(5), at(9)]) });
+    // A page of passes over the range could not hold a stamp given as often as it holds records, with one on each side.
+    expect(signals.tieRange(7)).toBeNull();
   });
 
   it('over pages that each begin with the last record of the one before, leaves those records out of the places, however the tie was ordered there', () => {
@@ -37,8 +40,9 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     signals.observe([rec('E', 5), rec('F', 5), rec('G', 5), rec('r9', 9)]);
     signals.observe([rec('r9', 9), rec('r10', 10), rec('r11', 11), rec('s11', 11)]);
     // Until a page that ended with two of one stamp is followed by one that begins with one of them, pages beginning
-    // with every record of the page before that shares its stamp would fit as well: no range yet.
-    expect(signals.tieRange()).toBeNull();
+    // with every record of the page before that shares its stamp would fit as well: no range by places yet, only the
+    // stamps no page held whole (11 ends the last page so far).
+    expect(signals.tieRange()).toEqual({ from: at(5), to: at(11), places: 0, edges: new Set([at(5), at(9), at(11)]) });
     signals.observe([rec('s11', 11), rec('r12', 12)]);
     // Nine records given in the tie, two of them where a page began: seven places.
     expect(signals.tieRange()).toEqual({ from: at(5), to: at(5), places: 7, overlap: 1 });
@@ -60,15 +64,26 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     unordered.observe([rec('a', 1), rec('b', 7)]);
     unordered.observe([rec('c', 8), rec('a', 1)]);
     expect(unordered.tieRange()).toBeNull();
+  });
 
-    // Each page begins with the last record of the one before (an inclusive cursor), and a tie splits a boundary too:
-    // the heads are no places of their own, so a pass over the range would count them twice.
+  it('over pages that overlap by habit, where a tie splits a boundary too, is by stamps: a pass over the range by places would count the heads twice', () => {
     const overlapping = new PassSignals(start);
     overlapping.observe([rec('a', 1), rec('b', 4), rec('c', 4)]);
     overlapping.observe([rec('c', 4), rec('b', 4), rec('d', 6)]);
-    overlapping.observe([rec('d', 6), rec('e', 8)]);
+    overlapping.observe([rec('d', 6), rec('e', 8)], false, true);
     expect(overlapping.coverage().onlyRepeats).toBe(true);
-    expect(overlapping.tieRange()).toBeNull();
+    expect(overlapping.tieRange()).toEqual({ from: at(4), to: at(6), places: 0, edges: new Set([at(4), at(6)]) });
+  });
+
+  it('by stamps is null when a page held a rejected record: the stamps of its runs cannot be read', () => {
+    const signals = new PassSignals(start);
+    signals.observe([rec('a', 1), rec('b', 5), rec('c', 5)]);
+    signals.observeRejects([]);
+    signals.observe([rec('b', 5), rec('d', 9), rec('e', 9)]);
+    signals.observeRejects([{ id: 'z'.padEnd(18, 'x') }]);
+    signals.observe([rec('f', 9), rec('d', 9), rec('g', 12)], false, true);
+    signals.observeRejects([]);
+    expect(signals.tieRange()).toBeNull();
   });
 
   it('is null when an id comes twice under another stamp than its first time (it changed in between: a Date ahead of the records hides that), or in another run of its stamp', () => {
@@ -234,5 +249,49 @@ describe('TiePasses: passes over ties alone, taken together', () => {
     expect(tiePassPageSize(3)).toBe(197);
     expect(tiePassPageSize(2, 100)).toBe(98);
     expect(tiePassPageSize(500, 100)).toBe(1);
+  });
+});
+
+describe('TiePasses by stamps: passes over the stamps no page of the window held whole', () => {
+  const edges = (...minutes: number[]) => new Set(minutes.map(at));
+
+  it('begin at the first stamp still open, are covered once a page of theirs held each whole, and stop past the last one open', () => {
+    const ties = new TiePasses({ from: at(5), to: at(9), places: 0, edges: edges(5, 9) }, base);
+    expect(ties.from).toBe(at(5));
+    const first = ties.next();
+    // The list begins with 5 and a page ends inside 9: 5 is held whole, 9 not yet.
+    first.observe([rec('a', 5), rec('b', 5), rec('c', 7), rec('d', 9)]);
+    first.observe([rec('e', 9), rec('f', 10)]);
+    expect(first.pastRange).toBe(true);
+    expect(ties.after(first)).toBe('open');
+    expect(ties.from).toBe(at(9));
+    const second = ties.next();
+    second.observe([rec('d', 9), rec('e', 9), rec('f', 10)]);
+    expect(ties.after(second)).toBe('covered');
+  });
+
+  it('are covered by one page that held the stamp between others, however the page ordered its records', () => {
+    const ties = new TiePasses({ from: at(5), to: at(5), places: 0, edges: edges(5) }, base);
+    const pass = ties.next();
+    pass.observe([rec('z', 4), rec('c', 5), rec('a', 5), rec('b', 5), rec('y', 6)]);
+    expect(ties.after(pass)).toBe('covered');
+  });
+
+  it('stop gaining after two passes that held no stamp whole more (a tie as large as their pages), and break on a page out of order', () => {
+    const ties = new TiePasses({ from: at(5), to: at(5), places: 0, edges: edges(5) }, base);
+    for (let k = 0; k < 2; k++) {
+      expect(ties.gaining).toBe(true);
+      const pass = ties.next();
+      pass.observe([rec('a', 5), rec('b', 5)]);
+      pass.observe([rec('c', 5), rec('d', 5)]);
+      pass.observe([rec('e', 5), rec('y', 6)]);
+      expect(ties.after(pass)).toBe('open');
+    }
+    expect(ties.gaining).toBe(false);
+
+    const unordered = new TiePasses({ from: at(5), to: at(5), places: 0, edges: edges(5) }, base);
+    const pass = unordered.next();
+    pass.observe([rec('a', 5), rec('y', 6), rec('b', 5)]);
+    expect(unordered.after(pass)).toBe('broken');
   });
 });

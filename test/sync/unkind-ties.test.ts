@@ -86,6 +86,34 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     await expectSweepMarksADeletion(harness);
   });
 
+  it.each([
+    { tie: 150, served: 200 },
+    { tie: 80, served: 100 },
+  ])(
+    'offset pages that begin with every record of the page before sharing its last updated_at, over a tie of $tie ordered anew by each page of $served, are received whole: settled, the next run takes one pass, and a reconcile marks a deletion',
+    async ({ tie, served }) => {
+      harness = await startHarness({
+        seed: 68,
+        size: SIZE,
+        cursorKind: 'offset',
+        tiesOrderedByPage: true,
+        overlappingPages: 'ties',
+        maxPageSize: served,
+      });
+      tieAcrossBoundary(harness, served - 50, tie);
+      // A boundary inside the tie fits pages beginning with its last record as well as with the whole tie, which count
+      // its places otherwise. Before, no pass could tell them apart: every run ended unsettled after four passes.
+      const first = await harness.sync({ resources: ['deals'] });
+      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+      expect(first.results[0]!.passes).toBeLessThanOrEqual(3);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+      const next = await harness.sync({ resources: ['deals'] });
+      expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
+
+      await expectSweepMarksADeletion(harness);
+    },
+  );
+
   /** Offset pages that each begin with the last record of the page before and order a tie anew. */
   const OVERLAP_OVER_TIES = { seed: 68, size: SIZE, cursorKind: 'offset', tiesOrderedByPage: true, overlappingPages: true } as const;
 
