@@ -121,13 +121,14 @@ export class PassSignals {
   /** A page's records, in the order given; `last` when no page follows it. */
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], cursorRepeated = false, last = false): void {
     if (cursorRepeated) this.mark('cursor_repeated');
-    this.stampRuns.observe(records, last);
     const head = this.boundaryOverlap(records);
     this.headPlaces += head;
+    const stamps = new Array<string | null>(records.length);
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
       // Canonical forms (UTC, fixed width) compare as text: one conversion per record on the hot path.
       const updatedAt = canonicalInstant(record.updated_at);
+      stamps[i] = updatedAt;
       // The page before ended with it, as given: the service's pages overlap (its cursor is inclusive).
       if (i < head) {
         this.place(updatedAt, record.id, true, true);
@@ -153,6 +154,7 @@ export class PassSignals {
         if (news && updatedAt >= this.passStart) this.mark('changed_during_pass');
       }
     }
+    this.stampRuns.observe(records, stamps, last);
   }
 
   /**

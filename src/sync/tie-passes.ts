@@ -159,12 +159,13 @@ export class TiePass {
 
   /** A page's records, in the order given; `last` when no page follows it. */
   observe(records: readonly Pick<ServiceRecord, 'id' | 'updated_at'>[], last = false): void {
-    this.stamps?.observe(records, last);
     // The same record twice in one answer is the service repeating a row (a join), not a place (`PassSignals`).
     const inPage = new Set<string>();
     const overlap = this.pages++ === 0 ? 0 : (this.range.overlap ?? 0);
+    const stamps = new Array<string | null>(records.length);
     for (const [i, record] of records.entries()) {
       const at = canonicalInstant(record.updated_at);
+      stamps[i] = at;
       if (at === null || (this.last !== null && at < this.last)) {
         this.spoiled = true;
         continue;
@@ -177,6 +178,7 @@ export class TiePass {
         this.ids.add(record.id);
       }
     }
+    this.stamps?.observe(records, stamps, last);
   }
 
   /** Rejected records (no `updated_at` to place them by), or listed records left out of the batch. */
