@@ -23,6 +23,7 @@ import { quoteIdentifier } from './identifiers.js';
 import { ndjsonKey, NdjsonRows, toColumnValue, type StageColumn } from './rows.js';
 import { withNdjsonSource } from './staging.js';
 import { inTransaction } from './connection.js';
+import { tableColumns } from './catalog.js';
 
 /** Columns awaiting fill, one row each, with the id the fill has reached (rows with a greater id remain). */
 export const COLUMN_FILLS_TABLE = 'pending_column_fills';
@@ -124,11 +125,7 @@ async function pendingColumns(connection: DuckDBConnection, table: string): Prom
 
 /** The table's columns, lowercased (DuckDB compares names case-insensitively). */
 async function presentColumns(connection: DuckDBConnection, table: string): Promise<Set<string>> {
-  const reader = await connection.runAndReadAll(
-    `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
-    [table],
-  );
-  return new Set(reader.getRows().map(([name]) => String(name).toLowerCase()));
+  return new Set(((await tableColumns(connection, table)) ?? []).map((name) => name.toLowerCase()));
 }
 
 /**

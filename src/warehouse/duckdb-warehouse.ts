@@ -51,13 +51,12 @@ import {
   applyDefinitions,
   ensureFixedSchema,
   ensureRecordTable,
-  existingTables,
   fixedSchemaSql,
   keptColumns,
   planFromAssignments,
   readAssignments,
-  tableColumns,
 } from './schema.js';
+import { existingTables, tableColumns, widestTableColumns } from './catalog.js';
 import { checkpointSql, clearWalk, forgetWatermark, readState, recordCompletion } from './state.js';
 import { currentProcessOwner, insertRun, markAbandonedRuns, selectLatestRuns, selectRecentRuns, updateRun } from './runs.js';
 import { nextLookup, replaceSummaries, upsertRecords } from './upsert.js';
@@ -291,6 +290,16 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
 
   const nowIso = (): string => new Date().toISOString();
 
+  /**
+   * A checkpoint rewrites each changed column of a table at once, so it needs what a commit into the widest table
+   * needs: at the limit a narrow batch left, one of a table 600 properties wide failed and invalidated the database,
+   * and the WAL it left could not be replayed at the next open.
+   */
+  const checkpoint = async (connection: DuckDBConnection): Promise<void> => {
+    await fitMemory(connection, await widestTableColumns(connection), 0);
+    await connection.run('CHECKPOINT');
+  };
+
   /** Publish the writer's file when a write went to it since the last publish (or the published file is gone). */
   const publish = (reason = 'asked'): Promise<SnapshotResult | null> =>
     serialized(
@@ -300,7 +309,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         if (!publishing) return null;
         if (!changedSincePublish && existsSync(publishing.path)) return null;
         // After a checkpoint the file holds every commit, and holding it read-write keeps other writers out.
-        await connection.run('CHECKPOINT');
+        await checkpoint(connection);
         const access = { ...(publishing.mode === undefined ? {} : { mode: publishing.mode }), group: publishing.group ?? null };
         const result = await publishFileAtomically(path, publishing.path, access);
         for (const copy of publishing.copies ?? []) await publishFileAtomically(path, copy, access);
@@ -832,7 +841,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
         'write',
         async (connection) => {
           // After a checkpoint the main file holds every commit, and holding it read-write keeps other writers out.
-          await connection.run('CHECKPOINT');
+          await checkpoint(connection);
           return publishFileAtomically(
             path,
             target,
@@ -847,11 +856,7 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
     exportParquet: (directory: string) =>
       serialized('exportParquet', 'read', async (connection) => {
         // Writing Parquet holds buffers per column, as a commit does: the limit for the widest table.
-        const widest = await connection.runAndReadAll(
-          `SELECT coalesce(max(n), 0)::INTEGER AS n FROM (SELECT count(*) AS n FROM duckdb_columns()
-           WHERE database_name = current_database() AND schema_name = 'main' GROUP BY table_name)`,
-        );
-        await fitMemory(connection, Number(widest.getRowObjects()[0]?.n ?? 0), 0, readMemoryLimitMb());
+        await fitMemory(connection, await widestTableColumns(connection), 0, readMemoryLimitMb());
         return exportParquet(connection, directory);
       }),
 

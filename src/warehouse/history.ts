@@ -14,6 +14,7 @@ import { listValue, type DuckDBConnection } from '@duckdb/node-api';
 import { historyStoreName, historyTableName, VERSION_COLUMNS, type VersionColumn } from './history-names.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
 import { rebuildTable } from './schema.js';
+import { tableColumns } from './catalog.js';
 
 /** What produced a version. `migrated`: carried over from a warehouse written before history was SCD2. */
 export type VersionSource = 'incremental' | 'backfill' | 'reconcile' | 'deleted' | 'restored' | 'migrated';
@@ -113,12 +114,8 @@ async function settledHistories(connection: DuckDBConnection, tables: readonly s
 }
 
 async function columnsOf(connection: DuckDBConnection, table: string): Promise<Set<string> | null> {
-  const reader = await connection.runAndReadAll(
-    `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`,
-    [table],
-  );
-  const names = reader.getRowObjects().map((r) => String(r.column_name));
-  return names.length === 0 ? null : new Set(names);
+  const names = await tableColumns(connection, table);
+  return names && new Set(names);
 }
 
 async function tableComment(connection: DuckDBConnection, table: string): Promise<string | null> {

@@ -12,7 +12,7 @@ import type { RecordResourceName } from '../core/resources.js';
 import { historyStoreName } from './history-names.js';
 import type { StoredPropertyPolicy } from './types.js';
 import { quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
-import { tableColumns } from './schema.js';
+import { tableColumns } from './catalog.js';
 import { forgetWatermark } from './state.js';
 
 /** Kept outside the fixed schema files: a warehouse gets it with its first policy. */

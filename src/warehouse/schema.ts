@@ -19,6 +19,7 @@ import { copyFilling, markColumnsForFill, type CopyOptions, type CopyResult } fr
 import { stageRows } from './staging.js';
 import { VERSION_COLUMNS } from './history-names.js';
 import { parseInstantMicros } from '../core/time.js';
+import { tableColumns, tableColumnTypes, type StoredColumn } from './catalog.js';
 
 /** The fixed tables' DDL files, in the order they run. */
 export const FIXED_SCHEMA_FILES = ['warehouse-fixed-tables.sql', 'warehouse-analyst-tables.sql'] as const;
@@ -52,11 +53,8 @@ export async function ensureFixedSchema(connection: DuckDBConnection, sql: strin
  * no range) failed every commit of its log's batch. Rewrites the column once; a no-op after.
  */
 async function widenSummarySelections(connection: DuckDBConnection): Promise<void> {
-  const reader = await connection.runAndReadAll(
-    `SELECT data_type FROM duckdb_columns()
-     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = 'meeting_log_summaries' AND column_name = 'selections'`,
-  );
-  const type = String(reader.getRows()[0]?.[0] ?? '');
+  const columns = await tableColumnTypes(connection, 'meeting_log_summaries');
+  const type = columns?.find((c) => c.columnName === 'selections')?.sqlType ?? '';
   if (!type.includes('INTEGER')) return;
   await connection.run(`ALTER TABLE meeting_log_summaries ALTER COLUMN selections TYPE ${SELECTIONS_TYPE}`);
 }
@@ -77,24 +75,6 @@ export function recordTableDdl<C extends Pick<ColumnPlan, 'columnName' | 'sqlTyp
     ...VERSION_COLUMNS.map((c) => `${c.name} ${c.sqlType}`),
   ];
   return `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(table)} (${columns.join(', ')})`;
-}
-
-/** The names of the tables in the warehouse's main schema (one catalog read, where `tableColumns` is one per table). */
-export async function existingTables(connection: DuckDBConnection): Promise<Set<string>> {
-  const reader = await connection.runAndReadAll(
-    `SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`,
-  );
-  return new Set(reader.getRows().map(([name]) => String(name)));
-}
-
-/** The table's columns, or null when it does not exist. */
-export async function tableColumns(connection: DuckDBConnection, table: string): Promise<string[] | null> {
-  const reader = await connection.runAndReadAll(
-    `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
-    [table],
-  );
-  const names = reader.getRowObjects().map((r) => String(r.column_name));
-  return names.length === 0 ? null : names;
 }
 
 /**
@@ -241,12 +221,6 @@ function rebuildTableName(table: string): string {
   return `_salesync_rebuild_${table}`;
 }
 
-/** A stored column and its type, as DuckDB names it. */
-export interface StoredColumn {
-  columnName: string;
-  sqlType: string;
-}
-
 /**
  * Replace `table` with a copy, inside the caller's transaction: created as `recordTableDdl` creates a table (the
  * stored property columns, kept ones included, with their types and in their order, then `added`, before the
@@ -260,12 +234,7 @@ export async function rebuildTable<T>(
   added: readonly ColumnPlan[],
   fill: (scratch: string, stored: readonly StoredColumn[]) => Promise<T>,
 ): Promise<T> {
-  const reader = await connection.runAndReadAll(
-    `SELECT column_name, data_type FROM duckdb_columns()
-     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`,
-    [table],
-  );
-  const stored = reader.getRowObjects().map((r) => ({ columnName: String(r.column_name), sqlType: String(r.data_type) }));
+  const stored = (await tableColumnTypes(connection, table)) ?? [];
   const system = new Set<string>(SYSTEM_COLUMNS);
   const properties = stored.filter((c) => !system.has(c.columnName.toLowerCase()));
   const scratch = rebuildTableName(table);

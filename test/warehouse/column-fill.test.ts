@@ -9,7 +9,8 @@ import type { ColumnPlan } from '../../src/warehouse/types.js';
 import { COLUMN_FILLS_TABLE, fillPendingColumns, type FillPage } from '../../src/warehouse/column-fill.js';
 import { inTransaction } from '../../src/warehouse/connection.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
-import { applyDefinitions, tableColumns } from '../../src/warehouse/schema.js';
+import { tableColumns } from '../../src/warehouse/catalog.js';
+import { applyDefinitions } from '../../src/warehouse/schema.js';
 import {
   bareWarehouseHolding,
   differencesFromFresh as freshDifferences,

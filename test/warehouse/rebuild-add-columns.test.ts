@@ -15,7 +15,8 @@ import type { ColumnPlan } from '../../src/warehouse/types.js';
 import { openWarehouse, quoteIdentifier, type Warehouse } from '../../src/warehouse/index.js';
 import { COLUMN_FILLS_TABLE, fillPendingColumns, type CopyPage } from '../../src/warehouse/column-fill.js';
 import { inTransaction } from '../../src/warehouse/connection.js';
-import { applyDefinitions, rebuildAdds, tableColumns } from '../../src/warehouse/schema.js';
+import { tableColumns } from '../../src/warehouse/catalog.js';
+import { applyDefinitions, rebuildAdds } from '../../src/warehouse/schema.js';
 import { rebuildViews } from '../../src/warehouse/views.js';
 import { VERSION_COLUMNS } from '../../src/warehouse/history-names.js';
 import {

@@ -13,7 +13,8 @@ import { sqlTypeFor, type SqlType } from '../../src/warehouse/column-types.js';
 import { quoteIdentifier } from '../../src/warehouse/identifiers.js';
 import { toColumnValue, type StagedRow } from '../../src/warehouse/rows.js';
 import { fillPendingColumns, markColumnsForFill, type FillPage } from '../../src/warehouse/column-fill.js';
-import { applyDefinitions, planFromAssignments, tableColumns } from '../../src/warehouse/schema.js';
+import { tableColumns } from '../../src/warehouse/catalog.js';
+import { applyDefinitions, planFromAssignments } from '../../src/warehouse/schema.js';
 import { stageRows } from '../../src/warehouse/staging.js';
 import { mixedDefinitions, mixedProperties, openBareWarehouse, tableDifferences } from '../support/mixed-properties.js';
 
