@@ -22,6 +22,12 @@ export interface OpenOptions {
   /** DuckDB `memory_limit`, e.g. `200MB`. @defaultValue DuckDB's own */
   memoryLimit?: string;
   /**
+   * The limit an open is tried at once more when replaying the WAL beside the file runs out of `memoryLimit` (a
+   * wide table's commits left by a crash or a failed checkpoint): without it, such an open fails at every try.
+   * Unset, that open fails with `warehouse_out_of_memory`.
+   */
+  replayMemoryLimit?: string;
+  /**
    * Open READ_ONLY whatever is on disk (a WAL beside the file is never replayed), with external access turned
    * off and the configuration locked: the session can read this file and nothing else, and write nothing.
    * For user SQL (`salesync query`). Implies `neverWrite`. @defaultValue false
@@ -130,6 +136,9 @@ export function isDiskFull(message: string): boolean {
 const OUT_OF_MEMORY =
   /^Out of Memory Error: [^\n]*|^FATAL Error: [^\n]*(?:failed to pin block|could not allocate block|failed to allocate)[^\n]*/m;
 
+/** DuckDB's words when an open's replay of the WAL needs more than its `memory_limit`. */
+const WAL_REPLAY_OUT_OF_MEMORY = /^Out of Memory Error: Failure while replaying WAL file/m;
+
 /**
  * `warehouse_disk_full`: the disk holding `where` (the warehouse, or the stage files) `cause`, with what to do
  * (`remedy` beside freeing space or raising the limit). Retriable: every commit before it is kept.
@@ -208,10 +217,11 @@ async function openDatabase(options: OpenOptions, readOnly: boolean): Promise<Wr
   const { path, lockTimeoutMs, logger } = options;
   const started = Date.now();
   let warned = false;
+  let memoryLimit = options.memoryLimit;
   for (let attempt = 0; ; attempt += 1) {
     try {
       const settings: Record<string, string> = readOnly ? { access_mode: 'READ_ONLY' } : { ...WRITER_SETTINGS };
-      if (options.memoryLimit) settings.memory_limit = options.memoryLimit;
+      if (memoryLimit) settings.memory_limit = memoryLimit;
       if (!readOnly) return await openWriterDatabase(path, settings);
       const instance = await DuckDBInstance.create(path, settings);
       try {
@@ -223,7 +233,16 @@ async function openDatabase(options: OpenOptions, readOnly: boolean): Promise<Wr
     } catch (error) {
       const message = messageOf(error);
       if (!isLockConflict(message)) {
-        if (isDiskFull(message)) throw warehouseFailure(path, 'open', error);
+        const replay = options.replayMemoryLimit;
+        if (replay !== undefined && memoryLimit !== replay && WAL_REPLAY_OUT_OF_MEMORY.test(message)) {
+          logger?.warn(
+            { path, memoryLimit, replayMemoryLimit: replay },
+            'replaying the commits in the WAL beside the warehouse ran out of memory; opening it again at a higher limit',
+          );
+          memoryLimit = replay;
+          continue;
+        }
+        if (isDiskFull(message) || OUT_OF_MEMORY.test(message)) throw warehouseFailure(path, 'open', error);
         if (isPermissionDenied(message)) throw warehouseUnreadable(path, error);
         const notDatabase = NOT_A_DATABASE.exec(message);
         if (notDatabase) throw notADuckdbWarehouse(path, notDatabase[0]);

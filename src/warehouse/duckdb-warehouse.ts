@@ -202,18 +202,21 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
   let schemaSql: string | undefined;
   // This Warehouse's queue of operations (instance state, not module state).
   let tail: Promise<unknown> = Promise.resolve();
+  // Sessions that only read (a reader's handle, `query`) scan whole tables: they start at the reads' limit.
+  const readLimit = options.memoryLimit ?? `${readMemoryLimitMb()}MB`;
   const openOptions = {
     path,
     lockTimeoutMs,
     ...(logger ? { logger } : {}),
     memoryLimit: options.memoryLimit ?? `${OPEN_MEMORY_LIMIT_MB}MB`,
+    // A WAL's replay gets what reads get: the operator's limit, if set, is kept as given.
+    replayMemoryLimit: readLimit,
     onWriteOpen: async (connection: DuckDBConnection) => {
       schemaSql ??= fixedSchemaSql();
       await ensureFixedSchema(connection, schemaSql);
     },
   };
-  // Sessions that only read (a reader's handle, `query`) scan whole tables: they start at the reads' limit.
-  const readOptions = { ...openOptions, memoryLimit: options.memoryLimit ?? `${readMemoryLimitMb()}MB` };
+  const readOptions = { ...openOptions, memoryLimit: readLimit };
   const database = new LingeringDatabase(openOptions, options.lingerMs ?? 0);
   // A reader of a published file: each burst of calls opens it READ_ONLY (whatever lies beside it); writes are refused.
   const readOnly = options.readOnly === true;

@@ -22,7 +22,8 @@ const FIXED_MB = 64;
 const PER_COLUMN_MB = 17 / 16;
 /**
  * The limit a warehouse opens at, before a batch sets its own: a WAL left by a wide table's commits is replayed
- * when the file opens (a 600-column table's replay ran out of 96 MB), and the first commit lowers it.
+ * when the file opens (a 600-column table's replay ran out of 96 MB), and the first commit lowers it. A replay
+ * that runs out of it is tried again at the reads' limit (`OpenOptions.replayMemoryLimit`).
  */
 export const OPEN_MEMORY_LIMIT_MB = 128;
 /**
