@@ -23,9 +23,14 @@ export class StampRuns {
   private readonly edges = new Map<string, Set<string>>();
   /** Stamps of `watch` held whole by a page. */
   readonly watchedWhole = new Set<string>();
+  /** A stamp of `watch` filled a page that another followed: no page of that size or less can hold it whole. */
+  unholdable = false;
   private before: PageEnds | null = null;
   private pages = 0;
-  /** A page out of `updated_at` order, a record without a stamp, or an edge of more ids than `maxEdgeIds`. */
+  /**
+   * A page out of `updated_at` order, a record without a stamp, an edge of more ids than `maxEdgeIds`, or a page of
+   * one stamp that another followed (that stamp's records fill a page: none holds them whole).
+   */
   private unreadable = false;
 
   constructor(
@@ -63,6 +68,14 @@ export class StampRuns {
       lastWhole: last && (!oneStamp || listStart),
     };
     const { watch } = this.options;
+    if (oneStamp && !last) {
+      // However the boundaries overlap, this stamp has at least a page of records: no page holds them whole.
+      if (!watch) {
+        this.unreadable = true;
+        return;
+      }
+      if (watch.has(first)) this.unholdable = true;
+    }
     if (watch) {
       for (let i = 0; i < stamps.length; i++) {
         const at = stamps[i]!;

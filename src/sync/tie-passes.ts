@@ -106,11 +106,13 @@ export class TiePasses {
 
   /**
    * After a pass: `covered` when the passes together received every record of the range, `open` when another pass
-   * may name the rest, `broken` when the range moved (or a pass saw what it cannot count): no more passes over it.
+   * may name the rest, `broken` when the range moved (or a pass saw what it cannot count, or an edge no page can
+   * hold whole): no more passes over it.
    */
   after(pass: TiePass): 'covered' | 'open' | 'broken' {
     if (pass.stamps) {
-      if (pass.spoiled) return 'broken';
+      // An edge that fills a page is never held whole: the window goes back to passes of its own.
+      if (pass.spoiled || pass.stamps.unholdable) return 'broken';
       const before = this.open.size;
       for (const at of pass.stamps.watchedWhole) this.open.delete(at);
       this.idle = this.open.size < before ? 0 : this.idle + 1;

@@ -71,10 +71,32 @@ describe('StampRuns: the stamps a pass was given whole, read from where their ru
     expect(large.edgeStamps()).toBeNull();
   });
 
-  it('with stamps to watch, tells which of them a page held whole', () => {
+  it('reads nothing from a pass with a page of one stamp that another page followed: that stamp fills a page, and no page holds it whole', () => {
+    const runs = new StampRuns({ listStart: true });
+    page(runs, [rec('a', 1), rec('b', 5)], false);
+    expect(edges(runs)).toEqual({ '05': 1 });
+    page(runs, [rec('c', 5), rec('d', 5)], false);
+    page(runs, [rec('e', 5), rec('f', 6)], true);
+    expect(runs.edgeStamps()).toBeNull();
+    // The list's last page may be one stamp: it ends the stamp's run.
+    const ending = new StampRuns({ listStart: false });
+    page(ending, [rec('a', 1), rec('b', 5)], false);
+    page(ending, [rec('c', 5), rec('d', 5)], true);
+    expect(edges(ending)).toEqual({ '01': 1, '05': 3 });
+  });
+
+  it('with stamps to watch, tells which of them a page held whole, and whether one filled a page another followed', () => {
     const runs = new StampRuns({ listStart: true, watch: new Set([at(5), at(6)]) });
     page(runs, [rec('a', 5), rec('b', 5), rec('c', 6)], false);
     page(runs, [rec('d', 6), rec('e', 7)], false);
     expect([...runs.watchedWhole]).toEqual([at(5)]);
+    expect(runs.unholdable).toBe(false);
+    page(runs, [rec('f', 7), rec('g', 7)], false);
+    expect(runs.unholdable).toBe(false);
+    page(runs, [rec('h', 7), rec('i', 8)], false);
+    const filled = new StampRuns({ listStart: true, watch: new Set([at(6)]) });
+    page(filled, [rec('a', 5), rec('c', 6)], false);
+    page(filled, [rec('d', 6), rec('e', 6)], false);
+    expect(filled.unholdable).toBe(true);
   });
 });

@@ -40,9 +40,9 @@ describe('PassSignals.tieRange: where a pass unclean only by ids given twice mis
     signals.observe([rec('E', 5), rec('F', 5), rec('G', 5), rec('r9', 9)]);
     signals.observe([rec('r9', 9), rec('r10', 10), rec('r11', 11), rec('s11', 11)]);
     // Until a page that ended with two of one stamp is followed by one that begins with one of them, pages beginning
-    // with every record of the page before that shares its stamp would fit as well: no range by places yet, only the
-    // stamps no page held whole (11 ends the last page so far).
-    expect(signals.tieRange()).toEqual({ from: at(5), to: at(11), places: 0, edges: new Set([at(5), at(9), at(11)]) });
+    // with every record of the page before that shares its stamp would fit as well: no range by places yet, and none by
+    // the stamps no page held whole (minute 5 filled the second page: no page holds it whole).
+    expect(signals.tieRange()).toBeNull();
     signals.observe([rec('s11', 11), rec('r12', 12)]);
     // Nine records given in the tie, two of them where a page began: seven places.
     expect(signals.tieRange()).toEqual({ from: at(5), to: at(5), places: 7, overlap: 1 });
@@ -277,14 +277,13 @@ describe('TiePasses by stamps: passes over the stamps no page of the window held
     expect(ties.after(pass)).toBe('covered');
   });
 
-  it('stop gaining after two passes that held no stamp whole more (a tie as large as their pages), and break on a page out of order', () => {
+  it('stop gaining after two passes that held no stamp whole more (a list that began before the stamp asked for), and break on a page out of order', () => {
     const ties = new TiePasses({ from: at(5), to: at(5), places: 0, edges: edges(5) }, base);
     for (let k = 0; k < 2; k++) {
       expect(ties.gaining).toBe(true);
       const pass = ties.next();
-      pass.observe([rec('a', 5), rec('b', 5)]);
-      pass.observe([rec('c', 5), rec('d', 5)]);
-      pass.observe([rec('e', 5), rec('y', 6)]);
+      pass.observe([rec('x', 4), rec('a', 5), rec('b', 5)]);
+      pass.observe([rec('c', 5), rec('y', 6)]);
       expect(ties.after(pass)).toBe('open');
     }
     expect(ties.gaining).toBe(false);
@@ -293,5 +292,25 @@ describe('TiePasses by stamps: passes over the stamps no page of the window held
     const pass = unordered.next();
     pass.observe([rec('a', 5), rec('y', 6), rec('b', 5)]);
     expect(unordered.after(pass)).toBe('broken');
+  });
+
+  it('break at once on a page of one open stamp that another page follows: that stamp fills a page, and none holds it whole', () => {
+    const ties = new TiePasses({ from: at(5), to: at(7), places: 0, edges: edges(5, 7) }, base);
+    const pass = ties.next();
+    pass.observe([rec('a', 5), rec('b', 5)]);
+    pass.observe([rec('c', 5), rec('y', 6), rec('d', 7)]);
+    pass.observe([rec('e', 7), rec('z', 8)]);
+    expect(ties.after(pass)).toBe('broken');
+    // A page of one stamp that no edge is, or the list's last page, says nothing of the edges.
+    const others = new TiePasses({ from: at(5), to: at(7), places: 0, edges: edges(5, 7) }, base);
+    const through = others.next();
+    through.observe([rec('a', 5), rec('y', 6)]);
+    through.observe([rec('w', 6), rec('x', 6)]);
+    through.observe([rec('v', 6), rec('d', 7), rec('z', 8)]);
+    expect(others.after(through)).toBe('covered');
+    const ending = new TiePasses({ from: at(5), to: at(5), places: 0, edges: edges(5) }, base);
+    const last = ending.next();
+    last.observe([rec('a', 5), rec('b', 5)], true);
+    expect(ending.after(last)).toBe('covered');
   });
 });
