@@ -319,7 +319,8 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       // The window's pass vouches for every record outside the range only if nothing changed while it walked.
       if (range !== null && !signals.receivedNewSinceStart) {
         ties = new TiePasses(range, { passStartedAt, maxUpdatedAt: seen.maxUpdatedAt, pages: passPages });
-        together.union = null;
+        // Passes over edges may hand the window back: its passes taken together then go on where they stood.
+        if (!range.edges) together.union = null;
         log.info(
           { pass, from: range.from, to: range.to, ...(range.edges ? { edges: range.edges.size } : {}) },
           'the pass missed only records of ties split by its pages: listing the ties again alone',

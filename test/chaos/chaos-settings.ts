@@ -9,6 +9,16 @@ export function chaosTrials(): number {
 }
 
 /**
+ * The trials a test whose failures name their trial runs: 0 to CHAOS_TRIALS - 1, or the one CHAOS_TRIAL names, alone
+ * (`CHAOS_SEED=89100 CHAOS_TRIAL=18 npm run test:chaos -- unkind` replays trial 18 of that seed's set).
+ */
+export function chaosTrialNumbers(): number[] {
+  const only = Number(process.env.CHAOS_TRIAL ?? Number.NaN);
+  if (Number.isInteger(only) && only >= 0) return [only];
+  return Array.from({ length: chaosTrials() }, (_, i) => i);
+}
+
+/**
  * The seed a chaos test draws its trials from: CHAOS_SEED, or the test's own. Another seed replays other draws
  * (e.g. `CHAOS_SEED=19100 npm run test:chaos -- unkind`).
  */
