@@ -559,7 +559,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       serialized('applyPropertyDefinitions', 'write', async (connection) => {
         factsOf(connection).plans.delete(resource);
         factsOf(connection).kept.delete(resource);
-        const { definitions, duplicated } = distinctDefinitions(listed, await readAssignments(connection, resource));
+        // Read once: nothing is written to the resource's definitions or table before `applyDefinitions` writes.
+        const assignments = await readAssignments(connection, resource);
+        const { definitions, duplicated } = distinctDefinitions(listed, assignments);
         if (duplicated.length > 0) {
           logger?.warn(
             { resource, apiNames: duplicated },
@@ -567,15 +569,18 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
           );
         }
         // Adding columns fills them in every stored row: that needs what a commit into the widened table needs.
-        const columnsBefore = (await tableColumns(connection, tableOf(resource))) ?? [];
-        const { plan: widened } = assignColumnNames(await readAssignments(connection, resource), definitions, columnsBefore);
-        await fitMemory(connection, recordColumns(widened).length + keptColumns(columnsBefore, widened).length, 0);
+        const columns = await tableColumns(connection, tableOf(resource));
+        const { plan: widened } = assignColumnNames(assignments, definitions, columns ?? []);
+        await fitMemory(connection, recordColumns(widened).length + keptColumns(columns ?? [], widened).length, 0);
         const applied = await inTransaction(connection, async () => {
           const now = nowIso();
-          const before = await readAssignments(connection, resource);
           const listedBefore = await readListedBefore(connection, resource);
-          const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, logger ? { logger } : {});
-          const changes = await recordDefinitionChanges(connection, resource, before, plan, definitions, now);
+          const stored = { assignments, columns };
+          const plan = await applyDefinitions(connection, resource, tableOf(resource), definitions, now, {
+            ...(logger ? { logger } : {}),
+            stored,
+          });
+          const changes = await recordDefinitionChanges(connection, resource, assignments, plan, definitions, now);
           const rewritten = valuesRewrittenBy(listedBefore, new Set(definitions.map((d) => d.api_name)), changes);
           if (rewritten.length > 0) {
             await forgetWatermark(connection, resource, now);

@@ -130,6 +130,11 @@ export interface ApplyDefinitionsOptions {
   addColumnsBy?: AddColumnsBy;
   /** The rebuild's copy: its page size, a hook after each page. */
   copy?: CopyOptions;
+  /**
+   * What the caller read of the resource since its last write (every assignment, and the table's columns, null
+   * without a table), so that they are not read again. @defaultValue read here
+   */
+  stored?: { assignments: readonly ColumnAssignment[]; columns: readonly string[] | null };
 }
 
 /** An added column is worth this many columns copied as they are (see `rebuildAdds`). */
@@ -161,8 +166,8 @@ export async function applyDefinitions(
   options: ApplyDefinitionsOptions = {},
 ): Promise<ColumnPlan[]> {
   const { logger } = options;
-  const existing = await readAssignments(connection, resource);
-  const columnsBefore = await tableColumns(connection, table);
+  const existing = options.stored?.assignments ?? (await readAssignments(connection, resource));
+  const columnsBefore = options.stored ? options.stored.columns : await tableColumns(connection, table);
   const { plan, added } = assignColumnNames(existing, definitions, columnsBefore ?? []);
   const previous = new Map(existing.map((a) => [a.apiName, a]));
   for (const column of added) {
