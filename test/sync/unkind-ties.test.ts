@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { canonicalInstant } from '../../src/core/time.js';
 import type { ListPageEvent } from '../../src/simulator/index.js';
-import { runReconcile } from '../../src/sync/index.js';
+import type { Config } from '../../src/config.js';
+import { runReconcile, type ResourceResult } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { FOUR_PAGES_OF_DEALS, startHarness, type Harness } from '../support/harness.js';
 
@@ -24,6 +25,14 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     );
     const stamp = ordered[from + n - 1]!.updated_at;
     for (const record of ordered.slice(from, from + n - 1)) h.sim.admin.setUpdatedAt('deals', record.id, stamp);
+  }
+
+  /** A sync of the deals that settles, leaving the mirror equal to the truth: its result. */
+  async function settledSync(h: Harness, config: Partial<Config> = {}): Promise<ResourceResult> {
+    const report = await h.sync({ resources: ['deals'], config });
+    expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    await expectMirrorsTruth(h.env().warehouse, h.sim, { resources: ['deals'] });
+    return report.results[0]!;
   }
 
   /** A record deleted, then a reconcile: its sweep settles over these pages and marks exactly that deletion. */
@@ -103,10 +112,8 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
       tieAcrossBoundary(harness, served - 50, tie);
       // A boundary inside the tie fits pages beginning with its last record as well as with the whole tie, which count
       // its places otherwise. Before, no pass could tell them apart: every run ended unsettled after four passes.
-      const first = await harness.sync({ resources: ['deals'] });
-      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-      expect(first.results[0]!.passes).toBeLessThanOrEqual(3);
-      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+      const first = await settledSync(harness);
+      expect(first.passes).toBeLessThanOrEqual(3);
       const next = await harness.sync({ resources: ['deals'] });
       expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
 
@@ -123,10 +130,8 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     // the service's overlap. Before, those boundaries counted as places of their own, more than the list had, so
     // no union of passes could cover it: every run ended unsettled with deals left out.
     tieAcrossBoundary(harness, 100, 350);
-    const first = await harness.sync({ resources: ['deals'] });
-    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-    expect(first.results[0]!.watermark).not.toBeNull();
-    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    const first = await settledSync(harness);
+    expect(first.watermark).not.toBeNull();
 
     await expectSweepMarksADeletion(harness);
   });
@@ -144,10 +149,8 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
       // where they ended sooner, the passes of the window taken together began anew after them (9 passes at the
       // default, none settled with 2).
       tieAcrossBoundary(harness, 100, 250);
-      const first = await harness.sync({ resources: ['deals'], config: { maxPasses } });
-      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-      expect(first.results[0]!.passes).toBeLessThanOrEqual(atMost);
-      await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+      const first = await settledSync(harness, { maxPasses });
+      expect(first.passes).toBeLessThanOrEqual(atMost);
       const next = await harness.sync({ resources: ['deals'], config: { maxPasses } });
       expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
     },
@@ -159,9 +162,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     const deals = harness.sim.admin.truth().records.deals;
     for (const deal of deals.slice(0, 3)) harness.sim.admin.updateRecord('deals', deal.id, { name: `renamed ${deal.id}` });
     // Before, every pass but the first received those three stamped after the union's start: no union held.
-    const first = await harness.sync({ resources: ['deals'] });
-    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    await settledSync(harness);
   });
 
   it('over such pages served 100 at a time, a tie of 350 that fills whole pages is received whole once a boundary shows that pages do not begin with a whole tie again; a reconcile marks no live record deleted', async () => {
@@ -169,10 +170,8 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     // After a page of the tie alone, the next may have begun with one record of it again or with none: both fit, until
     // a page that ended with records of one stamp is followed by one that begins with one of them and then a later one.
     tieAcrossBoundary(harness, 198, 350);
-    const first = await harness.sync({ resources: ['deals'] });
-    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-    expect(first.results[0]!.passes).toBeGreaterThan(harness.env().settings.maxPasses);
-    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    const first = await settledSync(harness);
+    expect(first.passes).toBeGreaterThan(harness.env().settings.maxPasses);
     // The sweep learns the pages' habit anew, and may end unsettled before it does: then it marks nothing.
     const deleted = harness.sim.admin.truth().records.deals[500]!.id;
     harness.sim.admin.deleteRecord('deals', deleted);
@@ -189,9 +188,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
     tieAcrossBoundary(harness, 100, 1500);
     // Before, that chance boundary read as a list that moved: the passes were no longer taken together, the run ended
     // unsettled with 20 deals left out, and every run after it alike.
-    const first = await harness.sync({ resources: ['deals'] });
-    expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+    await settledSync(harness);
   });
 
   // Pages of 50 keep the shape of a tie of 6,000 in pages of 200 (30 pages of tie in a window of 35) at a quarter
@@ -208,10 +205,8 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
         tieAcrossBoundary(harness, 125, 1500);
         // Before, each pass of the window left about a third of the tie out, nine passes together a few records, and
         // the run ended unsettled: every run after it walked the window nine times, for as long as the tie was in it.
-        const first = await harness.sync({ resources: ['deals'] });
-        expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-        expect(first.results[0]!.watermark).not.toBeNull();
-        await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+        const first = await settledSync(harness);
+        expect(first.watermark).not.toBeNull();
 
         const next = await harness.sync({ resources: ['deals'] });
         expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, passes: 1 });
@@ -240,9 +235,7 @@ describe('pages that overlap by a tie, and records listed twice in one page', ()
         expect(first.results[0]).toMatchObject({ outcome: 'succeeded' });
         // A pass of the window, one over the tie that found a place fewer, and the window again.
         expect(first.results[0]!.passes).toBeGreaterThanOrEqual(3);
-        const next = await harness.sync({ resources: ['deals'] });
-        expect(next.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
-        await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+        await settledSync(harness);
       });
     },
   );
