@@ -9,6 +9,7 @@ export type {
   CursorKind,
   FaultKind,
   FaultSettings,
+  ListOrder,
   ListPageEvent,
   ListPageHook,
   MeetingLogView,

@@ -1,3 +1,4 @@
+import type { ListOrder } from './types.js';
 import type { StoredValue } from './values.js';
 
 /** One record as the simulator keeps it: values by api_name, timestamps in microseconds. */
@@ -10,7 +11,7 @@ export interface StoredRecord {
   jst: boolean;
 }
 
-export type ListOrder = 'updated_at' | 'id';
+export type { ListOrder } from './types.js';
 
 /** A keyset position: the last record of the previous page. */
 export interface Keyset {
@@ -79,11 +80,13 @@ export class RecordStore {
 
   /** Call after a record's updatedAt moved. */
   touched(): void {
-    if (this.order === 'updated_at') this.sorted = null;
+    if (this.order !== 'id') this.sorted = null;
   }
 
   compare(a: Keyset, b: Keyset): number {
-    if (this.order === 'updated_at' && a.updatedAt !== b.updatedAt) return a.updatedAt - b.updatedAt;
+    if (this.order !== 'id' && a.updatedAt !== b.updatedAt) {
+      return this.order === 'updated_at' ? a.updatedAt - b.updatedAt : b.updatedAt - a.updatedAt;
+    }
     return compareIds(a.id, b.id);
   }
 

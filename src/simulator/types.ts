@@ -9,6 +9,9 @@ export const RECORD_RESOURCES: readonly RecordResource[] = ['deals', 'companies'
 
 export type Role = 'read' | 'analyst' | 'write' | 'admin';
 
+/** A record list's order (the spec leaves it open): oldest change first, newest change first, or by id. */
+export type ListOrder = 'updated_at' | 'updated_at_desc' | 'id';
+
 /** A property value as the public API carries it (spec: Property value). */
 export type PropertyValue = string | number | boolean | null;
 
@@ -258,8 +261,11 @@ export interface SimulatorOptions {
   perOrgPerMinute?: number;
   /** @defaultValue the four DEFAULT_KEYS */
   keys?: Array<{ key: string; role: Role }>;
-  /** Order of list endpoints; the cursor is a keyset on it. @defaultValue 'updated_at' (keyset on (updated_at, id)) */
-  listOrder?: 'updated_at' | 'id';
+  /**
+   * Order of list endpoints; the cursor is a keyset on it. 'updated_at_desc' gives the newest change first, so a record
+   * changed during a walk moves to the front, behind any cursor. @defaultValue 'updated_at' (keyset on (updated_at, id))
+   */
+  listOrder?: ListOrder;
   /** Millisecond clock for timestamps of changes and for the rate limiter. @defaultValue Date.now */
   now?: () => number;
   /** Generated data lies in the 400 days before this instant (ms). @defaultValue Date.UTC(2025, 0, 1) */

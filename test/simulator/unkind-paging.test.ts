@@ -25,17 +25,34 @@ describe('cursorKind offset', () => {
     }
   });
 
-  test('a quiet offset walk returns every record once, in both list orders and with updated_after', async () => {
-    for (const listOrder of ['updated_at', 'id'] as const) {
+  test('a quiet offset walk returns every record once, in every list order and with updated_after', async () => {
+    for (const listOrder of ['updated_at', 'updated_at_desc', 'id'] as const) {
       const sim = await start({ cursorKind: 'offset', listOrder });
       const truth = sim.admin.truth().records.contacts;
       const all = await walkList(sim, '/v1/contacts/', { page_size: '7' });
       expect(all.map((r) => r.id).sort(), listOrder).toEqual(truth.map((r) => r.id).sort());
       expect(new Set(all.map((r) => r.id)).size).toBe(all.length);
-      const watermark = truth[40]!.updated_at;
+      const watermark = [...truth].sort((a, b) => (micros(a.updated_at) < micros(b.updated_at) ? -1 : 1))[40]!.updated_at;
       const since = await walkList(sim, '/v1/contacts/', { page_size: '7', updated_after: watermark });
       const expected = truth.filter((r) => micros(r.updated_at) >= micros(watermark)).map((r) => r.id);
       expect(since.map((r) => r.id).sort(), listOrder).toEqual(expected.sort());
+    }
+  });
+
+  test('newest first: a record changed during a walk moves to the front, behind a keyset cursor, and an offset walk lists one record twice', async () => {
+    for (const cursorKind of ['keyset', 'offset'] as const) {
+      const sim = await start({ cursorKind, listOrder: 'updated_at_desc' });
+      const first = await call(sim, 'GET', '/v1/companies/?page_size=10');
+      const stamps = first.body.results.map((r: any) => micros(r.updated_at));
+      expect([...stamps].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))).toEqual(stamps);
+      const ahead = sim.admin.truth().records.companies.at(-1)!;
+      sim.admin.updateRecord('companies', ahead.id, { name: `${String(ahead.properties.name)} 改` });
+      const rest = await walkList(sim, '/v1/companies/', { page_size: '10', after: first.body.paging.next.after });
+      const given = [...first.body.results, ...rest].map((r: any) => r.id);
+      expect(given.includes(ahead.id), cursorKind).toBe(false);
+      // Offset: every record after the front shifts one place on, so the last of the first page is given again.
+      expect(given.length - new Set(given).size, cursorKind).toBe(cursorKind === 'offset' ? 1 : 0);
+      expect((await call(sim, 'GET', '/v1/companies/?page_size=1')).body.results[0].id).toBe(ahead.id);
     }
   });
 

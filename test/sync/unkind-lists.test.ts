@@ -234,6 +234,49 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
   });
 });
 
+describe('a list that gives the newest change first (the spec fixes no order)', () => {
+  it.each(['keyset', 'offset'] as const)(
+    'records changed during a sync move to the front, behind the cursor: a quiet sync after it writes them, every walk settled, and a reconcile marks a deletion (%s cursors)',
+    async (cursorKind) => {
+      harness = await startHarness({ seed: 45, size: SIZE, cursorKind, listOrder: 'updated_at_desc' });
+      const fired = moveRecordsBehindTheCursor(harness.sim, 5);
+      const first = await harness.sync({ resources: ['deals'] });
+      expect(fired()).toBe(10);
+      expect(first.results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+      harness.sim.admin.mutateRandom(30, 45, ['update', 'create']);
+      moveRecordsBehindTheCursor(harness.sim, 3);
+      expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+      harness.sim.admin.setOnListPage(null);
+      const gone = harness.sim.admin.truth().records.deals[200]!.id;
+      harness.sim.admin.deleteRecord('deals', gone);
+      expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+      const env = harness.env();
+      const report = await runReconcile(env.deps, env.settings, { resources: ['deals'], concurrency: 1 });
+      expect(report.results[0]).toMatchObject({ outcome: 'succeeded', settled: true, deleted: 1 });
+      await expectMirrorsTruth(env.warehouse, harness.sim, { resources: ['deals'] });
+    },
+  );
+
+  it('a change an incremental walk stepped over when a record was deleted behind its offset cursor is written by the next incremental sync', async () => {
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    harness = await startHarness({ seed: 46, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at_desc', now: () => clock });
+    expect((await harness.sync({ resources: ['deals'] })).ok).toBe(true);
+    clock += 60 * MINUTE;
+    for (const record of harness.sim.admin.truth().records.deals.slice(0, 450)) {
+      clock += 10_000;
+      harness.sim.admin.updateRecord('deals', record.id, { name: `renamed ${record.id}` });
+    }
+    clock += 10 * MINUTE;
+    const deleted = deleteBehindTheCursor(harness.sim);
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded' });
+    expect(deleted()).toBeDefined();
+    harness.sim.admin.setOnListPage(null);
+    clock += 60 * MINUTE;
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded', settled: true });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'], exclude: [deleted()!] });
+  });
+});
+
 describe('cursors that stop being accepted in the middle of a walk (the spec says nothing of how long one lives)', () => {
   it.each(['invalid_request', 'not_found'] as const)(
     'a deploy that expires every cursor while a walk runs (%s): the window is walked again in the same run, equal to the truth',
