@@ -1,13 +1,10 @@
-import type { SalesApi } from '../api/types.js';
 import { SalesyncError } from '../core/errors.js';
-import { resourceDescriptor, type RecordResourceName, type ResourceName } from '../core/resources.js';
+import type { RecordResourceName, ResourceName } from '../core/resources.js';
 import { reconcileStateKey } from '../core/state-keys.js';
-import type { MeetingLogSummary, RejectedRecord, ServiceRecord } from '../core/types.js';
 import type { ResourceState } from '../warehouse/types.js';
-import { fanOut } from './fan-out.js';
 import { emptyResult, isSuccess, type ResourceResult, type SyncDeps, type SyncSettings } from './context.js';
-import { lookUp, type LookedUp } from './look-up.js';
 import { walkResources, type WalkGuard } from './run-sync.js';
+import { readSingleViews } from './single-views.js';
 import { syncResource } from './sync-resource.js';
 import { trackedRun, type RunContext } from './tracked-run.js';
 import { walkWindow } from './walk-engine.js';
@@ -214,59 +211,16 @@ async function confirmDeletions(
   ids: readonly string[],
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  const { api, deps, result, log } = run;
-  log.info({ candidates: ids.length }, 'confirming rows the sweep did not list, one GET each');
+  run.log.info({ candidates: ids.length }, 'confirming rows the sweep did not list, one GET each');
   run.report('walking');
-  const gone: string[] = [];
-  const found: ServiceRecord[] = [];
-  const summaries = new Map<string, MeetingLogSummary[]>();
-  const rejects: RejectedRecord[] = [];
-  const hasSummaries = resourceDescriptor(resource).hasSummaries;
-  await fanOut(ids, settings.detailConcurrency, deps.signal, async (id, signal) => {
-    const answer = await fetchOne(api, resource, id, hasSummaries, signal);
-    result.details += 1;
-    if (answer === 'not_found') gone.push(id);
-    else if ('reject' in answer) rejects.push(answer.reject);
-    else {
-      found.push(answer.found.record);
-      if (answer.found.summaries) summaries.set(id, answer.found.summaries);
-    }
-  });
-  if (found.length > 0 || rejects.length > 0) {
-    log.warn(
-      { found: found.length, rejected: rejects.length },
+  const read = await readSingleViews(run, settings, resource, ids, { source: 'reconcile' });
+  if (read.found > 0 || read.rejected > 0) {
+    run.log.warn(
+      { found: read.found, rejected: read.rejected },
       'rows the sweep did not list still exist: written as they are, not marked deleted',
     );
-    run.report('committing');
-    const committed = await deps.warehouse.commitBatch(resource, {
-      records: found,
-      ...(hasSummaries ? { summaries } : {}),
-      observedWins: true,
-      source: 'reconcile',
-      runId: run.runId,
-      ...(rejects.length > 0 ? { rejects } : {}),
-    });
-    result.written += committed.written;
-    result.changed += committed.changed;
-    result.summariesChanged += committed.summariesChanged;
-    result.rejected += rejects.length;
   }
-  return gone;
-}
-
-/** A row's single view: the record, and a meeting log's summaries with it. */
-function fetchOne(
-  api: SalesApi,
-  resource: RecordResourceName,
-  id: string,
-  hasSummaries: boolean,
-  signal?: AbortSignal,
-): Promise<LookedUp<{ record: ServiceRecord; summaries?: MeetingLogSummary[] }>> {
-  return lookUp(async () => {
-    if (!hasSummaries) return { record: await api.getRecord(resource, id, signal) };
-    const { summaries, ...record } = await api.getMeetingLog(id, signal);
-    return { record, summaries };
-  });
+  return read.gone;
 }
 
 function tooManyMissing(resource: RecordResourceName, missing: number, live: number, share: number): SalesyncError {

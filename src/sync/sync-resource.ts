@@ -5,11 +5,12 @@ import { trackedRun } from './tracked-run.js';
 import { refreshUsers } from './users-refresh.js';
 import { walkWindow } from './walk-engine.js';
 import { planWalk } from './window.js';
+import { retryQuarantined } from './quarantine-retry.js';
 
 /**
  * Walk one resource into the warehouse, recording the run in `sync_runs`: incrementally from its watermark, or
- * fully (the last version observed wins then); users, who have no `updated_at`, by a complete listing. Never throws
- * for walk failures: the result says what happened.
+ * fully (the last version observed wins then), then its records in quarantine asked about again; users, who have no
+ * `updated_at`, by a complete listing. Never throws for walk failures: the result says what happened.
  */
 export function syncResource(deps: SyncDeps, settings: SyncSettings, resource: ResourceName, mode: WalkMode): Promise<ResourceResult> {
   if (resource === 'users') return refreshUsers(deps, settings);
@@ -30,6 +31,7 @@ export function syncResource(deps: SyncDeps, settings: SyncSettings, resource: R
         observedWins: mode === 'full',
         source: 'incremental',
       });
+      await retryQuarantined(run, settings, resource, 'incremental');
     },
   );
 }

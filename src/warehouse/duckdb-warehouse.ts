@@ -65,7 +65,7 @@ import { ensureHistoryTables, markDeleted } from './history.js';
 import { readCatalog } from './dbt-sources.js';
 import { readChanges, writeChangesParquet } from './change-feed.js';
 import { clearSeen, recordSeen, selectLogsAwaitingSummaries, selectSweepCandidates } from './reconcile.js';
-import { countRejected, quarantineRecords, settleQuarantine } from './quarantine.js';
+import { countRejected, quarantinedIds, quarantineRecords, settleQuarantine } from './quarantine.js';
 import { liveUserIds, writeUsers } from './users.js';
 import { exportParquet } from './export.js';
 import { automaticMemoryLimit, OPEN_MEMORY_LIMIT_MB, readMemoryLimitMb } from './memory-limit.js';
@@ -772,6 +772,9 @@ export function openWarehouse(options: WarehouseOptions): Warehouse {
       ),
 
     rejectedCounts: () => serialized('rejectedCounts', 'read', (connection) => countRejected(connection)),
+
+    quarantinedIds: (resource: RecordResourceName, options: { exceptRun?: string; limit: number }) =>
+      serialized('quarantinedIds', 'read', (connection) => quarantinedIds(connection, resource, options.exceptRun ?? null, options.limit)),
 
     readState: (resource: ResourceName, stateKey?: string) =>
       serialized('readState', 'read', async (connection) => ({ ...(await readState(connection, stateKey ?? resource)), resource })),

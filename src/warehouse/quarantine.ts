@@ -5,6 +5,7 @@
  * quarantine by itself.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { RECORD_ID_PATTERN } from '../core/resources.js';
 import type { RejectedRecord } from '../core/types.js';
 import { quoteIdentifier } from './identifiers.js';
 import { stageRows } from './staging.js';
@@ -57,16 +58,42 @@ export async function quarantineRecords(
   await connection.run(`DROP TABLE ${stage}`);
 }
 
-/** Records in quarantine per resource; a warehouse of an earlier release (no table yet) has none. */
-export async function countRejected(connection: DuckDBConnection): Promise<Record<string, number>> {
+async function hasQuarantine(connection: DuckDBConnection): Promise<boolean> {
   const exists = await connection.runAndReadAll(
     `SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = 'rejected_records'`,
   );
-  if (Number(exists.getRowObjects()[0]?.n ?? 0) === 0) return {};
+  return Number(exists.getRowObjects()[0]?.n ?? 0) > 0;
+}
+
+/** Records in quarantine per resource; a warehouse of an earlier release (no table yet) has none. */
+export async function countRejected(connection: DuckDBConnection): Promise<Record<string, number>> {
+  if (!(await hasQuarantine(connection))) return {};
   const reader = await connection.runAndReadAll(
     `SELECT resource, count(*)::BIGINT AS n FROM rejected_records GROUP BY resource ORDER BY resource`,
   );
   return Object.fromEntries(reader.getRowObjects().map((r) => [String(r.resource), Number(r.n)]));
+}
+
+/**
+ * Ids of `resource`'s records in quarantine that run `exceptRun` did not put or keep there, at most `limit`, drawn at
+ * random: what a run asks the service about again. Random, so entries the service no longer has (left for a
+ * reconcile to settle) cannot crowd the fixed ones out of every run; only record ids, as an id that was the broken
+ * part names no single view.
+ */
+export async function quarantinedIds(
+  connection: DuckDBConnection,
+  resource: string,
+  exceptRun: string | null,
+  limit: number,
+): Promise<string[]> {
+  if (!(await hasQuarantine(connection))) return [];
+  const reader = await connection.runAndReadAll(
+    `SELECT id FROM rejected_records
+     WHERE resource = $1 AND regexp_matches(id, $4) AND run_id IS DISTINCT FROM $2
+     ORDER BY random() LIMIT $3`,
+    [resource, exceptRun, limit, RECORD_ID_PATTERN.source],
+  );
+  return reader.getRowObjects().map((r) => String(r.id));
 }
 
 /**

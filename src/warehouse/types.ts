@@ -408,6 +408,11 @@ export interface Warehouse {
   ): Promise<number>;
   /** Records in quarantine per resource (`rejected_records`). */
   rejectedCounts(): Promise<Record<string, number>>;
+  /**
+   * Ids of `resource`'s records in quarantine that run `exceptRun` did not put or keep there, at most `limit`, drawn
+   * at random.
+   */
+  quarantinedIds(resource: RecordResourceName, options: { exceptRun?: string; limit: number }): Promise<string[]>;
   /** The state of a resource's walk, or of another walk of it kept under `stateKey` (a backfill). */
   readState(resource: ResourceName, stateKey?: string): Promise<ResourceState>;
   /** Forget an interrupted walk (for `--full` after an incremental walk was cut, and the like). */

@@ -42,6 +42,36 @@ describe('one bad record never stops its resource', () => {
     await expectMirrorsTruth(harness.env().warehouse, harness.sim);
   });
 
+  it('a record fixed at the service without a new updated_at is written by the next incremental sync, which asks about it by its single view; one still broken stays, and its run says so', async () => {
+    harness = await startHarness({ seed: 63, size: SIZE });
+    const deals = harness.sim.admin.truth().records.deals;
+    const [fixed, broken, shortId] = [deals[100]!.id, deals[200]!.id, deals[300]!.id];
+    harness.sim.admin.corruptRecord('deals', fixed, 'object_property');
+    harness.sim.admin.corruptRecord('deals', broken, 'object_property');
+    harness.sim.admin.corruptRecord('deals', shortId, 'short_id');
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded_with_rejects', rejected: 3 });
+    harness.sim.admin.resetStats();
+
+    // Rendered whole again, as a fix of how the service renders it would: its values, and so its updated_at, stay.
+    harness.sim.admin.repairRecord('deals', fixed);
+    const next = await harness.sync({ resources: ['deals'] });
+    // The 17-character id names no single view: only the two record ids are asked about.
+    expect(harness.sim.admin.stats().byRoute['GET /v1/deals/{id}/']).toBe(2);
+    expect(next.results[0]).toMatchObject({ outcome: 'succeeded_with_rejects', rejected: 1, settled: true });
+    expect((await quarantined(harness)).map((r) => r.id).sort()).toEqual([broken, shortId.slice(0, 17)].sort());
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'], exclude: [broken, shortId] });
+
+    // A second look the service fails to answer fails no walk: the record waits in quarantine for the next run.
+    harness.sim.admin.repairRecord('deals', broken);
+    harness.sim.admin.failNext(20, 'error500', `/v1/deals/${broken}/`);
+    const failed = await harness.sync({ resources: ['deals'], config: { retryLimit: 1, retryBaseDelayMs: 1 } });
+    expect(failed.results[0]).toMatchObject({ outcome: 'succeeded', rejected: 0 });
+    expect((await quarantined(harness)).map((r) => r.id)).toContain(broken);
+    harness.sim.admin.clearFaults();
+    expect((await harness.sync({ resources: ['deals'] })).results[0]).toMatchObject({ outcome: 'succeeded' });
+    await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'], exclude: [shortId] });
+  });
+
   it('ids and timestamps no warehouse can hold are quarantined with the record id, never the whole batch', async () => {
     harness = await startHarness({ seed: 62, size: SIZE });
     const deals = harness.sim.admin.truth().records.deals;
