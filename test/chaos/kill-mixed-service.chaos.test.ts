@@ -1,0 +1,78 @@
+/**
+ * kill -9 over an unkind service: each trial draws its mix of what the spec leaves open (`unkind-mix.ts`), and the
+ * syncs that walk it while records change are killed at random moments, so walks resume from checkpoints taken over
+ * moving, overlapping, reordered lists. The changes are those that move an `updated_at` (no relinks, no deletions),
+ * so whatever the mix and the moment, once the service goes quiet a sync alone settles every walk and leaves the
+ * warehouse equal to the service, field by field (a record whose id was the broken part waits for the reconcile);
+ * a reconcile after it keeps it so.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { DEFAULT_KEYS } from '../../src/simulator/index.js';
+import { cliEnv, runCli } from '../support/cli.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { chaosReport, chaosSeed, chaosTrialNumbers, seededRandom } from './chaos-settings.js';
+import { bulkTie, changeWhileWalking, expectQuietTruth, failures, goQuiet, POOL, unkindMix } from './unkind-mix.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const SIZE = { deals: 1200, companies: 250, contacts: 450, meetingLogs: 60, contactActivities: 200, users: 30 };
+/** Exit codes a run may end with while records change: done, or done with broken records in quarantine. */
+const FINISHED = [0, 3];
+
+describe('kill -9 over an unkind service at random', () => {
+  it('syncs killed anywhere over whatever mix a trial draws, records changing meanwhile, leave the exact truth after one quiet sync', async () => {
+    const numbers = chaosTrialNumbers();
+    const seed = chaosSeed(209100);
+    const figures = { runs: 0, killed: 0, exact: 0 };
+    for (const trial of numbers) {
+      const random = seededRandom(seed + trial);
+      const mix = unkindMix(seed + trial, random, { stampedOnly: true });
+      const what = `CHAOS_SEED=${seed} trial ${trial} (${mix.label.join(', ')})`;
+      const faults = { ...mix.options.faults, latencyMs: 3 };
+      harness = await startHarness(
+        { seed: Math.floor(seed / 10) + trial, size: SIZE, ...mix.options, faults },
+        mix.pooled ? { apiKey: POOL } : {},
+      );
+      const h = harness;
+      const idBroken = new Set<string>();
+      if (mix.bulkTie > 0) bulkTie(h, 100, mix.bulkTie);
+      const env = cliEnv(h, {
+        SALES_API_KEY: mix.pooled ? POOL : DEFAULT_KEYS.read,
+        SALESYNC_FLUSH_ROWS: '400',
+        SALES_API_RETRIES: '6',
+        SALES_API_RETRY_DELAY: '20ms',
+        SALES_API_TIMEOUT: '3s',
+      });
+      // A first sync, its rerun and a full sync, each killed at a random moment of its walks (or let finish).
+      for (const [step, args] of [
+        ['first sync', ['sync']],
+        ['incremental sync', ['sync']],
+        ['full sync', ['sync', '--full']],
+      ] as const) {
+        changeWhileWalking(h, random, 20, { changes: mix.changes, idBroken });
+        const killAfterMs = 400 + Math.floor(random() * 2000);
+        const run = await runCli([...args], env, (kill) => setTimeout(kill, killAfterMs).unref());
+        figures.runs += 1;
+        if (run.signal === 'SIGKILL') figures.killed += 1;
+        else expect(FINISHED, `${what}, ${step}: ${run.stderr}`).toContain(run.code);
+      }
+
+      // The service goes quiet; one sync after the kills must leave the truth (`expectQuietTruth`).
+      await goQuiet(h);
+      const config: Partial<Config> = { retryBaseDelayMs: 20, retryLimit: 6, requestTimeoutMs: 3000 };
+      const quiet = await h.sync({ config });
+      expect(quiet.ok, `${what}, quiet sync:\n${failures(quiet)}`).toBe(true);
+      await expectQuietTruth(h, quiet, { what, config, changes: mix.changes, idBroken });
+      figures.exact += 1;
+      await h.close();
+      harness = undefined;
+    }
+    chaosReport('kill -9 over an unkind service at random', { trials: numbers.length, seed, ...figures });
+    expect(figures.exact).toBe(numbers.length);
+  });
+});
