@@ -12,7 +12,16 @@ import { DEFAULT_KEYS } from '../../src/simulator/index.js';
 import { cliEnv, runCli } from '../support/cli.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { chaosReport, chaosSeed, chaosTrialNumbers, seededRandom } from './chaos-settings.js';
-import { bulkTie, changeWhileWalking, expectQuietTruth, failures, goQuiet, POOL, unkindMix } from './unkind-mix.js';
+import {
+  bulkTie,
+  changeDefinitionBetweenSyncs,
+  changeWhileWalking,
+  expectQuietTruth,
+  failures,
+  goQuiet,
+  POOL,
+  unkindMix,
+} from './unkind-mix.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -54,7 +63,7 @@ describe('kill -9 over an unkind service at random', () => {
         ['incremental sync', ['sync']],
         ['full sync', ['sync', '--full']],
       ] as const) {
-        changeWhileWalking(h, random, 20, { changes: mix.changes, idBroken });
+        changeWhileWalking(h, random, 20, { changes: mix.changes, idBroken, definitions: mix.definitions });
         const killAfterMs = 400 + Math.floor(random() * 2000);
         const run = await runCli([...args], env, (kill) => setTimeout(kill, killAfterMs).unref());
         figures.runs += 1;
@@ -63,6 +72,7 @@ describe('kill -9 over an unkind service at random', () => {
       }
 
       // The service goes quiet; one sync after the kills must leave the truth (`expectQuietTruth`).
+      changeDefinitionBetweenSyncs(h, mix.definitions);
       await goQuiet(h);
       const config: Partial<Config> = { retryBaseDelayMs: 20, retryLimit: 6, requestTimeoutMs: 3000 };
       const quiet = await h.sync({ config });

@@ -2,9 +2,9 @@
  * What the spec leaves open, drawn at random for a chaos trial: the simulator's unkind knobs (`unkindMix`: offset
  * cursors, lists newest first or by id, ties ordered anew by each page, a bulk change stamped alike, overlapping and
  * short pages, changes stamped in whole seconds, `updated_after` read to fewer digits, cursors bound to their key,
- * wrapped single views, a skewed `Date`, a small commit lag, faults), and what the service does while a sync walks
- * (`changeWhileWalking`), and what must hold once it goes quiet (`expectQuietTruth`). Shared by the unkind-service
- * and kill chaos tests.
+ * wrapped single views, a skewed `Date`, a small commit lag, faults); what the service does while a sync walks
+ * (`changeWhileWalking`: records changed, some rendered broken, property definitions changed, cursors expired); and
+ * what must hold once it goes quiet (`expectQuietTruth`). Shared by the unkind-service and kill chaos tests.
  */
 import { expect } from 'vitest';
 import type { Config } from '../../src/config.js';
@@ -14,6 +14,7 @@ import {
   RECORD_CORRUPTIONS,
   type ListPageEvent,
   type RecordResource,
+  type SimulatorAdmin,
   type SimulatorOptions,
 } from '../../src/simulator/index.js';
 import { runReconcile, type ResourceResult, type SyncReport } from '../../src/sync/index.js';
@@ -40,6 +41,8 @@ export interface UnkindMix {
   pooled: boolean;
   /** What changes while the syncs walk: with `STAMPED_CHANGES` alone, a quiet sync must leave the exact truth. */
   changes: readonly Change[];
+  /** Whether property definitions change too while the syncs walk (`changeDefinition`), and the stream they draw from. */
+  definitions: (() => number) | null;
   label: string[];
 }
 
@@ -78,9 +81,11 @@ export function unkindMix(seed: number, random: () => number, settings: { stampe
   }
   // Over pages that overlap and order ties anew, a tie that fills whole pages leaves open whether a page after one of
   // them began with a record of it again or with none: such a walk does not settle (docs/reliability.md). Where they
-  // overlap by the tie, one larger than a page is left open alike.
+  // overlap by the tie, one larger than a page is left open alike; and so is a tie of 250 in pages of 100 or 150,
+  // which a walk of the whole list meets (a quiet sync after a definition change lists every record again).
   const overlapOverTies = tiesOrderedByPage && options.overlappingPages !== false;
-  const sizes = !overlapOverTies ? [250, 600, 1000] : options.overlappingPages === 'ties' ? [60] : [250];
+  const smallTie = options.overlappingPages === 'ties' || options.maxPageSize !== 200;
+  const sizes = !overlapOverTies ? [250, 600, 1000] : smallTie ? [60] : [250];
   const bulkTie = offset && random() < 0.5 ? pick(sizes) : 0;
   const label = Object.entries(options)
     .filter(([name, value]) => name !== 'faults' && value !== false && !(name === 'clock' && options.clock?.dateSkewMs === 0))
@@ -88,7 +93,9 @@ export function unkindMix(seed: number, random: () => number, settings: { stampe
   if (bulkTie > 0) label.push(`bulkTie=${bulkTie}`);
   const changes = later() < 0.5 || settings.stampedOnly ? STAMPED_CHANGES : CHANGES;
   if (changes === STAMPED_CHANGES) label.push('changes=stamped');
-  return { options, bulkTie, pooled: options.cursorsBoundToKey !== false, changes, label };
+  const definitions = later() < 0.4 ? seededRandom(seed ^ 0x27d4eb2f) : null;
+  if (definitions) label.push('definitions=changing');
+  return { options, bulkTie, pooled: options.cursorsBoundToKey !== false, changes, definitions, label };
 }
 
 /** `n` deals from the `from`th in list order share one updated_at: a bulk change stamped alike. */
@@ -113,6 +120,8 @@ export function changeWhileWalking(
     changes?: readonly Change[];
     /** Gets the ids of the records rendered with their id broken (`short_id`). */
     idBroken?: Set<string>;
+    /** Where set, property definitions change too, drawn from this stream (`changeDefinition`). */
+    definitions?: (() => number) | null;
   } = {},
 ): void {
   const changes = options.changes ?? CHANGES;
@@ -131,11 +140,64 @@ export function changeWhileWalking(
     } else if (draw < 0.04) {
       event.admin.failNext(1, 'repeatPage', `/v1/${event.resource}/`);
     }
+    if (options.definitions && options.definitions() < 0.08) changeDefinition(event.admin, event.resource, options.definitions);
     if (left <= 0 || random() > 0.2) return;
     const n = Math.min(left, 1 + Math.floor(random() * 3));
     left -= n;
     event.admin.mutateRandom(n, Math.floor(random() * 1e9), [...changes]);
   });
+}
+
+const NEW_PROPERTY_TYPES = ['text', 'number', 'date', 'boolean', 'select'] as const;
+
+/**
+ * One change of `resource`'s property definitions, as the organization's administrators make them (the spec says
+ * clients read the definitions before writing, and no more): a property added and given to a few records, options
+ * relabelled, a property renamed, its type changed, or removed. Only giving values moves an `updated_at`.
+ */
+export function changeDefinition(admin: SimulatorAdmin, resource: RecordResource, random: () => number): void {
+  const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)]!;
+  const truth = admin.truth();
+  const custom = truth.properties[resource].filter((d) => !d.is_core);
+  const draw = random();
+  if (draw < 0.4 || custom.length === 0) {
+    const type = pick(NEW_PROPERTY_TYPES);
+    const apiName = Array.from({ length: 8 }, () => pick([...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'])).join('');
+    const options =
+      type === 'select'
+        ? [
+            { value: 'v1', label: 'One' },
+            { value: 'v2', label: 'Two' },
+          ]
+        : [];
+    admin.addProperty(resource, { api_name: apiName, display_name: `Added ${apiName}`, property_type: type, options });
+    const value = { text: 'added', number: 42.5, date: '2025-03-04', boolean: true, select: 'v2' }[type];
+    for (const record of truth.records[resource].slice(0, 1 + Math.floor(random() * 5))) {
+      admin.updateRecord(resource, record.id, { [apiName]: value });
+    }
+    return;
+  }
+  const target = pick(custom);
+  if (draw < 0.55 && target.property_type === 'select') {
+    admin.updatePropertyOptions(
+      resource,
+      target.api_name,
+      target.options.map((o) => ({ value: o.value, label: `${o.label} (new)` })),
+    );
+  } else if (draw < 0.7) admin.renameProperty(resource, target.api_name, `${target.display_name} (renamed)`);
+  else if (draw < 0.85) admin.changePropertyType(resource, target.api_name, target.property_type === 'text' ? 'number' : 'text');
+  else admin.removeProperty(resource, target.api_name);
+}
+
+const RECORD_RESOURCES: readonly RecordResource[] = ['deals', 'companies', 'contacts', 'meeting-logs', 'contact-activities'];
+
+/**
+ * Where the trial changes definitions, one more change after its last sync, as an administrator makes one between two
+ * nightly runs: the next sync alone must mirror it (a type changed or a property removed moves no `updated_at`).
+ */
+export function changeDefinitionBetweenSyncs(h: Harness, definitions: (() => number) | null): void {
+  if (!definitions) return;
+  changeDefinition(h.sim.admin, RECORD_RESOURCES[Math.floor(definitions() * RECORD_RESOURCES.length)]!, definitions);
 }
 
 /**

@@ -9,7 +9,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { chaosReport, chaosSeed, chaosTrialNumbers, seededRandom } from './chaos-settings.js';
-import { bulkTie, changeWhileWalking, expectQuietTruth, failures, goQuiet, POOL, unkindMix } from './unkind-mix.js';
+import {
+  bulkTie,
+  changeDefinitionBetweenSyncs,
+  changeWhileWalking,
+  expectQuietTruth,
+  failures,
+  goQuiet,
+  POOL,
+  unkindMix,
+} from './unkind-mix.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -49,14 +58,15 @@ describe('an unkind service at random', () => {
         return report;
       };
 
-      changeWhileWalking(h, random, 30, { changes: mix.changes, idBroken });
+      changeWhileWalking(h, random, 30, { changes: mix.changes, idBroken, definitions: mix.definitions });
       await sync('first sync, changes while it walks');
       h.sim.admin.mutateRandom(40, seed + 100 + trial, [...mix.changes]);
-      changeWhileWalking(h, random, 30, { changes: mix.changes, idBroken });
+      changeWhileWalking(h, random, 30, { changes: mix.changes, idBroken, definitions: mix.definitions });
       await sync('incremental sync, changes while it walks');
-      changeWhileWalking(h, random, 20, { changes: mix.changes, idBroken });
+      changeWhileWalking(h, random, 20, { changes: mix.changes, idBroken, definitions: mix.definitions });
       await sync('full sync, changes while it walks', 'full');
 
+      changeDefinitionBetweenSyncs(h, mix.definitions);
       await goQuiet(h);
       const quiet = await sync('quiet sync');
       await expectQuietTruth(h, quiet, { what, config, changes: mix.changes, idBroken });
