@@ -7,20 +7,19 @@
  * a reconcile after it keeps it so.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
 import { DEFAULT_KEYS } from '../../src/simulator/index.js';
 import { cliEnv, runCli } from '../support/cli.js';
-import { startHarness, type Harness } from '../support/harness.js';
-import { chaosReport, chaosSeed, chaosTrialNumbers, seededRandom } from './chaos-settings.js';
+import type { Harness } from '../support/harness.js';
+import { chaosReport, chaosSeed, chaosTrialNumbers } from './chaos-settings.js';
 import {
-  bulkTie,
   changeDefinitionBetweenSyncs,
   changeWhileWalking,
   expectQuietTruth,
   failures,
   goQuiet,
   POOL,
-  unkindMix,
+  startTrial,
+  TRIAL_CONFIG,
 } from './unkind-mix.js';
 
 let harness: Harness | undefined;
@@ -29,7 +28,6 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const SIZE = { deals: 1200, companies: 250, contacts: 450, meetingLogs: 60, contactActivities: 200, users: 30 };
 /** Exit codes a run may end with while records change: done, or done with broken records in quarantine. */
 const FINISHED = [0, 3];
 
@@ -39,17 +37,11 @@ describe('kill -9 over an unkind service at random', () => {
     const seed = chaosSeed(209100);
     const figures = { runs: 0, killed: 0, exact: 0 };
     for (const trial of numbers) {
-      const random = seededRandom(seed + trial);
-      const mix = unkindMix(seed + trial, random, { stampedOnly: true });
-      const what = `CHAOS_SEED=${seed} trial ${trial} (${mix.label.join(', ')})`;
-      const faults = { ...mix.options.faults, latencyMs: 3 };
-      harness = await startHarness(
-        { seed: Math.floor(seed / 10) + trial, size: SIZE, ...mix.options, faults },
-        mix.pooled ? { apiKey: POOL } : {},
-      );
+      const trialRun = await startTrial(seed, trial, { stampedOnly: true, latencyMs: 3 });
+      const { random, mix, what } = trialRun;
+      harness = trialRun.harness;
       const h = harness;
       const idBroken = new Set<string>();
-      if (mix.bulkTie > 0) bulkTie(h, 100, mix.bulkTie);
       const env = cliEnv(h, {
         SALES_API_KEY: mix.pooled ? POOL : DEFAULT_KEYS.read,
         SALESYNC_FLUSH_ROWS: '400',
@@ -74,7 +66,7 @@ describe('kill -9 over an unkind service at random', () => {
       // The service goes quiet; one sync after the kills must leave the truth (`expectQuietTruth`).
       changeDefinitionBetweenSyncs(h, mix.definitions);
       await goQuiet(h);
-      const config: Partial<Config> = { retryBaseDelayMs: 20, retryLimit: 6, requestTimeoutMs: 3000 };
+      const config = TRIAL_CONFIG;
       const quiet = await h.sync({ config });
       expect(quiet.ok, `${what}, quiet sync:\n${failures(quiet)}`).toBe(true);
       await expectQuietTruth(h, quiet, { what, config, changes: mix.changes, idBroken });

@@ -19,8 +19,34 @@ import {
 } from '../../src/simulator/index.js';
 import { runReconcile, type ResourceResult, type SyncReport } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
-import type { Harness } from '../support/harness.js';
+import { startHarness, type Harness } from '../support/harness.js';
 import { seededRandom } from './chaos-settings.js';
+
+/** The organization every trial's service holds. */
+const SIZE = { deals: 1200, companies: 250, contacts: 450, meetingLogs: 60, contactActivities: 200, users: 30 };
+/** Short timeouts and backoff: a faulted request costs little. */
+export const TRIAL_CONFIG: Partial<Config> = { retryBaseDelayMs: 20, retryLimit: 6, requestTimeoutMs: 3000 };
+
+/**
+ * Trial `trial` of seed `seed`: its mix, the stream the trial goes on drawing from, a line naming both for failures,
+ * and its service, started with the mix (and `latencyMs` on every answer) with the bulk tie stamped.
+ */
+export async function startTrial(
+  seed: number,
+  trial: number,
+  settings: { stampedOnly?: boolean; latencyMs?: number } = {},
+): Promise<{ random: () => number; mix: UnkindMix; what: string; harness: Harness }> {
+  const random = seededRandom(seed + trial);
+  const mix = unkindMix(seed + trial, random, settings);
+  const what = `CHAOS_SEED=${seed} trial ${trial} (${mix.label.join(', ')})`;
+  const faults = settings.latencyMs === undefined ? mix.options.faults : { ...mix.options.faults, latencyMs: settings.latencyMs };
+  const harness = await startHarness(
+    { seed: Math.floor(seed / 10) + trial, size: SIZE, ...mix.options, ...(faults ? { faults } : {}) },
+    mix.pooled ? { apiKey: POOL } : {},
+  );
+  if (mix.bulkTie > 0) bulkTie(harness, 100, mix.bulkTie);
+  return { random, mix, what, harness };
+}
 
 /** Every change the simulator makes at random but summaries, which a later read picks up on its own schedule. */
 export const CHANGES = ['update', 'same-value', 'create', 'activity', 'link', 'delete'] as const;
@@ -99,7 +125,7 @@ export function unkindMix(seed: number, random: () => number, settings: { stampe
 }
 
 /** `n` deals from the `from`th in list order share one updated_at: a bulk change stamped alike. */
-export function bulkTie(h: Harness, from: number, n: number): void {
+function bulkTie(h: Harness, from: number, n: number): void {
   const ordered = [...h.sim.admin.truth().records.deals].sort(
     (a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || (a.id < b.id ? -1 : 1),
   );

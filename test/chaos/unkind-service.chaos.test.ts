@@ -6,18 +6,16 @@
  * (half of them), the quiet sync alone does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
-import { startHarness, type Harness } from '../support/harness.js';
-import { chaosReport, chaosSeed, chaosTrialNumbers, seededRandom } from './chaos-settings.js';
+import type { Harness } from '../support/harness.js';
+import { chaosReport, chaosSeed, chaosTrialNumbers } from './chaos-settings.js';
 import {
-  bulkTie,
   changeDefinitionBetweenSyncs,
   changeWhileWalking,
   expectQuietTruth,
   failures,
   goQuiet,
-  POOL,
-  unkindMix,
+  startTrial,
+  TRIAL_CONFIG,
 } from './unkind-mix.js';
 
 let harness: Harness | undefined;
@@ -26,23 +24,18 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const SIZE = { deals: 1200, companies: 250, contacts: 450, meetingLogs: 60, contactActivities: 200, users: 30 };
-
 describe('an unkind service at random', () => {
   it('whatever mix of what the spec leaves open a trial draws, every run finishes, and once the service is quiet a sync and a reconcile leave the exact truth', async () => {
     const numbers = chaosTrialNumbers();
     const seed = chaosSeed(9100);
     const figures = { syncs: 0, unsettledWalks: 0, passes: 0, walks: 0, exact: 0 };
     for (const trial of numbers) {
-      const random = seededRandom(seed + trial);
-      const mix = unkindMix(seed + trial, random);
-      const what = `CHAOS_SEED=${seed} trial ${trial} (${mix.label.join(', ')})`;
-      harness = await startHarness({ seed: Math.floor(seed / 10) + trial, size: SIZE, ...mix.options }, mix.pooled ? { apiKey: POOL } : {});
+      const trialRun = await startTrial(seed, trial);
+      const { random, mix, what } = trialRun;
+      harness = trialRun.harness;
       const h = harness;
       const idBroken = new Set<string>();
-      // Short timeouts and backoff: a faulted request costs little.
-      const config: Partial<Config> = { retryBaseDelayMs: 20, retryLimit: 6, requestTimeoutMs: 3000 };
-      if (mix.bulkTie > 0) bulkTie(h, 100, mix.bulkTie);
+      const config = TRIAL_CONFIG;
       // A join in the service's query repeating one row of its page.
       if (random() < 0.3) h.sim.admin.listTwice('deals', h.sim.admin.truth().records.deals[Math.floor(random() * 300)]!.id);
       const sync = async (step: string, mode?: 'full') => {
