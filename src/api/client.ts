@@ -4,10 +4,10 @@
  */
 import type { z } from 'zod';
 import type { RecordResourceName } from '../core/resources.js';
-import type { MeetingLogRecord, ServiceUser } from '../core/types.js';
+import type { MeetingLogRecord, PropertyDefinition, ServiceUser } from '../core/types.js';
 import { parseBaseUrl } from './base-url.js';
 import { CursorKeys } from './cursor-keys.js';
-import { emptySingleViewError, InvalidRecordError } from './errors.js';
+import { emptySingleViewError, InvalidRecordError, refusesCursor, SalesApiError } from './errors.js';
 import { KeyPool, parseKeys } from './keys.js';
 import { followCursors } from './pagination.js';
 import { createRequester } from './request-loop.js';
@@ -15,7 +15,15 @@ import { DEFAULT_RETRY, type ResolvedRetryOptions } from './retry.js';
 import { fewerDigits, updatedAfterWith, type FractionDigits } from './updated-after.js';
 import { meetingLogRecordSchema, propertyListSchema, serviceRecordSchema, serviceUserSchema } from './schemas.js';
 import type { ListOptions, ListPage, RequestStats, SalesApi, SalesApiOptions, SearchRequest } from './types.js';
-import { checkBody, checkListBody, checkRecord, isEmptySingleView, singleViewRecord, type CheckedList } from './validation.js';
+import {
+  checkBody,
+  checkListBody,
+  checkRecord,
+  definitionsEnvelope,
+  isEmptySingleView,
+  singleViewRecord,
+  type CheckedList,
+} from './validation.js';
 
 // Where they lived before the request loop moved out; tests and callers import them from here.
 export { baseUrlWarnings, isLoopbackHost, parseBaseUrl } from './base-url.js';
@@ -135,6 +143,49 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     });
   }
 
+  /**
+   * Every page of a property definitions listing (most services give one): followed as a list's pages are, with
+   * the same guards. A cursor refused on the way (it expired while the pages were read) lists them again from the
+   * first page, once. The server date is the first answer's.
+   */
+  async function listDefinitions(
+    path: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ definitions: PropertyDefinition[]; serverDate: string | null }> {
+    const fetchPage = async (after: string | null, pageSignal: AbortSignal): Promise<ListPage<PropertyDefinition>> => {
+      const { data, serverDate, keyId } = await request({
+        method: 'GET',
+        path,
+        cursorKey: cursorKeys?.keyOf(after ?? undefined),
+        query: { after: after ?? undefined },
+        check: (json) => checkBody(definitionsEnvelope(json), propertyListSchema),
+        signal: pageSignal,
+      });
+      const nextCursor = data.paging?.next?.after ?? null;
+      if (nextCursor !== null) cursorKeys?.remember(nextCursor, keyId);
+      return { results: data.results, rejects: [], nextCursor, serverDate };
+    };
+    for (let listing = 1; ; listing++) {
+      const definitions: PropertyDefinition[] = [];
+      let serverDate: string | null = null;
+      let pages = 0;
+      try {
+        for await (const page of followCursors(fetchPage, { signal, method: 'GET', path })) {
+          if (pages++ === 0) serverDate = page.serverDate;
+          definitions.push(...page.results);
+        }
+        return { definitions, serverDate };
+      } catch (error) {
+        const refusedCursor = pages > 0 && error instanceof SalesApiError && refusesCursor(error.status);
+        if (!refusedCursor || listing > 1) throw error;
+        log.warn(
+          { path },
+          'the service refused a cursor of the property definitions listing (it may have expired): it is listed again from the start',
+        );
+      }
+    }
+  }
+
   /** A single view: a body that breaks `schema` is that record's problem (`invalid_record`), not retried. */
   async function getOne<T>(
     resource: string,
@@ -181,11 +232,7 @@ export function createSalesApi(options: SalesApiOptions): SalesApi {
     getMeetingLog: (id, signal, options): Promise<MeetingLogRecord> =>
       getOne('meeting-logs', id, recordPath('meeting-logs', id), meetingLogRecordSchema, signal, options?.yielding),
 
-    async listProperties(resource, signal) {
-      const path = recordPath(resource, 'properties');
-      const { data, serverDate } = await request({ method: 'GET', path, check: (json) => checkBody(json, propertyListSchema), signal });
-      return { definitions: data.results, serverDate };
-    },
+    listProperties: (resource, signal) => listDefinitions(recordPath(resource, 'properties'), signal),
 
     async search(resource, searchRequest: SearchRequest, signal) {
       // Search is a read: POST only because the filters need a body, so it is retried like a GET.

@@ -159,8 +159,10 @@ export const pagingSchema = z.object({
  */
 export const listEnvelopeSchema = z.object({ results: z.array(z.unknown()), paging: pagingSchema });
 
+/** One answer of a property definitions listing, as `definitionsEnvelope` (validation.ts) shapes it. */
 export const propertyListSchema = z.object({
   results: z.array(propertyDefinitionSchema),
+  paging: pagingSchema.optional(),
 });
 
 /** The error envelope (spec: Errors). Lenient: a code we have never seen is still a code. */

@@ -73,6 +73,19 @@ export function singleViewRecord(json: unknown): unknown {
 }
 
 /**
+ * A property definitions answer as `{results, paging?}`. The spec shows deals' (`{"results": [...]}`) and leaves
+ * the other resources' unshown: the definitions are `results`, else the body's one other member that is a list
+ * (`{"data": [...]}`), else the body itself when it is a list. `paging`, when there, may name a next page: the spec
+ * bounds no listing's length, and a long one may be paged as a list is.
+ */
+export function definitionsEnvelope(json: unknown): unknown {
+  if (Array.isArray(json)) return { results: json };
+  if (!isObject(json) || 'results' in json) return json;
+  const lists = Object.entries(json).filter(([name, value]) => name !== 'paging' && Array.isArray(value));
+  return lists.length === 1 ? { results: lists[0]![1], paging: json.paging } : json;
+}
+
+/**
  * A single view given as a list with no element: how a service that answers single views as lists (a lookup by id)
  * says it has no such record, as another would with 404 `not_found`.
  */

@@ -8,13 +8,16 @@ import type { Keyset, ListOrder } from './record-store.js';
  * kind is garbled: 400 invalid_request.
  */
 
+/** What a cursor walks: a record list in its order, the users list, or a resource's property definitions. */
+export type CursorOrder = ListOrder | 'users' | 'definitions';
+
 export type ListCursor = { kind: 'keyset'; key: Keyset; page: number } | { kind: 'offset'; offset: number; page: number };
 
 function mac(secret: string, payload: string): string {
   return createHash('sha256').update(secret).update(payload).digest('base64url').slice(0, 12);
 }
 
-export function encodeCursor(secret: string, order: ListOrder | 'users', cursor: ListCursor): string {
+export function encodeCursor(secret: string, order: CursorOrder, cursor: ListCursor): string {
   const fields =
     cursor.kind === 'keyset' ? [order, 'k', cursor.key.updatedAt, cursor.key.id, cursor.page] : [order, 'o', cursor.offset, cursor.page];
   const payload = Buffer.from(JSON.stringify(fields)).toString('base64url');
@@ -23,7 +26,7 @@ export function encodeCursor(secret: string, order: ListOrder | 'users', cursor:
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
-export function decodeCursor(secret: string, order: ListOrder | 'users', cursor: string): ListCursor | null {
+export function decodeCursor(secret: string, order: CursorOrder, cursor: string): ListCursor | null {
   const dot = cursor.indexOf('.');
   if (dot <= 0) return null;
   const payload = cursor.slice(0, dot);

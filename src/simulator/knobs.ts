@@ -1,5 +1,5 @@
 import { invalidRequest } from './errors.js';
-import type { ClockSettings, CommitLagScope, ListPageHook, SummaryStatuses } from './types.js';
+import type { ClockSettings, CommitLagScope, DefinitionsShape, ListPageHook, SimulatorOptions, SummaryStatuses } from './types.js';
 
 /**
  * The unkind knobs that can change while the simulator runs (the onListPage hook, the service's clock shown by
@@ -49,4 +49,18 @@ export function checkSummaryStatuses(statuses: SummaryStatuses): SummaryStatuses
   }
   if (final.includes(pending)) throw invalidRequest('pending と final に同じ名前は使えません。');
   return { pending, final: [...final] };
+}
+
+/** `SimulatorOptions.definitionsListing` with its defaults; a bare list has no room for `paging`, so it is never paged. */
+export function checkDefinitionsListing(listing: NonNullable<SimulatorOptions['definitionsListing']>): {
+  pageSize: number | null;
+  shape: DefinitionsShape;
+} {
+  const { pageSize = null, shape = 'results' } = listing;
+  if (shape !== 'results' && shape !== 'data' && shape !== 'array') throw new Error(`unknown definitionsListing.shape ${String(shape)}`);
+  if (pageSize !== null && (!Number.isInteger(pageSize) || pageSize < 1)) {
+    throw new Error(`definitionsListing.pageSize must be a positive integer, not ${String(pageSize)}`);
+  }
+  if (pageSize !== null && shape === 'array') throw new Error('definitionsListing: a bare list (shape array) cannot be paged');
+  return { pageSize, shape };
 }

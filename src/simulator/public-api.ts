@@ -1,13 +1,13 @@
 import type { Corruptions } from './corruption.js';
-import type { ListCursor } from './cursor.js';
+import type { CursorOrder, ListCursor } from './cursor.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { invalidRequest, notFound, ServiceError, fieldError, validationError } from './errors.js';
-import type { Keyset, ListOrder, StoredRecord } from './record-store.js';
+import type { Keyset, StoredRecord } from './record-store.js';
 import { indexAfter, indexAtOrAfter } from './record-store.js';
 import type { SalesData } from './sales-data.js';
 import { runSearch } from './search.js';
 import { ceilMicros, parseDate, parseTimestamp } from './timestamps.js';
-import type { CursorKind, RecordResource, RecordView, Role } from './types.js';
+import type { CursorKind, DefinitionsShape, RecordResource, RecordView, Role } from './types.js';
 import { RECORD_RESOURCES } from './types.js';
 import { isRecordId } from './values.js';
 
@@ -57,6 +57,8 @@ export interface ApiKnobs {
   liveKeys(): readonly string[];
   /** How a single view wraps its record (SimulatorOptions.singleViewShape). */
   singleViewShape: 'record' | 'data' | 'results';
+  /** How property definitions are listed (SimulatorOptions.definitionsListing). */
+  definitionsListing: { pageSize: number | null; shape: DefinitionsShape };
   /** Whether record lists show this record twice in a row (`admin.listTwice`). */
   listedTwice(resource: RecordResource, id: string): boolean;
   /** Lists name `paging` before `results` (SimulatorOptions.jsonLayout 'unkind'). */
@@ -99,7 +101,7 @@ export class PublicApi {
   }
 
   /** The request's `after`, checked (null without one): one that fails its check, or of another kind, is refused. */
-  private cursorOf(request: ApiRequest, order: ListOrder | 'users', kind: CursorKind): ListCursor | null {
+  private cursorOf(request: ApiRequest, order: CursorOrder, kind: CursorKind): ListCursor | null {
     const rawAfter = request.query.get('after');
     if (rawAfter === null) return null;
     const cursor = decodeCursor(this.secretFor(request), order, rawAfter);
@@ -109,7 +111,7 @@ export class PublicApi {
   }
 
   /** A cursor that failed its check on this request's key: `forbidden` when another key's, if so configured. */
-  private refuseCursorOf(request: ApiRequest, order: ListOrder | 'users', rawAfter: string): ServiceError {
+  private refuseCursorOf(request: ApiRequest, order: CursorOrder, rawAfter: string): ServiceError {
     if (this.knobs.cursorsBoundToKey === 'forbidden') {
       const base = this.cursorSecret();
       const foreign = this.knobs.liveKeys().some((key) => key !== request.key && decodeCursor(`${base}:${key}`, order, rawAfter) !== null);
@@ -152,7 +154,7 @@ export class PublicApi {
     }
     if (second === 'properties') {
       if (method !== 'GET') throw methodNotAllowed(['GET']);
-      return { role: 'read', run: () => ({ status: 200, body: { results: this.data.schemas[resource].definitions() } }) };
+      return { role: 'read', run: (r) => this.definitions(resource, r) };
     }
     if (second === 'search') {
       if (method !== 'POST') throw methodNotAllowed(['POST']);
@@ -255,6 +257,24 @@ export class PublicApi {
       body: this.listBody(results, next),
       ...(hook ? { afterBuilt: () => hook(resource, pageNumber, results) } : {}),
     };
+  }
+
+  /**
+   * A resource's property definitions: all in one answer, or `pageSize` at a time behind offset cursors, shaped as
+   * `definitionsListing.shape` says for every resource but deals, whose shape the spec shows.
+   */
+  private definitions(resource: RecordResource, request: ApiRequest): ApiResponse {
+    const all = this.data.schemas[resource].definitions();
+    const { pageSize, shape } = this.knobs.definitionsListing;
+    const own = resource === 'deals' ? 'results' : shape;
+    if (pageSize === null) return { status: 200, body: own === 'array' ? all : { [own]: all } };
+    const cursor = this.cursorOf(request, 'definitions', 'offset');
+    const offset = cursor?.kind === 'offset' ? cursor.offset : 0;
+    const page = all.slice(offset, offset + pageSize);
+    const more = offset + pageSize < all.length;
+    const cursorNext: ListCursor = { kind: 'offset', offset: offset + pageSize, page: (cursor?.page ?? 1) + 1 };
+    const next = more ? this.nextLink(request, encodeCursor(this.secretFor(request), 'definitions', cursorNext)) : null;
+    return { status: 200, body: own === 'results' ? this.listBody(page, next) : { data: page, paging: { next } } };
   }
 
   private listUsers(request: ApiRequest): ApiResponse {

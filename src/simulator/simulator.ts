@@ -8,7 +8,7 @@ import { Corruptions } from './corruption.js';
 import { invalidRequest, MESSAGES, ServiceError } from './errors.js';
 import { FaultInjector } from './faults.js';
 import type { RuntimeKnobs } from './knobs.js';
-import { checkCommitLag, checkCommitLagScope, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
+import { checkCommitLag, checkCommitLagScope, checkDefinitionsListing, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
 import type { FaultKind, Role, Simulator, SimulatorAdmin, SimulatorOptions, SimulatorSizes } from './types.js';
 import { deriveSeed } from './prng.js';
 import { MAX_PAGE_SIZE, PublicApi } from './public-api.js';
@@ -56,6 +56,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const jsonLayout = options.jsonLayout ?? 'compact';
   if (jsonLayout !== 'compact' && jsonLayout !== 'unkind') throw new Error(`unknown jsonLayout ${String(jsonLayout)}`);
   const indent = jsonLayout === 'unkind' ? 2 : undefined;
+  const definitionsListing = checkDefinitionsListing(options.definitionsListing ?? {});
 
   const data = new SalesData(options.listOrder ?? 'updated_at', seed);
   if (options.summaryStatuses) data.summaryStatuses = checkSummaryStatuses(options.summaryStatuses);
@@ -98,6 +99,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     cursorsBoundToKey: options.cursorsBoundToKey ?? false,
     liveKeys: () => keys.list(),
     singleViewShape: options.singleViewShape ?? 'record',
+    definitionsListing,
     overlappingPages: options.overlappingPages === 'ties' ? 'ties' : options.overlappingPages === true ? 'last' : 'none',
     listedTwice: (resource, id) => knobs.listedTwice.has(`${resource}/${id}`),
     pagingFirst: jsonLayout === 'unkind',

@@ -186,6 +186,9 @@ export interface SimulatorSizes {
  */
 export type CursorKind = 'keyset' | 'offset';
 
+/** See `SimulatorOptions.definitionsListing`. */
+export type DefinitionsShape = 'results' | 'data' | 'array';
+
 /** Raised after a record-list page's body is built, before it is sent (see `SimulatorOptions.onListPage`). */
 export interface ListPageEvent {
   resource: RecordResource;
@@ -326,6 +329,15 @@ export interface SimulatorOptions {
    * fixes no order for the array. @defaultValue false
    */
   rotatingSummaries?: boolean;
+  /**
+   * How property definitions are listed (`GET /v1/<resource>/properties/`). The spec shows deals' answer,
+   * `{"results": [...]}`, leaves the other resources' shapes unshown and bounds no listing's length. With
+   * `pageSize`, each answer holds that many definitions and names the next page as a list does (`paging.next`,
+   * offset cursors under the lists' cursor rules: `expireCursors`, `cursorsBoundToKey`); `shape` 'data' lists the
+   * other resources' as `{"data": [...]}` (with `paging` when paged), 'array' as a bare list (never paged).
+   * @defaultValue every definition in one `{"results": [...]}`
+   */
+  definitionsListing?: { pageSize?: number; shape?: DefinitionsShape };
   /**
    * How answers are written; the spec fixes neither the order of a list's members nor the JSON's spacing.
    * 'unkind': every list names `paging` before `results`, and every body is indented. @defaultValue 'compact'

@@ -545,6 +545,65 @@ describe('single views', () => {
     ]);
     expect(serverDate).toBe('2024-05-02T00:00:00Z');
   });
+
+  const definition = (apiName: string) => ({
+    api_name: apiName,
+    display_name: apiName,
+    property_type: 'text',
+    is_core: false,
+    is_required_on_create: false,
+  });
+
+  it("follows paging.next of a property definitions listing to its last page, the server date the first answer's", async () => {
+    const pages: Record<string, { names: string[]; next: string | null; date: string }> = {
+      '': { names: ['a1', 'a2'], next: 'p2', date: 'Thu, 02 May 2024 00:00:00 GMT' },
+      p2: { names: ['a3'], next: 'p3', date: 'Thu, 02 May 2024 00:00:01 GMT' },
+      p3: { names: ['a4'], next: null, date: 'Thu, 02 May 2024 00:00:02 GMT' },
+    };
+    const { api, service } = await setup((req, res) => {
+      const page = pages[req.query.get('after') ?? '']!;
+      sendJson(res, 200, listBody(page.names.map(definition), page.next), { date: page.date });
+    });
+    const { definitions, serverDate } = await api.listProperties('companies');
+    expect(definitions.map((d) => d.api_name)).toEqual(['a1', 'a2', 'a3', 'a4']);
+    expect(serverDate).toBe('2024-05-02T00:00:00Z');
+    expect(service.requests.map((r) => [r.path, r.query.get('after')])).toEqual([
+      ['/v1/companies/properties/', null],
+      ['/v1/companies/properties/', 'p2'],
+      ['/v1/companies/properties/', 'p3'],
+    ]);
+  });
+
+  it.each([
+    ['a bare list', [definition('a1'), definition('a2')]],
+    ['a list under another name', { data: [definition('a1'), definition('a2')] }],
+  ])("reads property definitions given as %s (the spec shows only deals' shape)", async (_shape, body) => {
+    const { api } = await setup((_req, res) => sendJson(res, 200, body));
+    expect((await api.listProperties('contacts')).definitions.map((d) => d.api_name)).toEqual(['a1', 'a2']);
+  });
+
+  it('lists property definitions again from the first page, once, when the service refuses a cursor on the way', async () => {
+    let refusals = 0;
+    const { api, service, lines } = await setup((req, res) => {
+      const after = req.query.get('after');
+      if (after === null) return sendJson(res, 200, listBody([definition('a1')], `p2-${refusals}`));
+      if (after === 'p2-0') {
+        refusals += 1;
+        return sendJson(res, 400, errorBody('invalid_request', 'カーソルが不正です。'));
+      }
+      return sendJson(res, 200, listBody([definition('a2')], null));
+    });
+    expect((await api.listProperties('deals')).definitions.map((d) => d.api_name)).toEqual(['a1', 'a2']);
+    expect(service.requests.map((r) => r.query.get('after'))).toEqual([null, 'p2-0', null, 'p2-1']);
+    expect(lines.join('\n')).toMatch(/refused a cursor of the property definitions listing/);
+  });
+
+  it('fails a property definitions listing that sends its cursors round in circles', async () => {
+    const { api } = await setup((_req, res) => sendJson(res, 200, listBody([definition('a1')], 'again')));
+    const error = await rejectionOf(api.listProperties('deals'));
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect((error as Error).message).toMatch(/loop detected in pagination/);
+  });
 });
 
 describe('retries', () => {

@@ -121,6 +121,12 @@ export function unkindMix(seed: number, random: () => number, settings: { stampe
   if (changes === STAMPED_CHANGES) label.push('changes=stamped');
   const definitions = later() < 0.4 ? seededRandom(seed ^ 0x27d4eb2f) : null;
   if (definitions) label.push('definitions=changing');
+  // The spec shows only deals' definitions listing and bounds none: the others' shape, and pages, are drawn.
+  const listing = later();
+  if (listing < 0.3) {
+    options.definitionsListing = listing < 0.1 ? { shape: 'array' } : { pageSize: 5, shape: listing < 0.2 ? 'data' : 'results' };
+    label.push(`definitionsListing=${JSON.stringify(options.definitionsListing)}`);
+  }
   return { options, bulkTie, pooled: options.cursorsBoundToKey !== false, changes, definitions, label };
 }
 

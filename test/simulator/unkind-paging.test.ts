@@ -240,3 +240,33 @@ describe('jsonLayout unkind', () => {
     expect(search.text.indexOf('"paging"')).toBeLessThan(search.text.indexOf('"results"'));
   });
 });
+
+describe('definitionsListing', () => {
+  test('pages of pageSize definitions, followed to the last, give every definition once; deals keep the shape the spec shows', async () => {
+    const sim = await start({ definitionsListing: { pageSize: 3, shape: 'data' } });
+    for (const resource of ['deals', 'companies'] as const) {
+      const names: string[] = [];
+      let after: string | undefined;
+      do {
+        const reply = await call(sim, 'GET', `/v1/${resource}/properties/${after ? `?after=${after}` : ''}`);
+        const page = resource === 'deals' ? reply.body.results : reply.body.data;
+        expect(page.length, resource).toBeLessThanOrEqual(3);
+        expect('results' in reply.body, resource).toBe(resource === 'deals');
+        names.push(...page.map((d: any) => d.api_name));
+        after = reply.body.paging.next?.after;
+      } while (after);
+      expect(names, resource).toEqual(sim.admin.truth().properties[resource].map((d) => d.api_name));
+    }
+  });
+
+  test("a definitions cursor follows the lists' cursor rules: refused once expired; a bare list is never paged", async () => {
+    const sim = await start({ definitionsListing: { pageSize: 2 } });
+    const first = await call(sim, 'GET', '/v1/contacts/properties/');
+    sim.admin.expireCursors();
+    expect((await call(sim, 'GET', `/v1/contacts/properties/?after=${first.body.paging.next.after}`)).status).toBe(400);
+    const bare = await start({ definitionsListing: { shape: 'array' } });
+    const listed = await call(bare, 'GET', '/v1/meeting-logs/properties/');
+    expect(listed.body).toEqual(bare.admin.truth().properties['meeting-logs']);
+    await expect(start({ definitionsListing: { pageSize: 2, shape: 'array' } })).rejects.toThrow(/cannot be paged/);
+  });
+});

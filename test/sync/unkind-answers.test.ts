@@ -217,6 +217,24 @@ describe('single views wrapped (the spec leaves the shape of a single view unsho
   );
 });
 
+describe("property definitions listed in pages or in other shapes (the spec shows only deals' listing, and bounds none)", () => {
+  it.each([{ pageSize: 4, shape: 'results' }, { pageSize: 3, shape: 'data' }, { shape: 'array' }] as const)(
+    'definitions listed as %o: every property gets its column, and the warehouse equals the truth',
+    async (listing) => {
+      harness = await startHarness({ seed: 87, size: SIZE, definitionsListing: listing });
+      const truth = harness.sim.admin.truth().properties;
+      // A listing of one page would not tell the cases apart.
+      expect(truth.deals.length).toBeGreaterThan(2 * (listing.pageSize ?? 1));
+      expect((await harness.sync()).ok).toBe(true);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+      harness.sim.admin.addProperty('companies', { display_name: '紹介元', property_type: 'text' });
+      harness.sim.admin.mutateRandom(30, 4, ['update', 'create', 'activity']);
+      expect((await harness.sync()).ok).toBe(true);
+      await expectMirrorsTruth(harness.env().warehouse, harness.sim);
+    },
+  );
+});
+
 describe('a single view behind its list (the spec promises no consistency between them)', () => {
   it('a meeting log listed but whose single view answers not_found once is written, with its summaries, by the same sync', async () => {
     harness = await startHarness({ seed: 55, size: SIZE });
