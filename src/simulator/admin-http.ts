@@ -50,6 +50,7 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
   route('POST', `records/${R}`, ([r], b) => a.createRecord(res(r), props(b)));
   route('PATCH', `records/${R}/${ID}`, ([r, id], b) => a.updateRecord(res(r), id as string, props(b)));
   route('DELETE', `records/${R}/${ID}`, ([r, id]) => (a.deleteRecord(res(r), id as string), { ok: true }));
+  route('POST', `records/${R}/${ID}/restore`, ([r, id]) => a.restoreRecord(res(r), id as string));
   route('POST', `records/${R}/${ID}/link`, ([r, id], b) =>
     a.changeLink(res(r), id as string, str(b, 'property'), (b['id'] ?? null) as string | null),
   );

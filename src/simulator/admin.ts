@@ -117,6 +117,10 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
       checkResource(resource);
       data.delete(resource, id);
     },
+    restoreRecord(resource, id) {
+      checkResource(resource);
+      return data.renderSingle(resource, data.restore(resource, id));
+    },
     changeLink(resource, id, linkProperty, newId) {
       checkResource(resource);
       return data.render(resource, data.changeLink(resource, id, linkProperty, newId));

@@ -75,6 +75,8 @@ export class SalesData {
   readonly users = new Map<string, StoredUser>();
   readonly summaries = new Map<string, StoredSummary[]>();
   private usersSorted: StoredUser[] | null = null;
+  /** Deleted records as they were, by `resource/id`, for `restore`. */
+  private readonly binned = new Map<string, { record: StoredRecord; summaries: StoredSummary[] | undefined }>();
   private readonly usedIds = new Set<string>();
   /** Randomness of changes made after seeding (new ids, generated summaries, predictions). */
   readonly changePrng: Prng;
@@ -385,10 +387,24 @@ export class SalesData {
   }
 
   delete(resource: RecordResource, id: string): void {
-    this.require(resource, id);
+    const record = this.require(resource, id);
     this.stores[resource].remove(id);
     this.lag.drop(resource, id);
+    this.binned.set(`${resource}/${id}`, { record, summaries: this.summaries.get(id) });
     if (resource === 'meeting-logs') this.summaries.delete(id);
+  }
+
+  /**
+   * A deleted record taken back out of the recycle bin: its values, and so its `updated_at`, as they were (the spec
+   * moves `updated_at` only when values change). Immediate, as a deletion is. 404 when the bin does not hold it.
+   */
+  restore(resource: RecordResource, id: string): StoredRecord {
+    const binned = this.binned.get(`${resource}/${id}`);
+    if (!binned) throw notFound('ごみ箱にそのレコードはありません。');
+    this.binned.delete(`${resource}/${id}`);
+    this.stores[resource].insert(binned.record);
+    if (binned.summaries) this.summaries.set(id, binned.summaries);
+    return binned.record;
   }
 
   changeLink(resource: RecordResource, id: string, linkProperty: string, newId: string | null): StoredRecord {

@@ -418,6 +418,8 @@ export interface SimulatorAdmin {
   createRecord(resource: RecordResource, properties: Record<string, PropertyValue>): RecordView;
   updateRecord(resource: RecordResource, id: string, properties: Record<string, PropertyValue>): RecordView;
   deleteRecord(resource: RecordResource, id: string): void;
+  /** A deleted record back from the recycle bin, its values and `updated_at` as they were; 404 if never deleted. */
+  restoreRecord(resource: RecordResource, id: string): RecordView | MeetingLogView;
   changeLink(resource: RecordResource, id: string, linkProperty: string, newId: string | null): RecordView;
   runPredictionBatch(): { deals: number; companies: number };
   recordActivity(

@@ -69,6 +69,8 @@ export interface UnkindMix {
   changes: readonly Change[];
   /** Whether property definitions change too while the syncs walk (`changeDefinition`), and the stream they draw from. */
   definitions: (() => number) | null;
+  /** Whether records deleted while the syncs walk come back now and then (`restoreRecord`), and the stream they draw from. */
+  restores: (() => number) | null;
   label: string[];
 }
 
@@ -127,7 +129,11 @@ export function unkindMix(seed: number, random: () => number, settings: { stampe
     options.definitionsListing = listing < 0.1 ? { shape: 'array' } : { pageSize: 5, shape: listing < 0.2 ? 'data' : 'results' };
     label.push(`definitionsListing=${JSON.stringify(options.definitionsListing)}`);
   }
-  return { options, bulkTie, pooled: options.cursorsBoundToKey !== false, changes, definitions, label };
+  // A deleted record restored keeps the updated_at it had: only a reconcile sees it come back.
+  const restoring = later() < 0.5 && changes.includes('delete');
+  const restores = restoring ? seededRandom(seed ^ 0x1b873593) : null;
+  if (restores) label.push('deletions=restored');
+  return { options, bulkTie, pooled: options.cursorsBoundToKey !== false, changes, definitions, restores, label };
 }
 
 /** `n` deals from the `from`th in list order share one updated_at: a bulk change stamped alike. */
@@ -154,11 +160,16 @@ export function changeWhileWalking(
     idBroken?: Set<string>;
     /** Where set, property definitions change too, drawn from this stream (`changeDefinition`). */
     definitions?: (() => number) | null;
+    /** Where set, records deleted are restored now and then, drawn from this stream. */
+    restores?: (() => number) | null;
+    /** The trial's recycle bin: gets what the changes delete, and gives back what is restored. */
+    deleted?: Deleted[];
   } = {},
 ): void {
   const changes = options.changes ?? CHANGES;
   let left = budget;
   let expired = false;
+  const deleted = options.deleted ?? [];
   h.sim.admin.setOnListPage((event: ListPageEvent) => {
     const draw = random();
     if (draw < 0.02 && event.served.length > 0) {
@@ -173,11 +184,48 @@ export function changeWhileWalking(
       event.admin.failNext(1, 'repeatPage', `/v1/${event.resource}/`);
     }
     if (options.definitions && options.definitions() < 0.08) changeDefinition(event.admin, event.resource, options.definitions);
+    if (options.restores && deleted.length > 0 && options.restores() < 0.02) {
+      const [back] = deleted.splice(Math.floor(options.restores() * deleted.length), 1);
+      event.admin.restoreRecord(back!.resource, back!.id);
+    }
     if (left <= 0 || random() > 0.2) return;
     const n = Math.min(left, 1 + Math.floor(random() * 3));
     left -= n;
-    event.admin.mutateRandom(n, Math.floor(random() * 1e9), [...changes]);
+    for (const report of event.admin.mutateRandom(n, Math.floor(random() * 1e9), [...changes])) {
+      if (report.kind === 'delete') deleted.push({ resource: report.resource, id: report.id });
+    }
   });
+}
+
+/** A record a trial's changes deleted. */
+export interface Deleted {
+  resource: RecordResource;
+  id: string;
+}
+
+/**
+ * Where the trial restores records: with the service quiet for a moment, a reconcile marks what the walks deleted,
+ * then about half of it comes back with the `updated_at` it had, below every watermark, for the syncs after and the
+ * last reconcile to mirror. Returns how many came back.
+ */
+export async function restoreAfterReconcile(
+  h: Harness,
+  restores: (() => number) | null,
+  deleted: Deleted[],
+  options: { what: string; config: Partial<Config> },
+): Promise<number> {
+  if (!restores) return 0;
+  h.sim.admin.setOnListPage(null);
+  const env = h.env(options.config);
+  const reconciled = await runReconcile(env.deps, env.settings, { resources: RECORD_RESOURCE_NAMES, concurrency: 3 });
+  expect(reconciled.ok, `${options.what}, reconcile before restoring:\n${failures(reconciled)}`).toBe(true);
+  let restored = 0;
+  for (const gone of deleted.splice(0)) {
+    if (restores() < 0.5) continue;
+    h.sim.admin.restoreRecord(gone.resource, gone.id);
+    restored += 1;
+  }
+  return restored;
 }
 
 const NEW_PROPERTY_TYPES = ['text', 'number', 'date', 'boolean', 'select'] as const;

@@ -1,7 +1,8 @@
 /**
  * A service as unkind as the spec allows, at random: each trial draws its own mix of what the spec leaves open
  * (`unkind-mix.ts`), and while the syncs walk changes records, renders some broken, expires the cursors given or
- * leads a page back to itself. Whatever the mix, every run finishes, and once the service goes quiet a sync and a
+ * leads a page back to itself; in some trials a reconcile then marks what was deleted, and records come back from
+ * the recycle bin with the `updated_at` they had. Whatever the mix, every run finishes, and once the service goes quiet a sync and a
  * reconcile leave the warehouse equal to it, field by field; in the trials whose changes all move an `updated_at`
  * (half of them), the quiet sync alone does.
  */
@@ -14,8 +15,10 @@ import {
   expectQuietTruth,
   failures,
   goQuiet,
+  restoreAfterReconcile,
   startTrial,
   TRIAL_CONFIG,
+  type Deleted,
 } from './unkind-mix.js';
 
 let harness: Harness | undefined;
@@ -28,7 +31,7 @@ describe('an unkind service at random', () => {
   it('whatever mix of what the spec leaves open a trial draws, every run finishes, and once the service is quiet a sync and a reconcile leave the exact truth', async () => {
     const numbers = chaosTrialNumbers();
     const seed = chaosSeed(9100);
-    const figures = { syncs: 0, unsettledWalks: 0, passes: 0, walks: 0, exact: 0 };
+    const figures = { syncs: 0, unsettledWalks: 0, passes: 0, walks: 0, restored: 0, exact: 0 };
     for (const trial of numbers) {
       const trialRun = await startTrial(seed, trial);
       const { random, mix, what } = trialRun;
@@ -51,13 +54,19 @@ describe('an unkind service at random', () => {
         return report;
       };
 
-      changeWhileWalking(h, random, 30, { changes: mix.changes, idBroken, definitions: mix.definitions });
+      // Deletions go to the trial's bin, from which some records come back (`mix.restores`).
+      const deleted: Deleted[] = [];
+      const walking = { changes: mix.changes, idBroken, definitions: mix.definitions, restores: mix.restores, deleted };
+      changeWhileWalking(h, random, 30, walking);
       await sync('first sync, changes while it walks');
-      h.sim.admin.mutateRandom(40, seed + 100 + trial, [...mix.changes]);
-      changeWhileWalking(h, random, 30, { changes: mix.changes, idBroken, definitions: mix.definitions });
+      for (const change of h.sim.admin.mutateRandom(40, seed + 100 + trial, [...mix.changes])) {
+        if (change.kind === 'delete') deleted.push({ resource: change.resource, id: change.id });
+      }
+      changeWhileWalking(h, random, 30, walking);
       await sync('incremental sync, changes while it walks');
-      changeWhileWalking(h, random, 20, { changes: mix.changes, idBroken, definitions: mix.definitions });
+      changeWhileWalking(h, random, 20, walking);
       await sync('full sync, changes while it walks', 'full');
+      figures.restored += await restoreAfterReconcile(h, mix.restores, deleted, { what, config });
 
       changeDefinitionBetweenSyncs(h, mix.definitions);
       await goQuiet(h);

@@ -175,6 +175,25 @@ describe('single GET of a missing record', () => {
   });
 });
 
+describe('restoreRecord', () => {
+  test('a deleted record comes back with its values, summaries and updated_at as they were; one never deleted is 404', async () => {
+    const sim = await start({ size: { meetingLogs: 300 } });
+    const log = sim.admin
+      .truth()
+      .records['meeting-logs'].find((l) => (sim.admin.getRecord('meeting-logs', l.id) as any).summaries.length > 0)!;
+    const before = sim.admin.getRecord('meeting-logs', log.id);
+    sim.admin.deleteRecord('meeting-logs', log.id);
+    expect((await call(sim, 'GET', `/v1/meeting-logs/${log.id}/`)).status).toBe(404);
+    const res = await fetch(`${sim.url}/_admin/records/meeting-logs/${log.id}/restore`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(before);
+    expect((await call(sim, 'GET', `/v1/meeting-logs/${log.id}/`)).body).toEqual(before);
+    expect(sim.admin.truth().records['meeting-logs'].find((l) => l.id === log.id)).toEqual(log);
+    expect(() => sim.admin.restoreRecord('meeting-logs', log.id)).toThrow();
+    expect(() => sim.admin.restoreRecord('deals', 'AAAAAAAAAAAAAAAAAA')).toThrow();
+  });
+});
+
 describe('admin HTTP for the unkind knobs', () => {
   test('commit lag, clock, summary statuses, corruptions and updated_at over /_admin', async () => {
     let t = Date.UTC(2025, 5, 1);

@@ -237,6 +237,27 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
   });
 });
 
+describe('a deleted record restored (the spec says nothing of deletion, nor of a record coming back)', () => {
+  it('a deal and a meeting log restored with the updated_at they had, long below the watermark, are live again after the next reconcile', async () => {
+    harness = await startHarness({ seed: 91, size: SIZE });
+    const env = harness.env();
+    const resources = ['deals', 'meeting-logs'] as const;
+    const reconcile = () => runReconcile(env.deps, env.settings, { resources: [...resources], concurrency: 1 });
+    expect((await harness.sync({ resources: [...resources] })).ok).toBe(true);
+    const truth = harness.sim.admin.truth().records;
+    const gone = { deals: truth.deals[3]!.id, 'meeting-logs': truth['meeting-logs'][5]!.id };
+    for (const resource of resources) harness.sim.admin.deleteRecord(resource, gone[resource]);
+    expect((await reconcile()).results.map((r) => r.deleted)).toEqual([1, 1]);
+    for (const resource of resources) harness.sim.admin.restoreRecord(resource, gone[resource]);
+    harness.sim.admin.mutateRandom(10, 5, ['update', 'create']);
+    expect((await harness.sync({ resources: [...resources] })).ok).toBe(true);
+    expect((await reconcile()).ok).toBe(true);
+    await expectMirrorsTruth(env.warehouse, harness.sim, { resources: [...resources] });
+    const live = await env.warehouse.query(`SELECT count(*)::INTEGER AS n FROM deals WHERE id = '${gone.deals}' AND _deleted_at IS NULL`);
+    expect(live).toEqual([{ n: 1 }]);
+  });
+});
+
 describe('a list that gives the newest change first (the spec fixes no order)', () => {
   it.each(['keyset', 'offset'] as const)(
     'records changed during a sync move to the front, behind the cursor: a quiet sync after it writes them, every walk settled, and a reconcile marks a deletion (%s cursors)',
