@@ -102,7 +102,7 @@ export interface SalesApi {
    * way to those standing level (AcquireOptions.yielding), as a walk's details give way to the walks' pages.
    */
   getMeetingLog(id: string, signal?: AbortSignal, options?: { yielding?: boolean }): Promise<MeetingLogRecord>;
-  /** Property definitions plus the response's server date (the earliest server time a run sees). */
+  /** Property definitions, every page of the listing, plus the first answer's server date (the earliest server time a run sees). */
   listProperties(
     resource: RecordResourceName,
     signal?: AbortSignal,
