@@ -120,6 +120,9 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
   const hasSummaries = resourceDescriptor(resource).hasSummaries;
 
   let pass = from?.pass ?? 1;
+  // The limits count this run's passes. A pass resumed from an interrupted run began before whatever changed since,
+  // so it is rarely clean: counted as the run's last, it left a quiet service's walk unsettled for a whole run.
+  const firstPass = pass;
   let passStartedAt = from?.passStartedAt ?? startedAt;
   let after = plan.after;
   // The key `after` came on, as the checkpoint kept it: sent on it should the service bind cursors to keys.
@@ -328,10 +331,11 @@ export async function walkWindow(run: RunContext, settings: SyncSettings, resour
       }
     }
     // Passes that together name more of a still list's window (or of its ties) each time go on past the limit, to a bound.
+    const passesThisRun = pass - firstPass + 1;
     const mending =
-      (together.union?.gaining === true && pass < settings.maxPasses * UNION_PASS_FACTOR) ||
-      (ties?.gaining === true && pass < settings.maxPasses * TIE_PASS_FACTOR);
-    if (pass >= settings.maxPasses && !mending) {
+      (together.union?.gaining === true && passesThisRun < settings.maxPasses * UNION_PASS_FACTOR) ||
+      (ties?.gaining === true && passesThisRun < settings.maxPasses * TIE_PASS_FACTOR);
+    if (passesThisRun >= settings.maxPasses && !mending) {
       log.warn(
         { passes: pass, reason: tie ? 'ties_unnamed' : seen.dirty },
         `the list kept moving through ${pass} passes: the watermark stays where it was; the next run walks this window again`,

@@ -3,9 +3,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_KEYS, type ListPageEvent } from '../../src/simulator/index.js';
 import { RECORD_RESOURCE_NAMES } from '../../src/core/resources.js';
-import { reconcileStateKey, runReconcile } from '../../src/sync/index.js';
+import { reconcileStateKey, runReconcile, runSync } from '../../src/sync/index.js';
 import { expectMirrorsTruth } from '../support/ground-truth.js';
 import { FOUR_PAGES_OF_DEALS, startHarness, type Harness } from '../support/harness.js';
+import { abortingAfterPages } from '../support/wrap-api.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -109,6 +110,31 @@ describe('offset cursors over a list ordered by updated_at (the spec fixes neith
     const quiet = await harness.sync({ resources: ['deals'] });
     expect(quiet.results[0]).toMatchObject({ settled: true, passes: 1 });
     await expectMirrorsTruth(harness.env().warehouse, harness.sim, { resources: ['deals'] });
+  });
+
+  it('a walk interrupted in its last pass and resumed after records changed takes the passes it needs in the run that resumes it, and settles', async () => {
+    harness = await startHarness({ seed: 47, size: SIZE, cursorKind: 'offset', listOrder: 'updated_at' }, { maxPasses: 2, flushRows: 200 });
+    const h = harness;
+    // The first pass sees the list move (pages 1–4), the second is stopped after two of its pages, past a commit.
+    moveRecordsBehindTheCursor(h.sim, 3, 1);
+    const controller = new AbortController();
+    const env = h.env({}, controller.signal);
+    const makeApi = abortingAfterPages(env.deps.makeApi, controller, 6);
+    const stopped = await runSync({ ...env.deps, makeApi, signal: controller.signal }, env.settings, {
+      resources: ['deals'],
+      mode: 'incremental',
+      concurrency: 1,
+    });
+    expect(stopped.results[0]).toMatchObject({ outcome: 'interrupted', passes: 2 });
+    expect((await h.env().warehouse.readState('deals')).walk).toMatchObject({ pass: 2 });
+
+    // Changed after the interrupted pass began: the resumed pass cannot be clean, and the service then goes quiet.
+    h.sim.admin.setOnListPage(null);
+    for (const record of h.sim.admin.truth().records.deals.slice(0, 5)) h.sim.admin.updateRecord('deals', record.id, { amount: 7 });
+    const resumed = await h.sync({ resources: ['deals'] });
+    expect(resumed.results[0]).toMatchObject({ outcome: 'succeeded', resumed: true, settled: true, passes: 3 });
+    expect((await h.env().warehouse.readState('deals')).watermark).not.toBeNull();
+    await expectMirrorsTruth(h.env().warehouse, h.sim, { resources: ['deals'] });
   });
 
   it('a reconcile run while records change marks no live record deleted, and marks exactly the deleted ones', async () => {
