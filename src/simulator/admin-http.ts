@@ -88,6 +88,11 @@ export function adminRoutes(a: SimulatorAdmin): AdminRoute[] {
     (_p, b) => (a.failNext(Number(b['count'] ?? 1), str(b, 'kind') as FaultKind, b['path_prefix'] as string | undefined), { ok: true }),
   );
   route('PUT', 'commit-lag', (_p, b) => (a.setCommitLag(b['ms'] as number, b['scope'] as CommitLagScope | undefined), { ok: true }));
+  route(
+    'PUT',
+    'read-replicas',
+    (_p, b) => (a.setReadReplicas(b['count'] as number, b['serving'] as 'random' | number | undefined), { ok: true }),
+  );
   route('PUT', 'clock', (_p, b) => (a.setClock(b as ClockSettings), { ok: true }));
   route('POST', 'cursors/expire', (_p, b) => (a.expireCursors(b['answer'] as 'invalid_request' | 'not_found' | undefined), { ok: true }));
   route('POST', 'replica', () => (a.keepReplica(), { ok: true }));

@@ -5,7 +5,7 @@ import type { Corruptions } from './corruption.js';
 import { invalidRequest, notFound } from './errors.js';
 import type { FaultInjector } from './faults.js';
 import type { RuntimeKnobs } from './knobs.js';
-import { checkCommitLag, checkCommitLagScope, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
+import { checkCommitLag, checkCommitLagScope, checkHook, checkReadReplicas, checkSummaryStatuses, mergeClock } from './knobs.js';
 import { mutateRandom } from './mutate-random.js';
 import type { RequestStats } from './request-stats.js';
 import type { ActivityResource, SalesData, StoredSummary } from './sales-data.js';
@@ -189,6 +189,10 @@ export function createAdmin(deps: AdminDeps): SimulatorAdmin {
     setCommitLag(ms, scope) {
       data.lag.lag = checkCommitLag(ms);
       if (scope !== undefined) data.lagScope = checkCommitLagScope(scope);
+    },
+    setReadReplicas(count, serving) {
+      const replicas = checkReadReplicas(count, serving);
+      data.lag.setReplicas(replicas.count, replicas.serving);
     },
     setClock(settings) {
       knobs.clock = mergeClock(knobs.clock, settings);

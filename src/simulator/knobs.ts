@@ -1,4 +1,5 @@
 import { invalidRequest } from './errors.js';
+import type { ReplicaServing } from './commit-lag.js';
 import type { ClockSettings, CommitLagScope, DefinitionsShape, ListPageHook, SimulatorOptions, SummaryStatuses } from './types.js';
 
 /**
@@ -39,6 +40,14 @@ export function checkCommitLag(ms: unknown): number {
 export function checkCommitLagScope(scope: unknown): CommitLagScope {
   if (scope !== 'all' && scope !== 'single') throw invalidRequest('commitLagScope は all または single です。');
   return scope;
+}
+
+/** Replicas serving reads (`SimulatorOptions.readReplicas`): a count of at least 1, and which serves (a replica's index). */
+export function checkReadReplicas(count: unknown, serving: unknown = 'random'): { count: number; serving: ReplicaServing } {
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) throw invalidRequest('readReplicas は 1 以上の整数です。');
+  const valid = serving === 'random' || (typeof serving === 'number' && Number.isInteger(serving) && serving >= 0 && serving < count);
+  if (!valid) throw invalidRequest('serving は random またはレプリカの番号 (0 から readReplicas - 1) です。');
+  return { count, serving: serving as ReplicaServing };
 }
 
 export function checkSummaryStatuses(statuses: SummaryStatuses): SummaryStatuses {

@@ -146,7 +146,18 @@ export class PublicApi {
       return { role: 'read', run: () => this.getUser(second) };
     }
     if (!isRecordResource(first)) throw notFound('指定されたパスは存在しません。');
-    const resource = first;
+    const route = this.recordRoute(method, first, second);
+    // One replica serves the whole request (SimulatorOptions.readReplicas).
+    return {
+      role: route.role,
+      run: (r) => {
+        this.data.lag.serveRead();
+        return route.run(r);
+      },
+    };
+  }
+
+  private recordRoute(method: string, resource: RecordResource, second: string | undefined): Route {
     if (second === undefined) {
       if (method === 'GET') return { role: 'read', run: (r) => this.list(resource, r) };
       if (method === 'POST') return { role: 'write', run: (r) => this.create(resource, r) };

@@ -88,7 +88,7 @@ export class SalesData {
   /** The simulator's millisecond clock, which decides when a lagging change becomes visible. */
   nowMs: () => number = Date.now;
   /** What readers (list, search, single GET) still see while changes wait out the commit lag. */
-  readonly lag = new CommitLag(() => this.nowMs() * 1000);
+  readonly lag: CommitLag;
   /** The readers the commit lag holds back: all of them, or the single GET alone (a replica behind the list). */
   lagScope: CommitLagScope = 'all';
   /** Names of summary statuses, for seeded and generated summaries. */
@@ -107,6 +107,7 @@ export class SalesData {
     this.stores = {} as Record<RecordResource, RecordStore>;
     for (const resource of RECORD_RESOURCES) this.stores[resource] = new RecordStore(listOrder);
     this.changePrng = createPrng(deriveSeed(seed, 'changes'));
+    this.lag = new CommitLag(() => this.nowMs() * 1000, createPrng(deriveSeed(seed, 'replicas')));
   }
 
   newId(prng: Prng = this.changePrng): string {

@@ -8,7 +8,15 @@ import { Corruptions } from './corruption.js';
 import { invalidRequest, MESSAGES, ServiceError } from './errors.js';
 import { FaultInjector } from './faults.js';
 import type { RuntimeKnobs } from './knobs.js';
-import { checkCommitLag, checkCommitLagScope, checkDefinitionsListing, checkHook, checkSummaryStatuses, mergeClock } from './knobs.js';
+import {
+  checkCommitLag,
+  checkCommitLagScope,
+  checkDefinitionsListing,
+  checkReadReplicas,
+  checkHook,
+  checkSummaryStatuses,
+  mergeClock,
+} from './knobs.js';
 import type { FaultKind, Role, Simulator, SimulatorAdmin, SimulatorOptions, SimulatorSizes } from './types.js';
 import { deriveSeed } from './prng.js';
 import { MAX_PAGE_SIZE, PublicApi } from './public-api.js';
@@ -69,6 +77,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   data.nowMs = nowMs;
   data.lag.lag = checkCommitLag(options.commitLagMs ?? 0);
   data.lagScope = checkCommitLagScope(options.commitLagScope ?? 'all');
+  const replicas = checkReadReplicas(options.readReplicas ?? 1);
+  data.lag.setReplicas(replicas.count, replicas.serving);
   const knobs: RuntimeKnobs = {
     onListPage: checkHook(options.onListPage ?? null),
     clock: mergeClock({ dateSkewMs: 0, omitDate: false }, options.clock ?? {}),

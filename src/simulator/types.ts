@@ -363,6 +363,14 @@ export interface SimulatorOptions {
    */
   commitLagScope?: CommitLagScope;
   /**
+   * Reads are served by this many replicas, the i-th behind by i/(n−1) of a change's commit lag (the first up to
+   * date, the last the whole lag); each read request (a list page, a search, a single GET) goes to one drawn at
+   * random. Reads are then not monotonic, as the spec allows (it promises no consistency between two reads): a page
+   * can show an older version than a page read before it, and a record a list showed can answer 404 `not_found`
+   * right after. Also `admin.setReadReplicas`. @defaultValue 1 (every reader the whole lag)
+   */
+  readReplicas?: number;
+  /**
    * Changes are stamped in whole seconds, so every change made within one second shares its `updated_at` (the
    * spec says only "date-time"). @defaultValue false (microseconds, never two changes alike)
    */
@@ -453,6 +461,8 @@ export interface SimulatorAdmin {
   setOnListPage(hook: ListPageHook | null): void;
   /** Commit lag of changes made from now on (pending ones keep theirs); 0 turns it off. */
   setCommitLag(ms: number, scope?: CommitLagScope): void;
+  /** `count` replicas serve reads (`SimulatorOptions.readReplicas`): one drawn for each request, or always `serving` (0 is up to date). */
+  setReadReplicas(count: number, serving?: 'random' | number): void;
   /** Merges into the clock settings: an omitted member keeps its value. */
   setClock(settings: ClockSettings): void;
   /**

@@ -111,6 +111,34 @@ describe('commitLagMs', () => {
     expect((await call(sim, 'GET', `/v1/deals/${deal.id}/`)).body).toEqual(second);
   });
 
+  test('replicas serving reads at different lags: an update read, then the version before it; a create listed, then 404', async () => {
+    const clock = manualClock(Date.UTC(2025, 5, 1));
+    const sim = await start({ now: clock.now, commitLagMs: 10_000, readReplicas: 3 });
+    const deal = sim.admin.truth().records.deals[0]!;
+    const updated = sim.admin.updateRecord('deals', deal.id, { name: 'on one replica' });
+    const created = sim.admin.createRecord('companies', { name: '一台にだけある社' });
+    clock.advance(5_001); // past half the lag: the middle replica has both changes, the last neither
+    const read = async () => (await call(sim, 'GET', `/v1/deals/${deal.id}/`)).body;
+    sim.admin.setReadReplicas(3, 1);
+    expect(await read()).toEqual(updated);
+    expect((await walkList(sim, '/v1/companies/')).at(-1)).toEqual(created);
+    sim.admin.setReadReplicas(3, 2);
+    expect(await read()).toEqual(deal);
+    expect((await call(sim, 'GET', `/v1/companies/${created.id}/`)).status).toBe(404);
+    sim.admin.setReadReplicas(3, 0);
+    expect((await call(sim, 'GET', `/v1/companies/${created.id}/`)).body).toEqual(created);
+    // Drawn at random for each request: both versions are served, in no order.
+    sim.admin.setReadReplicas(3);
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) seen.add(String(((await read()) as { properties: { name: string } }).properties.name));
+    expect(seen).toEqual(new Set([deal.properties['name'], 'on one replica']));
+    clock.advance(5_000); // every replica has both
+    sim.admin.setReadReplicas(3, 2);
+    expect(await read()).toEqual(updated);
+    expect(() => sim.admin.setReadReplicas(0)).toThrow();
+    expect(() => sim.admin.setReadReplicas(3, 3)).toThrow();
+  });
+
   test('setCommitLag turns it on and off for later changes; the default is no lag', async () => {
     const clock = manualClock(Date.UTC(2025, 5, 1));
     const sim = await start({ now: clock.now });
