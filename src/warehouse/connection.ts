@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { SalesyncError } from '../core/errors.js';
 import { isPermissionDenied, notADuckdbWarehouse, warehouseUnreadable } from './files.js';
 import { quoteIdentifier, quoteLiteral } from './identifiers.js';
+import { removeOrphanSpills, spillDirectory } from './spill-directory.js';
 
 export type AccessMode = 'read' | 'write';
 
@@ -74,8 +75,8 @@ export interface WriterDatabase {
  * WRITER_ROW_GROUP_SIZE. DuckDB's errors (a held lock, a file that is not DuckDB's) are thrown as they come.
  */
 export async function openWriterDatabase(path: string, settings: Readonly<Record<string, string>>): Promise<WriterDatabase> {
-  // Spills go beside the file, where DuckDB puts a file database's own (an in-memory one's go to the working directory).
-  const instance = await DuckDBInstance.create(':memory:', { temp_directory: `${path}.tmp`, ...settings });
+  // Spills go beside the file, in a directory of this instance's own (see spill-directory.ts).
+  const instance = await DuckDBInstance.create(':memory:', { temp_directory: spillDirectory(path), ...settings });
   try {
     const connection = await instance.connect();
     try {
@@ -223,7 +224,7 @@ async function openDatabase(options: OpenOptions, readOnly: boolean): Promise<Wr
       const settings: Record<string, string> = readOnly ? { access_mode: 'READ_ONLY' } : { ...WRITER_SETTINGS };
       if (memoryLimit) settings.memory_limit = memoryLimit;
       if (!readOnly) return await openWriterDatabase(path, settings);
-      const instance = await DuckDBInstance.create(path, settings);
+      const instance = await DuckDBInstance.create(path, { ...settings, temp_directory: spillDirectory(path) });
       try {
         return { instance, connection: await instance.connect() };
       } catch (error) {
@@ -289,6 +290,7 @@ async function openSession(options: OpenOptions): Promise<Session> {
   if (!readOnly) {
     restrictNewFilesToOwner();
     mkdirSync(dirname(path), { recursive: true });
+    await removeOrphanSpills(path);
   }
   const { instance, connection } = await openDatabase(options, readOnly);
   if (!existed) {

@@ -14,6 +14,7 @@ import type { StoredPropertyPolicy } from './types.js';
 import { quoteIdentifier, quoteLiteral, SYSTEM_COLUMNS } from './identifiers.js';
 import { tableColumns } from './catalog.js';
 import { forgetWatermark } from './state.js';
+import { spillDirectory } from './spill-directory.js';
 
 /** Kept outside the fixed schema files: a warehouse gets it with its first policy. */
 export async function ensurePolicyTable(connection: DuckDBConnection): Promise<void> {
@@ -141,7 +142,7 @@ export async function recordPolicy(
  */
 export async function compactFile(path: string): Promise<{ before: number; after: number }> {
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.compact`);
-  const instance = await DuckDBInstance.create(':memory:');
+  const instance = await DuckDBInstance.create(':memory:', { temp_directory: spillDirectory(path) });
   const sizeOf = async (p: string) => (await stat(p)).size;
   const before = await sizeOf(path);
   try {

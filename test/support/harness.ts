@@ -63,8 +63,10 @@ export async function startHarness(
   // One live warehouse per file in this process: a new environment releases the ones made before it
   // (DuckDB would let two handles of one file coexist in a process, each with its own stale view).
   const made: SyncEnvironment[] = [];
+  // Every one made, closed again each time: a test may go on using one after a newer one was made, which opens its
+  // file again (and may publish it later), so each is closed before the next sync and before the files go.
   const releaseAll = async () => {
-    await Promise.all(made.splice(0).map((e) => e.close()));
+    await Promise.all(made.map((e) => e.close()));
   };
   const env = (overrides: Partial<Config> = {}, signal?: AbortSignal, lane?: RateLane) => {
     void releaseAll();
@@ -82,6 +84,8 @@ export async function startHarness(
     config,
     env,
     async sync(options = {}) {
+      // One writer of the file at a time, as in a salesync process: the ones made before are closed first.
+      await releaseAll();
       const e = env({ lingerMs: DEFAULT_CONFIG.lingerMs, ...options.config }, options.signal);
       return runSync(e.deps, e.settings, {
         resources: options.resources ?? RESOURCE_NAMES,

@@ -44,7 +44,10 @@ describe('DuckDB settings at open', () => {
         catalog: (await c.runAndReadAll('SELECT current_database() AS d')).getRowObjects()[0]!.d,
       };
     });
-    expect(written).toEqual({ temp: `${path}.tmp`, catalog: 'warehouse' });
+    expect(written).toEqual({
+      temp: expect.stringMatching(new RegExp(`^${dir}/w\\.duckdb\\.tmp-${process.pid}-[0-9a-f]{6}$`)),
+      catalog: 'warehouse',
+    });
     const read = await withDatabase({ path, access: 'read', lockTimeoutMs: 1000 }, async (c) => {
       const reader = await c.runAndReadAll(
         `SELECT (SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t'))::INTEGER AS groups, (SELECT count(*) FROM t)::INTEGER AS rows`,
