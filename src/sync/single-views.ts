@@ -34,6 +34,8 @@ export async function readSingleViews(
 ): Promise<SingleViewsRead> {
   if (ids.length === 0) return { gone: [], found: 0, rejected: 0, failed: 0 };
   const { api, deps, result } = run;
+  // A stored row newer than the view, written within the lookback before it was asked for, stays (see walkWindow).
+  const observedSince = new Date(Date.now() - settings.lookbackMs).toISOString();
   const gone: string[] = [];
   const found: ServiceRecord[] = [];
   const summaries = new Map<string, MeetingLogSummary[]>();
@@ -63,6 +65,7 @@ export async function readSingleViews(
       records: found,
       ...(hasSummaries ? { summaries } : {}),
       observedWins: true,
+      observedSince,
       source: options.source,
       runId: run.runId,
       ...(rejects.length > 0 ? { rejects } : {}),

@@ -93,9 +93,10 @@ export interface WalkEnd {
 export async function walkWindow(run: RunContext, settings: SyncSettings, resource: RecordResourceName, kind: WalkKind): Promise<WalkEnd> {
   const { api, log, result, progress, report, deps, now } = run;
   const { warehouse, signal } = deps;
-  // When the walk began, on the clock `_synced_at` is written by: a row written since with a newer updated_at was
-  // observed after this walk's pages, and the last version observed must not be taken for this walk's.
-  const observedSince = new Date().toISOString();
+  // When the walk began, on the clock `_synced_at` is written by, less the lookback: a row written since with a newer
+  // updated_at was observed after this walk's pages, or before them by a read that a replica behind (up to the
+  // lookback) has not caught up with: the older version this walk may see must not replace it.
+  const observedSince = new Date(Date.now() - settings.lookbackMs).toISOString();
   const { serverDate, properties } = await refreshDefinitions(api, warehouse, resource, report, signal);
   const state = await warehouse.readState(resource, kind.stateKey);
   const plan = kind.plan(state);

@@ -142,9 +142,10 @@ export interface PageBatch {
    */
   observedWins?: boolean;
   /**
-   * With `observedWins`: when the walk began, on this host's clock (ISO). A stored row written at or after it
-   * (`_synced_at`) whose `updated_at` is newer was observed after this batch's pages were read (a sync beside a
-   * reconcile, which nothing keeps apart without Redis): it is kept, not regressed. @defaultValue none: observed wins
+   * With `observedWins`: when the walk began, on this host's clock (ISO), less the lookback. A stored row written at
+   * or after it (`_synced_at`) whose `updated_at` is newer was observed after this batch's pages were read (a sync
+   * beside a reconcile, which nothing keeps apart without Redis), or shortly before by a read a replica behind has not
+   * caught up with: it is kept, not regressed. @defaultValue none: observed wins
    */
   observedSince?: string;
   /**
