@@ -2,9 +2,10 @@
  * What the spec leaves open, drawn at random for a chaos trial: the simulator's unkind knobs (`unkindMix`: offset
  * cursors, lists newest first or by id, ties ordered anew by each page, a bulk change stamped alike, overlapping and
  * short pages, changes stamped in whole seconds, `updated_after` read to fewer digits, cursors bound to their key,
- * wrapped single views, a skewed `Date`, a small commit lag, faults); what the service does while a sync walks
- * (`changeWhileWalking`: records changed, some rendered broken, property definitions changed, cursors expired); and
- * what must hold once it goes quiet (`expectQuietTruth`). Shared by the unkind-service and kill chaos tests.
+ * wrapped single views, a skewed `Date`, a small commit lag, replicas at different lags, faults); what the service
+ * does while a sync walks (`changeWhileWalking`: records changed, some rendered broken, property definitions
+ * changed, cursors expired); and what must hold once it goes quiet (`expectQuietTruth`). Shared by the
+ * unkind-service and kill chaos tests.
  */
 import { expect } from 'vitest';
 import type { Config } from '../../src/config.js';
@@ -133,6 +134,13 @@ export function unkindMix(seed: number, random: () => number, settings: { stampe
   const restoring = later() < 0.5 && changes.includes('delete');
   const restores = restoring ? seededRandom(seed ^ 0x1b873593) : null;
   if (restores) label.push('deletions=restored');
+  // The spec promises no consistency between two reads: replicas a second apart at most serve them, one at random
+  // for each request, so a page can show an older version than a page read before it.
+  if (later() < 0.3) {
+    options.commitLagMs = 1_000;
+    options.readReplicas = 3;
+    label.push('readReplicas=3 commitLagMs=1000');
+  }
   return { options, bulkTie, pooled: options.cursorsBoundToKey !== false, changes, definitions, restores, label };
 }
 
