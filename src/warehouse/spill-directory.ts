@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { isProcessAlive } from './runs.js';
 
 /** A spill directory for one new instance of `path`: `<path>.tmp-<pid>-<random>`, beside the file. */
 export function spillDirectory(path: string): string {
@@ -23,21 +24,11 @@ export function spillOwner(path: string, name: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
-/** Whether a process with this id runs (one of another user's too). */
-export function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Remove the spill directories beside `path` whose process is gone (a crash skips DuckDB's cleanup). Best effort:
  * a directory that cannot be read or removed is left. Returns the ones removed.
  */
-export async function removeOrphanSpills(path: string, runs: (pid: number) => boolean = processRuns): Promise<string[]> {
+export async function removeOrphanSpills(path: string, runs: (pid: number) => boolean = isProcessAlive): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(dirname(path));
