@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { basename, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openWriterDatabase, withDatabase } from '../../src/warehouse/connection.js';
@@ -63,5 +64,15 @@ describe('spill files', () => {
     expect(removed).toEqual([join(dir, 'warehouse.duckdb.tmp-111-a1b2c3')]);
     expect((await readdir(dir)).sort()).toEqual(names.slice(1).sort());
     expect(spillOwner(path, 'warehouse.duckdb.tmp-12-zzzzzz')).toBeNull();
+  });
+
+  it('a write open removes the spill directory a crashed process left beside the file', async () => {
+    const path = join(dir, 'warehouse.duckdb');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const orphan = `${path}.tmp-${gone}-abcdef`;
+    const live = `${path}.tmp-${process.pid}-abcdef`;
+    for (const directory of [orphan, live]) await mkdir(join(directory, 'inner'), { recursive: true });
+    await withDatabase({ path, access: 'write', lockTimeoutMs: 1000 }, async () => undefined);
+    expect((await readdir(dir)).filter((name) => name.includes('.tmp-'))).toEqual([basename(live)]);
   });
 });
